@@ -1,0 +1,70 @@
+import { MemcoreError, throwIfAborted } from '../model/errors.js';
+
+/** Turns texts into unit-length vectors. Implement it to plug in any model. */
+export interface Embedder {
+  /** Stable model id, stored with the table: opening a store with another id is an error. */
+  readonly id: string;
+  /** Length of every vector `embed` returns. */
+  readonly dimensions: number;
+  /**
+   * True when the model was trained so that a prefix of its vector is itself a good embedding
+   * (Matryoshka: nomic-embed-text, mxbai, text-embedding-3-*). The small search vector is then a
+   * prefix; otherwise it is a projection fitted on the stored vectors.
+   */
+  readonly truncatable: boolean;
+  /** One vector per text, in order, each normalised to length 1. */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+}
+
+/** Scales a vector to unit length in place; rejects zero and non-finite vectors. */
+export function normalize(vector: Float32Array, model: string): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) {
+    const v = vector[i]!;
+    if (!Number.isFinite(v)) throw new MemcoreError(`embedder ${model} returned a non-finite value at position ${i}`, 'EMBEDDING');
+    sum += v * v;
+  }
+  if (sum === 0) throw new MemcoreError(`embedder ${model} returned an all-zero vector`, 'EMBEDDING');
+  const inv = 1 / Math.sqrt(sum);
+  for (let i = 0; i < vector.length; i++) vector[i]! *= inv;
+  return vector;
+}
+
+export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Runs `embedBatch` over `texts` in batches of `batchSize`, checking every vector's length. */
+export async function embedInBatches(
+  texts: string[],
+  batchSize: number,
+  embedder: Pick<Embedder, 'id' | 'dimensions'>,
+  embedBatch: (batch: string[]) => Promise<ArrayLike<number>[]>,
+  signal?: AbortSignal,
+): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let start = 0; start < texts.length; start += batchSize) {
+    throwIfAborted(signal);
+    const batch = texts.slice(start, start + batchSize);
+    const vectors = await embedBatch(batch);
+    throwIfAborted(signal);
+    if (vectors.length !== batch.length) {
+      throw new MemcoreError(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`, 'EMBEDDING');
+    }
+    for (const v of vectors) {
+      if (v.length !== embedder.dimensions) {
+        throw new MemcoreError(`embedder ${embedder.id} returned a ${v.length}-dimension vector, expected ${embedder.dimensions}`, 'EMBEDDING');
+      }
+      out.push(normalize(Float32Array.from(v), embedder.id));
+    }
+  }
+  return out;
+}

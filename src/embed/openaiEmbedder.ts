@@ -1,0 +1,82 @@
+import OpenAI from 'openai';
+import type { Embedder } from './embedder.js';
+import { embedInBatches } from './embedder.js';
+import { invalidInput, MemcoreError } from '../model/errors.js';
+
+export interface OpenAIEmbedderOptions {
+  /** e.g. `http://127.0.0.1:11434/v1` (Ollama), `http://host:8000/v1` (vLLM); default OpenAI. */
+  baseURL?: string;
+  /** Sent as a bearer token. Local servers accept any value. Default: `OPENAI_API_KEY` or "none". */
+  apiKey?: string;
+  /** Model name as the server knows it, e.g. `nomic-embed-text`, `text-embedding-3-small`. */
+  model: string;
+  /** Length of the vectors memcore stores. */
+  dimensions: number;
+  /**
+   * Ask the server for `dimensions` (OpenAI text-embedding-3, some vLLM models). When false the
+   * server's full vector is truncated locally, which needs `truncatable`. Default false.
+   */
+  sendDimensions?: boolean;
+  /** The model is Matryoshka-trained, so a prefix of its vector is a valid embedding. Default false. */
+  truncatable?: boolean;
+  /** Texts per request. Default 64. */
+  batchSize?: number;
+  /** Per request, in milliseconds. Default 30 000. */
+  timeoutMs?: number;
+  /** Retries on connection errors, 408, 409, 429 and 5xx, with exponential backoff. Default 3. */
+  maxRetries?: number;
+}
+
+/** Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint, through the `openai` client. */
+export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
+  if (!options.model) throw invalidInput('embedder.model is required for the openai embedder');
+  if (!Number.isInteger(options.dimensions) || options.dimensions < 1) {
+    throw invalidInput(`embedder.dimensions must be a positive integer, got ${String(options.dimensions)}`);
+  }
+  const batchSize = options.batchSize ?? 64;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidInput(`embedder.batchSize must be a positive integer, got ${batchSize}`);
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'none',
+    timeout: options.timeoutMs ?? 30_000,
+    maxRetries: options.maxRetries ?? 3,
+  });
+  const { model, dimensions } = options;
+  const truncatable = options.truncatable ?? false;
+  const self: Embedder = {
+    id: `openai:${model}`,
+    dimensions,
+    truncatable,
+    async embed(texts, signal) {
+      return embedInBatches(
+        texts,
+        batchSize,
+        self,
+        async (batch) => {
+          let response;
+          try {
+            response = await client.embeddings.create(
+              { model, input: batch, encoding_format: 'float', ...(options.sendDimensions ? { dimensions } : {}) },
+              { signal },
+            );
+          } catch (e) {
+            if (e instanceof OpenAI.APIUserAbortError || signal?.aborted) {
+              const err = new Error('The operation was aborted', { cause: e });
+              err.name = 'AbortError';
+              throw err;
+            }
+            throw new MemcoreError(`embedding request to ${client.baseURL} failed: ${(e as Error).message}`, 'EMBEDDING');
+          }
+          const data = [...response.data].sort((a, b) => a.index - b.index);
+          return data.map((d) => {
+            const v = d.embedding;
+            if (!Array.isArray(v)) throw new MemcoreError(`embedder ${self.id} returned a non-array embedding`, 'EMBEDDING');
+            return v.length > dimensions && truncatable ? v.slice(0, dimensions) : v;
+          });
+        },
+        signal,
+      );
+    },
+  };
+  return self;
+}

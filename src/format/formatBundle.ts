@@ -1,0 +1,44 @@
+import type { CodeLocation, ContextBundle, Reason } from '../model/types.js';
+
+export function codeSpan(c: CodeLocation): string {
+  const lines = c.startLine === null ? '' : c.endLine !== null && c.endLine !== c.startLine ? `:${c.startLine}-${c.endLine}` : `:${c.startLine}`;
+  return `${c.filePath}${lines}${c.symbol ? ` (${c.symbol})` : ''}`;
+}
+
+export function describeReason(r: Reason): string {
+  if (r.kind === 'vector') return `vector #${r.rank}, similarity ${r.similarity.toFixed(3)}`;
+  const hops = r.path.map((h) => `${h.from} -${h.type}-> ${h.to}`).join(', ');
+  return `graph ${r.hops} hop${r.hops === 1 ? '' : 's'} from ${r.seedId}: ${hops}`;
+}
+
+function indent(text: string, prefix: string): string {
+  return text.split('\n').map((l) => prefix + l).join('\n');
+}
+
+/** Renders a bundle as plain text for a person reading a terminal. */
+export function formatBundle(bundle: ContextBundle): string {
+  const out: string[] = [`Task: ${bundle.task}`, ''];
+  out.push(`Entries (${bundle.entries.length}):`);
+  bundle.entries.forEach((s, i) => {
+    const e = s.entry;
+    out.push(`${String(i + 1).padStart(2)}. [${e.entryType}] ${e.title}  (${e.coreId}, score ${s.score.toFixed(3)}, ${e.confidence} confidence, ~${s.tokens} tokens)`);
+    out.push(`    id: ${e.id}`);
+    for (const r of s.why) out.push(`    why: ${describeReason(r)}`);
+    out.push(indent(e.content.trim(), '    │ '));
+  });
+  if (bundle.codeRefs.length > 0) {
+    out.push('', `Code references (${bundle.codeRefs.length}):`);
+    for (const c of bundle.codeRefs) out.push(`  - ${codeSpan(c.code)}  relevance ${c.relevance.toFixed(2)}  ← ${c.entryIds.join(', ')}`);
+  }
+  if (bundle.goldenPaths.length > 0) {
+    out.push('', `Golden paths (${bundle.goldenPaths.length}):`);
+    for (const p of bundle.goldenPaths) {
+      out.push(`  ${p.name} [${p.id}]${p.concept ? ` — ${p.concept}` : ''}`);
+      for (const s of p.steps) out.push(`    ${s.order}. ${codeSpan(s.code)}${s.description ? ` — ${s.description}` : ''}`);
+    }
+  }
+  if (bundle.notes.length > 0) out.push('', 'Notes:', ...bundle.notes.map((n) => `  - ${n}`));
+  const timing = Object.entries(bundle.timings).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+  out.push('', `Timings (ms): ${timing}${bundle.cacheHit ? ' (cache hit)' : ''}`);
+  return out.join('\n');
+}

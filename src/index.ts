@@ -1,0 +1,16 @@
+export { openMemory, MemoryEngine } from './engine/memoryEngine.js';
+export type { OpenMemoryOptions, EmbedderConfig, SemanticSearchOptions, SearchHit, CodeReferenceHit } from './engine/memoryEngine.js';
+export type { TaskContextOptions, SearchFilterOptions } from './retrieve/taskContext.js';
+export type { ScoringWeights } from './retrieve/score.js';
+export { DEFAULT_WEIGHTS } from './retrieve/score.js';
+export type { IngestReport } from './ingest/indexer.js';
+export type { Embedder } from './embed/embedder.js';
+export { localEmbedder } from './embed/localEmbedder.js';
+export type { LocalEmbedderOptions } from './embed/localEmbedder.js';
+export { openAIEmbedder } from './embed/openaiEmbedder.js';
+export type { OpenAIEmbedderOptions } from './embed/openaiEmbedder.js';
+export { formatBundle } from './format/formatBundle.js';
+export { sqlString } from './store/lance/filter.js';
+export { MemcoreError, MemoryFileError } from './model/errors.js';
+export type { CodeReferenceQuery } from './store/graph/graphStore.js';
+export * from './model/types.js';

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import type { Embedder } from '../embed/embedder.js';
+import { smallVector } from '../embed/matryoshka.js';
+import { MemoryFileError, throwIfAborted } from '../model/errors.js';
+import type { EntryInput, ExternalReference, MemoryDocument } from '../model/memoryFile.js';
+import type { MemoryEntry } from '../model/types.js';
+import type { StoredEntry } from '../store/lance/entriesTable.js';
+import { serializeStored, type Stores } from '../store/stores.js';
+
+export interface IngestReport {
+  /** Where the records came from (file path or a caller's label). */
+  source: string;
+  entries: { added: number; updated: number; unchanged: number };
+  /** Entries whose text changed and was (re-)embedded. */
+  embedded: number;
+  codeLocations: number;
+  goldenPaths: number;
+  relations: number;
+  /** False when the store already held exactly this content. */
+  changed: boolean;
+}
+
+export function contentHash(title: string, content: string): string {
+  return createHash('sha256').update(`${title}\n${content}`).digest('hex');
+}
+
+/** The text an entry's vector is computed from. */
+export function embeddingText(e: { title: string; content: string }): string {
+  return `${e.title}\n${e.content}`;
+}
+
+const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+
+function sameEntry(a: MemoryEntry, b: Omit<MemoryEntry, 'updatedAt'>): boolean {
+  return (
+    a.coreId === b.coreId && a.title === b.title && a.content === b.content && a.entryType === b.entryType &&
+    a.confidence === b.confidence && a.importance === b.importance && a.source === b.source &&
+    a.sensitivity === b.sensitivity && a.tags.join('\u0000') === b.tags.join('\u0000') &&
+    sameTime(a.createdAt, b.createdAt) && sameTime(a.validFrom, b.validFrom) && sameTime(a.validTo, b.validTo)
+  );
+}
+
+/**
+ * Writes a validated memory document: checks references against the store, embeds only new or
+ * changed text (one batched call), then applies everything as one journaled write.
+ */
+export async function indexDocument(
+  stores: Stores,
+  embedder: Embedder,
+  source: string,
+  doc: MemoryDocument,
+  external: ExternalReference[],
+  signal?: AbortSignal,
+): Promise<IngestReport> {
+  throwIfAborted(signal);
+  for (const kind of ['entry', 'code', 'path'] as const) {
+    const wanted = external.filter((r) => r.kind === kind);
+    const found = await stores.graph.existingIds(kind, [...new Set(wanted.map((r) => r.id))]);
+    const missing = wanted.find((r) => !found.has(r.id));
+    if (missing) {
+      const what = { entry: 'entry', code: 'code location', path: 'golden path' }[kind];
+      throw new MemoryFileError(source, missing.record, missing.field, `unknown ${what} id "${missing.id}" (not in this file nor in the store)`);
+    }
+  }
+
+  const ids = doc.entries.map((e) => e.id);
+  const existing = new Map(
+    (await stores.table.read({ ids }, { withVectors: true })).map((s) => [s.entry.id, s] as const),
+  );
+  throwIfAborted(signal);
+
+  const now = new Date();
+  const report: IngestReport = {
+    source, entries: { added: 0, updated: 0, unchanged: 0 }, embedded: 0,
+    codeLocations: doc.codeLocations.length, goldenPaths: doc.goldenPaths.length, relations: doc.relations.length, changed: false,
+  };
+  const toWrite: StoredEntry[] = [];
+  const toEmbed: { input: EntryInput; entry: MemoryEntry }[] = [];
+  for (const input of doc.entries) {
+    const old = existing.get(input.id);
+    const entry: MemoryEntry = {
+      ...input,
+      createdAt: input.createdAt ?? old?.entry.createdAt ?? now,
+      updatedAt: now,
+      contentHash: contentHash(input.title, input.content),
+    };
+    if (old && sameEntry(old.entry, entry)) {
+      report.entries.unchanged++;
+      continue;
+    }
+    if (old) report.entries.updated++;
+    else report.entries.added++;
+    if (old && old.entry.contentHash === entry.contentHash && old.vector && old.vectorSmall) {
+      toWrite.push({ entry, vector: old.vector, vectorSmall: old.vectorSmall });
+    } else {
+      toEmbed.push({ input, entry });
+    }
+  }
+
+  const vectors = await embedder.embed(toEmbed.map((t) => embeddingText(t.input)), signal);
+  report.embedded = vectors.length;
+  toEmbed.forEach((t, i) => {
+    const vector = vectors[i]!;
+    toWrite.push({ entry: t.entry, vector, vectorSmall: smallVector(vector, stores.meta.smallDimensions) });
+  });
+
+  const graph = {
+    entries: doc.entries.map((e) => ({ id: e.id, coreId: e.coreId, title: e.title, entryType: e.entryType })),
+    codeLocations: doc.codeLocations,
+    goldenPaths: doc.goldenPaths,
+    relations: doc.relations,
+  };
+  const fingerprint = createHash('sha256').update(JSON.stringify(graph)).digest('hex');
+  await stores.currentGeneration(); // another process may have ingested this source meanwhile
+  const graphChanged = stores.meta.sources[source] !== fingerprint;
+  report.changed = toWrite.length > 0 || graphChanged;
+  if (!report.changed) return report;
+
+  throwIfAborted(signal);
+  await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), graph, sources: { [source]: fingerprint } });
+  return report;
+}

@@ -1,0 +1,245 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { MemoryFileError } from './errors.js';
+import type { CodeLocation, Confidence, Relation, RelationType, Sensitivity } from './types.js';
+
+/** An entry as a file states it, before the store adds timestamps and hashes. */
+export interface EntryInput {
+  id: string;
+  coreId: string;
+  title: string;
+  content: string;
+  entryType: string;
+  confidence: Confidence;
+  importance: number;
+  tags: string[];
+  source: string | null;
+  sensitivity: Sensitivity;
+  createdAt: Date | null;
+  validFrom: Date | null;
+  validTo: Date | null;
+}
+
+export interface GoldenPathInput {
+  id: string;
+  name: string;
+  concept: string | null;
+  description: string | null;
+}
+
+/** A validated memory file. PATH_STEP relations include the steps written inside golden paths. */
+export interface MemoryDocument {
+  entries: EntryInput[];
+  codeLocations: CodeLocation[];
+  goldenPaths: GoldenPathInput[];
+  relations: Relation[];
+}
+
+/** Where a relation endpoint must live. */
+export type EndpointKind = 'entry' | 'code' | 'path';
+
+export const RELATION_ENDPOINTS: Record<RelationType, [EndpointKind, EndpointKind]> = {
+  RELATED: ['entry', 'entry'],
+  DEPENDS_ON: ['entry', 'entry'],
+  SUPERSEDES: ['entry', 'entry'],
+  REFERENCES_CODE: ['entry', 'code'],
+  IMPLEMENTS: ['entry', 'path'],
+  PATH_STEP: ['path', 'code'],
+};
+
+/** Fields a relation may carry, by type; anything else is a mistake worth reporting. */
+const RELATION_FIELDS: Record<RelationType, string[]> = {
+  RELATED: ['weight', 'kind'],
+  DEPENDS_ON: [],
+  SUPERSEDES: [],
+  REFERENCES_CODE: ['relevance'],
+  IMPLEMENTS: [],
+  PATH_STEP: ['step_order', 'description', 'key_concepts'],
+};
+
+/** A relation whose endpoint the file does not define: the indexer checks it against the stores. */
+export interface ExternalReference {
+  id: string;
+  kind: EndpointKind;
+  record: string;
+  field: 'from' | 'to' | 'code';
+}
+
+const schemaUrl = new URL('../../schema/memory-file.schema.json', import.meta.url);
+let validator: ValidateFunction | undefined;
+
+function schemaValidator(): ValidateFunction {
+  if (!validator) {
+    const ajv = new Ajv({ allErrors: false, strict: false });
+    validator = ajv.compile(JSON.parse(readFileSync(schemaUrl, 'utf8')) as object);
+  }
+  return validator;
+}
+
+/** Default entry id: stable across re-ingests of the same core and title. */
+export function deriveEntryId(coreId: string, title: string): string {
+  return 'e_' + createHash('sha256').update(`${coreId}\u0000${title}`).digest('hex').slice(0, 16);
+}
+
+export function deriveCodeLocationId(c: { codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number }): string {
+  let id = `${c.codebase_id}:${c.file_path}`;
+  if (c.symbol) id += `#${c.symbol}`;
+  if (c.start_line !== undefined) id += `:${c.start_line}-${c.end_line ?? c.start_line}`;
+  return id;
+}
+
+/** Names a record for error messages: JSONL records by line, others by position and id. */
+export type RecordNamer = (section: string, index: number, id?: string) => string;
+
+const defaultNamer: RecordNamer = (section, index, id) => `${section}[${index}]${id ? ` (id "${id}")` : ''}`;
+
+interface RawEntry {
+  id?: string; core_id?: string; title: string; content: string; entry_type?: string; confidence?: Confidence;
+  importance?: number; tags?: string[]; source?: string; sensitivity?: Sensitivity;
+  created_at?: string; valid_from?: string; valid_to?: string;
+}
+interface RawCode { id?: string; codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number; language?: string }
+interface RawStep { code: string; step_order?: number; description?: string; key_concepts?: string[] }
+interface RawPath { id: string; name: string; concept?: string; description?: string; steps?: RawStep[] }
+interface RawRelation {
+  type: RelationType; from: string; to: string; weight?: number; kind?: string; relevance?: number;
+  step_order?: number; description?: string; key_concepts?: string[];
+}
+interface RawDocument { core_id?: string; entries?: RawEntry[]; code_locations?: RawCode[]; golden_paths?: RawPath[]; relations?: RawRelation[] }
+
+function describeSchemaError(file: string, doc: unknown, err: ErrorObject, name: RecordNamer): MemoryFileError {
+  const parts = err.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let record: string | null = null;
+  let fieldParts = parts;
+  if (parts.length >= 2 && /^\d+$/.test(parts[1]!)) {
+    const section = parts[0]!;
+    const index = Number(parts[1]);
+    const rec = (doc as Record<string, unknown[]>)[section]?.[index] as { id?: unknown } | undefined;
+    record = name(section, index, typeof rec?.id === 'string' ? rec.id : undefined);
+    fieldParts = parts.slice(2);
+  }
+  let field = fieldParts.join('.') || null;
+  let problem = err.message ?? 'is invalid';
+  if (err.keyword === 'additionalProperties') {
+    const extra = String((err.params as { additionalProperty: string }).additionalProperty);
+    field = field ? `${field}.${extra}` : extra;
+    problem = 'is not a known field';
+  } else if (err.keyword === 'required') {
+    const missing = String((err.params as { missingProperty: string }).missingProperty);
+    field = field ? `${field}.${missing}` : missing;
+    problem = 'is required';
+  } else if (err.keyword === 'enum') {
+    problem = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  return new MemoryFileError(file, record, field, problem);
+}
+
+function parseTime(file: string, record: string, field: string, value: string | undefined): Date | null {
+  if (value === undefined) return null;
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw new MemoryFileError(file, record, field, `is not an ISO 8601 date: ${JSON.stringify(value)}`);
+  return new Date(ms);
+}
+
+/**
+ * Checks a parsed memory file against schema/memory-file.schema.json and the rules a schema
+ * cannot state (unique ids, relation endpoint kinds, dates, line spans), and normalises it.
+ * Returns the document and the relation endpoints it does not define itself.
+ */
+export function validateMemoryDocument(
+  file: string,
+  input: unknown,
+  name: RecordNamer = defaultNamer,
+): { document: MemoryDocument; external: ExternalReference[] } {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new MemoryFileError(file, null, null, 'must hold an object with entries, code_locations, golden_paths or relations');
+  }
+  const validate = schemaValidator();
+  if (!validate(input)) throw describeSchemaError(file, input, validate.errors![0]!, name);
+  const raw = input as RawDocument;
+
+  const ids = { entry: new Set<string>(), code: new Set<string>(), path: new Set<string>() };
+  const claim = (kind: EndpointKind, id: string, record: string): void => {
+    if (ids[kind].has(id)) throw new MemoryFileError(file, record, 'id', `duplicate id "${id}" in this file`);
+    ids[kind].add(id);
+  };
+
+  const entries = (raw.entries ?? []).map((e, i): EntryInput => {
+    const coreId = e.core_id ?? raw.core_id;
+    const record = name('entries', i, e.id);
+    if (coreId === undefined) throw new MemoryFileError(file, record, 'core_id', 'is required (or set core_id at the top of the file)');
+    if (e.title.trim() === '') throw new MemoryFileError(file, record, 'title', 'must not be blank');
+    const id = e.id ?? deriveEntryId(coreId, e.title);
+    claim('entry', id, record);
+    const validFrom = parseTime(file, record, 'valid_from', e.valid_from);
+    const validTo = parseTime(file, record, 'valid_to', e.valid_to);
+    if (validFrom && validTo && validTo.getTime() <= validFrom.getTime()) {
+      throw new MemoryFileError(file, record, 'valid_to', 'must be later than valid_from');
+    }
+    return {
+      id, coreId, title: e.title, content: e.content, entryType: e.entry_type ?? 'fact',
+      confidence: e.confidence ?? 'medium', importance: e.importance ?? 5, tags: e.tags ?? [],
+      source: e.source ?? null, sensitivity: e.sensitivity ?? 'internal',
+      createdAt: parseTime(file, record, 'created_at', e.created_at), validFrom, validTo,
+    };
+  });
+
+  const codeLocations = (raw.code_locations ?? []).map((c, i): CodeLocation => {
+    const record = name('code_locations', i, c.id);
+    if (c.end_line !== undefined && c.start_line === undefined) throw new MemoryFileError(file, record, 'start_line', 'is required with end_line');
+    if (c.start_line !== undefined && c.end_line !== undefined && c.end_line < c.start_line) {
+      throw new MemoryFileError(file, record, 'end_line', `must not be before start_line (${c.start_line})`);
+    }
+    const id = c.id ?? deriveCodeLocationId(c);
+    claim('code', id, record);
+    return {
+      id, codebaseId: c.codebase_id, filePath: c.file_path, symbol: c.symbol ?? null,
+      startLine: c.start_line ?? null, endLine: c.end_line ?? c.start_line ?? null, language: c.language ?? null,
+    };
+  });
+
+  const relations: Relation[] = [];
+  const external: ExternalReference[] = [];
+  const requireEndpoint = (kind: EndpointKind, id: string, record: string, field: ExternalReference['field']): void => {
+    if (!ids[kind].has(id)) external.push({ id, kind, record, field });
+  };
+
+  const goldenPaths = (raw.golden_paths ?? []).map((p, i): GoldenPathInput => {
+    const record = name('golden_paths', i, p.id);
+    claim('path', p.id, record);
+    const orders = new Set<number>();
+    (p.steps ?? []).forEach((s, j) => {
+      const stepOrder = s.step_order ?? j + 1;
+      const stepRecord = `${record}: steps[${j}]`;
+      if (orders.has(stepOrder)) throw new MemoryFileError(file, stepRecord, 'step_order', `duplicate step_order ${stepOrder}`);
+      orders.add(stepOrder);
+      requireEndpoint('code', s.code, stepRecord, 'code');
+      relations.push({ type: 'PATH_STEP', from: p.id, to: s.code, stepOrder, description: s.description ?? '', keyConcepts: s.key_concepts ?? [] });
+    });
+    return { id: p.id, name: p.name, concept: p.concept ?? null, description: p.description ?? null };
+  });
+
+  (raw.relations ?? []).forEach((r, i) => {
+    const record = name('relations', i) + ` (${r.type} "${r.from}" → "${r.to}")`;
+    for (const field of ['weight', 'kind', 'relevance', 'step_order', 'description', 'key_concepts'] as const) {
+      if (r[field] !== undefined && !RELATION_FIELDS[r.type].includes(field)) {
+        throw new MemoryFileError(file, record, field, `does not apply to ${r.type} relations`);
+      }
+    }
+    if (r.from === r.to) throw new MemoryFileError(file, record, 'to', 'a relation cannot point to its own source');
+    const [fromKind, toKind] = RELATION_ENDPOINTS[r.type];
+    requireEndpoint(fromKind, r.from, record, 'from');
+    requireEndpoint(toKind, r.to, record, 'to');
+    relations.push({
+      type: r.type, from: r.from, to: r.to,
+      ...(r.type === 'RELATED' ? { weight: r.weight ?? 1, kind: r.kind ?? 'related' } : {}),
+      ...(r.type === 'REFERENCES_CODE' ? { relevance: r.relevance ?? 1 } : {}),
+      ...(r.type === 'PATH_STEP'
+        ? { stepOrder: r.step_order ?? 1, description: r.description ?? '', keyConcepts: r.key_concepts ?? [] }
+        : {}),
+    });
+  });
+
+  return { document: { entries, codeLocations, goldenPaths, relations }, external };
+}

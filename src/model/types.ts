@@ -1,0 +1,132 @@
+/** Domain types shared by every layer. Storage rows use snake_case; the API uses camelCase. */
+
+export const CONFIDENCE_LEVELS = ['low', 'medium', 'high'] as const;
+export type Confidence = (typeof CONFIDENCE_LEVELS)[number];
+
+export const SENSITIVITY_LEVELS = ['public', 'internal', 'secret'] as const;
+export type Sensitivity = (typeof SENSITIVITY_LEVELS)[number];
+
+/** Edges between memory entries. */
+export const ENTRY_EDGE_TYPES = ['RELATED', 'DEPENDS_ON', 'SUPERSEDES'] as const;
+export type EntryEdgeType = (typeof ENTRY_EDGE_TYPES)[number];
+
+export const RELATION_TYPES = [...ENTRY_EDGE_TYPES, 'REFERENCES_CODE', 'IMPLEMENTS', 'PATH_STEP'] as const;
+export type RelationType = (typeof RELATION_TYPES)[number];
+
+export interface MemoryEntry {
+  id: string;
+  /** Memory core (namespace), e.g. `auth-jwt`. */
+  coreId: string;
+  title: string;
+  content: string;
+  /** lesson, decision, pattern, convention, fact, … (open set). */
+  entryType: string;
+  confidence: Confidence;
+  /** 1 (trivia) … 10 (must know). */
+  importance: number;
+  tags: string[];
+  /** Provenance: file, conversation, commit, agent. */
+  source: string | null;
+  sensitivity: Sensitivity;
+  createdAt: Date;
+  updatedAt: Date;
+  validFrom: Date | null;
+  /** null = still current. */
+  validTo: Date | null;
+  /** sha256 of title + content: what the vector was computed from. */
+  contentHash: string;
+}
+
+export interface CodeLocation {
+  id: string;
+  codebaseId: string;
+  filePath: string;
+  symbol: string | null;
+  startLine: number | null;
+  endLine: number | null;
+  language: string | null;
+}
+
+export interface GoldenPathStep {
+  order: number;
+  description: string | null;
+  keyConcepts: string[];
+  code: CodeLocation;
+}
+
+export interface GoldenPath {
+  id: string;
+  name: string;
+  concept: string | null;
+  description: string | null;
+  /** Ordered by `order`. */
+  steps: GoldenPathStep[];
+}
+
+/** A relation as the ingest file states it, after validation. */
+export interface Relation {
+  type: RelationType;
+  from: string;
+  to: string;
+  weight?: number;
+  kind?: string;
+  relevance?: number;
+  stepOrder?: number;
+  description?: string;
+  keyConcepts?: string[];
+}
+
+/** One edge on the path that brought an entry into a bundle. */
+export interface PathHop {
+  type: EntryEdgeType;
+  from: string;
+  to: string;
+}
+
+/** Why an item is in a result: the search that found it, or the edge path that reached it. */
+export type Reason =
+  | { kind: 'vector'; rank: number; similarity: number }
+  | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
+
+export interface ScoredEntry {
+  entry: MemoryEntry;
+  /** Final score used for ordering (higher is better). */
+  score: number;
+  /** Cosine similarity of the entry to the query (1 − cosine distance). */
+  similarity: number;
+  why: Reason[];
+  /** Rough token count of title + content (≈ 4 characters a token). */
+  tokens: number;
+}
+
+export interface CodeReference {
+  code: CodeLocation;
+  /** Highest relevance among the entries that reference it. */
+  relevance: number;
+  /** Entries in the bundle that reference this location. */
+  entryIds: string[];
+}
+
+export interface ContextBundle {
+  task: string;
+  entries: ScoredEntry[];
+  codeRefs: CodeReference[];
+  goldenPaths: (GoldenPath & { entryIds: string[] })[];
+  /** Decisions among the entries (seeds or reached through the graph). */
+  relatedDecisions: ScoredEntry[];
+  /** Milliseconds per stage. */
+  timings: Record<string, number>;
+  cacheHit: boolean;
+  notes: string[];
+}
+
+export interface StoreStats {
+  entries: number;
+  cores: Record<string, number>;
+  entryTypes: Record<string, number>;
+  codeLocations: number;
+  goldenPaths: number;
+  relations: Record<RelationType, number>;
+  embedder: { id: string; dimensions: number };
+  generation: number;
+}

@@ -1,0 +1,168 @@
+/**
+ * buildTaskContext: the only place that knows the order of the retrieval stages.
+ * embed → vector candidates → seeds → graph expansion → dedupe → drop superseded → score →
+ * budget → code references and golden paths.
+ */
+import type { Embedder } from '../embed/embedder.js';
+import { invalidInput, throwIfAborted } from '../model/errors.js';
+import {
+  CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS,
+  type Confidence, type ContextBundle, type EntryEdgeType, type ScoredEntry, type Sensitivity,
+} from '../model/types.js';
+import type { Stores } from '../store/stores.js';
+import type { EntryFilter } from '../store/lance/filter.js';
+import { attachCode } from './attachCode.js';
+import { dedupeCandidates } from './candidate.js';
+import { dropSuperseded } from './dropSuperseded.js';
+import { expandThroughGraph } from './expandThroughGraph.js';
+import { scoreCandidates, type ScoringWeights } from './score.js';
+import { vectorCandidates } from './vectorCandidates.js';
+
+/** Filters shared by every search. */
+export interface SearchFilterOptions {
+  /** Only these memory cores. Default: all. */
+  cores?: string[];
+  /** Only these entry types (lesson, decision, …). */
+  entryTypes?: string[];
+  /** At least this confidence. */
+  minConfidence?: Confidence;
+  /** Entries carrying at least one of these tags. */
+  tags?: string[];
+  /** Sensitivity levels allowed. Default `['public', 'internal']`: secrets only when asked for. */
+  sensitivity?: Sensitivity[];
+  /** Answer as of this time: entries valid then, and superseded ones whose successor came later. Default now. */
+  asOf?: Date;
+}
+
+export interface TaskContextOptions extends SearchFilterOptions {
+  /** A core always searched besides `cores` (the project's own memory). */
+  projectCore?: string;
+  /** Minimum cosine similarity (1 − cosine distance) for a vector hit. Default 0.2. */
+  threshold?: number;
+  /** Vector hits considered before scoring. Default 50. */
+  candidates?: number;
+  /** Best vector hits that seed the graph expansion. Default 6. */
+  seeds?: number;
+  /** Hops from a seed. Default 2 (0 turns expansion off). */
+  depth?: number;
+  /** Entry edges to expand over. Default RELATED and DEPENDS_ON. */
+  relationTypes?: EntryEdgeType[];
+  /** Entries in the bundle at most. Default 12. */
+  maxEntries?: number;
+  /** Token budget for entry text (title + content, ≈ 4 chars a token). Default: none. */
+  maxTokens?: number;
+  /** Attach code references and golden paths. Default true. */
+  includeCode?: boolean;
+  /** Override scoring weights (see ScoringWeights). */
+  weights?: Partial<ScoringWeights>;
+  signal?: AbortSignal;
+}
+
+function positiveInt(name: string, v: unknown, fallback: number, min = 1, max = 10_000): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalidInput(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function stringList(name: string, v: unknown): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s === '')) throw invalidInput(`${name} must be a list of non-empty strings`);
+  return v as string[];
+}
+
+function oneOf<T extends string>(name: string, v: unknown, allowed: readonly T[]): T | undefined {
+  if (v === undefined) return undefined;
+  if (!allowed.includes(v as T)) throw invalidInput(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+  return v as T;
+}
+
+/** Validates the filter options and turns them into a store filter. */
+export function resolveFilter(o: SearchFilterOptions, extraCore?: string): EntryFilter {
+  if (o.asOf !== undefined && (!(o.asOf instanceof Date) || Number.isNaN(o.asOf.getTime()))) throw invalidInput('asOf must be a valid Date');
+  const cores = stringList('cores', o.cores);
+  const sensitivity = o.sensitivity ?? ['public', 'internal'];
+  sensitivity.forEach((s) => oneOf('sensitivity', s, SENSITIVITY_LEVELS));
+  return {
+    ...(cores ? { cores: extraCore ? [...cores, extraCore] : cores } : {}),
+    ...(o.entryTypes ? { entryTypes: stringList('entryTypes', o.entryTypes)! } : {}),
+    ...(o.minConfidence !== undefined ? { minConfidence: oneOf('minConfidence', o.minConfidence, CONFIDENCE_LEVELS)! } : {}),
+    ...(o.tags ? { tags: stringList('tags', o.tags)! } : {}),
+    sensitivity,
+    validAt: o.asOf ?? new Date(),
+  };
+}
+
+export function resolveThreshold(v: unknown, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !(v >= -1 && v <= 1)) throw invalidInput(`threshold is a cosine similarity from -1 to 1, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** Keeps the best entries that fit both limits, in score order. */
+function packBudget(scored: ScoredEntry[], maxEntries: number, maxTokens: number | undefined): ScoredEntry[] {
+  const kept: ScoredEntry[] = [];
+  let tokens = 0;
+  for (const s of scored) {
+    if (kept.length >= maxEntries) break;
+    if (maxTokens !== undefined && tokens + s.tokens > maxTokens) continue;
+    kept.push(s);
+    tokens += s.tokens;
+  }
+  return kept;
+}
+
+export async function buildTaskContext(
+  stores: Stores,
+  embedder: Embedder,
+  task: string,
+  options: TaskContextOptions = {},
+): Promise<ContextBundle> {
+  if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
+  const o = options;
+  if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === '')) throw invalidInput('projectCore must be a non-empty string');
+  const filter = resolveFilter(o, o.projectCore);
+  const threshold = resolveThreshold(o.threshold, 0.2);
+  const candidates = positiveInt('candidates', o.candidates, 50);
+  const seedCount = positiveInt('seeds', o.seeds, 6);
+  const depth = positiveInt('depth', o.depth, 2, 0, 10);
+  const maxEntries = positiveInt('maxEntries', o.maxEntries, 12);
+  const maxTokens = o.maxTokens === undefined ? undefined : positiveInt('maxTokens', o.maxTokens, 0, 1, 10_000_000);
+  const relationTypes = o.relationTypes ?? ['RELATED', 'DEPENDS_ON'];
+  relationTypes.forEach((t) => oneOf('relationTypes', t, ENTRY_EDGE_TYPES));
+  const signal = o.signal;
+
+  const timings: Record<string, number> = {};
+  let mark = performance.now();
+  const lap = (stage: string) => {
+    const t = performance.now();
+    timings[stage] = Math.round((t - mark) * 1000) / 1000;
+    mark = t;
+  };
+  const notes: string[] = [];
+
+  throwIfAborted(signal);
+  const [queryVector] = await embedder.embed([task], signal);
+  lap('embed');
+  const hits = await vectorCandidates(stores.table, queryVector!, { filter, limit: candidates, threshold, signal });
+  lap('vector');
+  const seeds = hits.slice(0, seedCount);
+  const reached = depth > 0 ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, { depth, edgeTypes: relationTypes, filter, signal }) : [];
+  lap('expand');
+  const { kept, dropped } = await dropSuperseded(stores.graph, stores.table, dedupeCandidates([hits, reached]), { asOf: o.asOf, signal });
+  if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
+  lap('supersede');
+  const scored = packBudget(scoreCandidates(kept, { weights: o.weights, now: o.asOf }), maxEntries, maxTokens);
+  lap('score');
+  const code = o.includeCode === false ? { codeRefs: [], goldenPaths: [] } : await attachCode(stores.graph, scored.map((s) => s.entry.id), signal);
+  lap('code');
+  if (hits.length === 0) notes.push(`no entry reached similarity ${threshold} to the task`);
+  return {
+    task,
+    entries: scored,
+    ...code,
+    relatedDecisions: scored.filter((s) => s.entry.entryType === 'decision'),
+    timings,
+    cacheHit: false,
+    notes,
+  };
+}

@@ -1,0 +1,68 @@
+import type { CodeLocation, EntryEdgeType, GoldenPath, PathHop, Relation, RelationType } from '../../model/types.js';
+import type { GoldenPathInput } from '../../model/memoryFile.js';
+
+/** Light properties of an entry kept on its graph node (LanceDB holds the rest). */
+export interface EntryNode {
+  id: string;
+  coreId: string;
+  title: string;
+  entryType: string;
+}
+
+/** An entry reached from a seed through the graph, by one shortest path. */
+export interface GraphReach {
+  seedId: string;
+  targetId: string;
+  hops: number;
+  path: PathHop[];
+}
+
+export interface EntryCodeReference {
+  entryId: string;
+  relevance: number;
+  code: CodeLocation;
+}
+
+export interface CodeReferenceQuery {
+  /** Matches when the stored path contains this text. */
+  filePath?: string;
+  /** Exact symbol name. */
+  symbol?: string;
+  codebaseId?: string;
+}
+
+export interface GraphCounts {
+  entries: number;
+  codeLocations: number;
+  goldenPaths: number;
+  relations: Record<RelationType, number>;
+}
+
+/**
+ * Topology of the memory: entries, code, golden paths and the edges between them. Storage only:
+ * implementations answer with facts (paths, hops), never scores.
+ */
+export interface GraphStore {
+  /** Writes nodes and edges in one transaction (MERGE: safe to repeat). */
+  write(batch: {
+    entries: EntryNode[];
+    codeLocations: CodeLocation[];
+    goldenPaths: GoldenPathInput[];
+    relations: Relation[];
+  }): Promise<void>;
+  /** Removes entries and every edge touching them. */
+  deleteEntries(ids: readonly string[]): Promise<void>;
+  /** Which of `ids` exist, per node kind. */
+  existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>>;
+  /** Shortest paths (≤ depth hops, over `edgeTypes`, either direction) from every seed in one query. */
+  expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[] }): Promise<GraphReach[]>;
+  /** For each id that a newer entry supersedes: the id of the newer entry. */
+  supersededBy(ids: readonly string[]): Promise<Map<string, string>>;
+  codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]>;
+  /** Golden paths that the entries implement, steps ordered, with the implementing entry ids. */
+  goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]>;
+  getGoldenPath(id: string): Promise<GoldenPath | null>;
+  findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]>;
+  counts(): Promise<GraphCounts>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,280 @@
+import { readFileSync } from 'node:fs';
+import kuzu from 'kuzu';
+import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
+import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type PathHop, type Relation } from '../../model/types.js';
+import { invalidInput, MemcoreError } from '../../model/errors.js';
+import type { CodeReferenceQuery, EntryCodeReference, GraphCounts, GraphReach, GraphStore } from './graphStore.js';
+
+const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((l) => !l.trim().startsWith('//'))
+  .join('\n')
+  .split(';')
+  .map((s) => s.trim())
+  .filter(Boolean);
+
+type Row = Record<string, KuzuValue>;
+type Params = Record<string, KuzuValue>;
+
+const NODE_TABLE = { entry: 'MemoryEntry', code: 'CodeLocation', path: 'GoldenPath' } as const;
+
+/** Kuzu infers one type per UNWIND column, so absent values are written as '' and -1. */
+const ABSENT_TEXT = '';
+const ABSENT_LINE = -1;
+const text = (v: KuzuValue | undefined): string | null => (typeof v === 'string' && v !== ABSENT_TEXT ? v : null);
+const line = (v: KuzuValue | undefined): number | null => (v === null || v === undefined || Number(v) === ABSENT_LINE ? null : Number(v));
+
+function codeFromRow(r: Row): CodeLocation {
+  return {
+    id: String(r.c_id),
+    codebaseId: String(r.c_codebase_id),
+    filePath: String(r.c_file_path),
+    symbol: text(r.c_symbol),
+    startLine: line(r.c_start_line),
+    endLine: line(r.c_end_line),
+    language: text(r.c_language),
+  };
+}
+
+const CODE_RETURN = 'c.id AS c_id, c.codebase_id AS c_codebase_id, c.file_path AS c_file_path, c.symbol AS c_symbol, c.start_line AS c_start_line, c.end_line AS c_end_line, c.language AS c_language';
+const PATH_RETURN = `g.id AS g_id, g.name AS g_name, g.concept AS g_concept, g.description AS g_description, s.step_order AS step_order, s.description AS step_description, s.key_concepts AS key_concepts, ${CODE_RETURN}`;
+
+/** Groups golden-path rows (one per step) into paths with ordered steps. */
+function pathsFromRows(rows: Row[]): Map<string, GoldenPath & { entryIds: string[] }> {
+  const paths = new Map<string, GoldenPath & { entryIds: string[] }>();
+  for (const r of rows) {
+    const id = String(r.g_id);
+    let p = paths.get(id);
+    if (!p) {
+      p = { id, name: String(r.g_name), concept: text(r.g_concept), description: text(r.g_description), steps: [], entryIds: [] };
+      paths.set(id, p);
+    }
+    if (typeof r.e_id === 'string' && !p.entryIds.includes(r.e_id)) p.entryIds.push(r.e_id);
+    if (r.c_id !== null && r.c_id !== undefined && !p.steps.some((s) => s.order === Number(r.step_order) && s.code.id === r.c_id)) {
+      p.steps.push({
+        order: Number(r.step_order),
+        description: text(r.step_description),
+        keyConcepts: (r.key_concepts as string[] | null) ?? [],
+        code: codeFromRow(r),
+      });
+    }
+  }
+  for (const p of paths.values()) p.steps.sort((a, b) => a.order - b.order);
+  return paths;
+}
+
+/** Kuzu driver for GraphStore. Every value travels as a parameter; only validated integers and
+ *  edge-type names from a fixed list are written into query text. */
+export class KuzuGraphStore implements GraphStore {
+  private readonly statements = new Map<string, Promise<PreparedStatement>>();
+
+  private constructor(
+    private readonly db: kuzu.Database,
+    private readonly conn: kuzu.Connection,
+  ) {}
+
+  static async open(file: string): Promise<KuzuGraphStore> {
+    let db: kuzu.Database;
+    try {
+      db = new kuzu.Database(file);
+      await db.init();
+    } catch (e) {
+      throw new MemcoreError(`cannot open the graph database at ${file}: ${(e as Error).message}`, 'STORE');
+    }
+    const store = new KuzuGraphStore(db, new kuzu.Connection(db));
+    for (const statement of ddl) await store.conn.query(statement);
+    return store;
+  }
+
+  private async run(cypher: string, params: Params = {}): Promise<Row[]> {
+    let ps = this.statements.get(cypher);
+    if (!ps) {
+      ps = this.conn.prepare(cypher);
+      this.statements.set(cypher, ps);
+    }
+    const result = (await this.conn.execute(await ps, params)) as QueryResult;
+    const rows = await result.getAll();
+    result.close();
+    return rows;
+  }
+
+  async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
+    await this.conn.query('BEGIN TRANSACTION');
+    try {
+      if (batch.entries.length > 0) {
+        await this.run(
+          'UNWIND $rows AS row MERGE (e:MemoryEntry {id: row.id}) SET e.core_id = row.coreId, e.title = row.title, e.entry_type = row.entryType',
+          { rows: batch.entries.map((e) => ({ id: e.id, coreId: e.coreId, title: e.title, entryType: e.entryType })) },
+        );
+      }
+      if (batch.codeLocations.length > 0) {
+        await this.run(
+          'UNWIND $rows AS row MERGE (c:CodeLocation {id: row.id}) SET c.codebase_id = row.codebaseId, c.file_path = row.filePath, c.symbol = row.symbol, c.start_line = row.startLine, c.end_line = row.endLine, c.language = row.language',
+          {
+            rows: batch.codeLocations.map((c) => ({
+              id: c.id, codebaseId: c.codebaseId, filePath: c.filePath, symbol: c.symbol ?? ABSENT_TEXT,
+              startLine: c.startLine ?? ABSENT_LINE, endLine: c.endLine ?? ABSENT_LINE, language: c.language ?? ABSENT_TEXT,
+            })),
+          },
+        );
+      }
+      if (batch.goldenPaths.length > 0) {
+        await this.run(
+          'UNWIND $rows AS row MERGE (g:GoldenPath {id: row.id}) SET g.name = row.name, g.concept = row.concept, g.description = row.description',
+          { rows: batch.goldenPaths.map((g) => ({ id: g.id, name: g.name, concept: g.concept ?? ABSENT_TEXT, description: g.description ?? ABSENT_TEXT })) },
+        );
+      }
+      await this.writeRelations(batch.relations);
+      await this.conn.query('COMMIT');
+    } catch (e) {
+      await this.conn.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async writeRelations(relations: Relation[]): Promise<void> {
+    const byType = (t: Relation['type']) => relations.filter((r) => r.type === t);
+    const pairs = (t: Relation['type']) => byType(t).map((r) => ({ from: r.from, to: r.to }));
+    const plain = (t: 'DEPENDS_ON' | 'SUPERSEDES' | 'IMPLEMENTS', toTable: string) =>
+      `UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (b:${toTable} {id: row.to}) MERGE (a)-[:${t}]->(b)`;
+    const related = byType('RELATED');
+    if (related.length > 0) {
+      await this.run(
+        'UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (b:MemoryEntry {id: row.to}) MERGE (a)-[r:RELATED]->(b) SET r.weight = row.weight, r.kind = row.kind',
+        { rows: related.map((r) => ({ from: r.from, to: r.to, weight: r.weight ?? 1, kind: r.kind ?? 'related' })) },
+      );
+    }
+    for (const [t, table] of [['DEPENDS_ON', 'MemoryEntry'], ['SUPERSEDES', 'MemoryEntry'], ['IMPLEMENTS', 'GoldenPath']] as const) {
+      const rows = pairs(t);
+      if (rows.length > 0) await this.run(plain(t, table), { rows });
+    }
+    const refs = byType('REFERENCES_CODE');
+    if (refs.length > 0) {
+      await this.run(
+        'UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (c:CodeLocation {id: row.to}) MERGE (a)-[r:REFERENCES_CODE]->(c) SET r.relevance = row.relevance',
+        { rows: refs.map((r) => ({ from: r.from, to: r.to, relevance: r.relevance ?? 1 })) },
+      );
+    }
+    const steps = byType('PATH_STEP');
+    if (steps.length > 0) {
+      await this.run(
+        'UNWIND $rows AS row MATCH (g:GoldenPath {id: row.from}), (c:CodeLocation {id: row.to}) MERGE (g)-[s:PATH_STEP]->(c) SET s.step_order = row.stepOrder, s.description = row.description, s.key_concepts = row.keyConcepts',
+        {
+          rows: steps.map((r) => ({ from: r.from, to: r.to, stepOrder: r.stepOrder ?? 1, description: r.description ?? ABSENT_TEXT, keyConcepts: r.keyConcepts ?? [] })),
+        },
+      );
+    }
+  }
+
+  async deleteEntries(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
+  }
+
+  async existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.run(`MATCH (n:${NODE_TABLE[kind]}) WHERE n.id IN $ids RETURN n.id AS id`, { ids: [...ids] });
+    return new Set(rows.map((r) => String(r.id)));
+  }
+
+  async expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[] }): Promise<GraphReach[]> {
+    if (seedIds.length === 0 || opts.edgeTypes.length === 0) return [];
+    if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
+    for (const t of opts.edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
+    const rows = await this.run(
+      `MATCH (s:MemoryEntry)-[p:${opts.edgeTypes.join('|')}* SHORTEST 1..${opts.depth}]-(t:MemoryEntry)
+       WHERE s.id IN $seeds AND t.id <> s.id
+       RETURN s.id AS seed, t.id AS target, length(p) AS hops,
+              list_transform(nodes(p), n -> n.id) AS mid_ids, list_transform(nodes(p), n -> id(n)) AS mid_nids,
+              id(s) AS s_nid, id(t) AS t_nid, list_transform(rels(p), r -> label(r)) AS labels,
+              list_transform(rels(p), r -> r._src) AS srcs`,
+      { seeds: [...seedIds] },
+    );
+    const key = (v: KuzuValue | undefined) => JSON.stringify(v);
+    return rows.map((r) => {
+      const ids = [String(r.seed), ...(r.mid_ids as string[]), String(r.target)];
+      const nids = [r.s_nid, ...(r.mid_nids as KuzuValue[]), r.t_nid].map(key);
+      const labels = r.labels as EntryEdgeType[];
+      const srcs = (r.srcs as KuzuValue[]).map(key);
+      const path: PathHop[] = labels.map((type, i) =>
+        srcs[i] === nids[i] ? { type, from: ids[i]!, to: ids[i + 1]! } : { type, from: ids[i + 1]!, to: ids[i]! },
+      );
+      return { seedId: String(r.seed), targetId: String(r.target), hops: Number(r.hops), path };
+    });
+  }
+
+  async supersededBy(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.run('MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) WHERE o.id IN $ids RETURN o.id AS old, n.id AS new', { ids: [...ids] });
+    return new Map(rows.map((r) => [String(r.old), String(r.new)]));
+  }
+
+  async codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]> {
+    if (entryIds.length === 0) return [];
+    const rows = await this.run(
+      `MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) WHERE e.id IN $ids RETURN e.id AS e_id, r.relevance AS relevance, ${CODE_RETURN}`,
+      { ids: [...entryIds] },
+    );
+    return rows.map((r) => ({ entryId: String(r.e_id), relevance: Number(r.relevance ?? 1), code: codeFromRow(r) }));
+  }
+
+  async goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]> {
+    if (entryIds.length === 0) return [];
+    const rows = await this.run(
+      `MATCH (e:MemoryEntry)-[:IMPLEMENTS]->(g:GoldenPath) WHERE e.id IN $ids
+       OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN e.id AS e_id, ${PATH_RETURN}`,
+      { ids: [...entryIds] },
+    );
+    return [...pathsFromRows(rows).values()];
+  }
+
+  async getGoldenPath(id: string): Promise<GoldenPath | null> {
+    const rows = await this.run(`MATCH (g:GoldenPath {id: $id}) OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN ${PATH_RETURN}`, { id });
+    const found = pathsFromRows(rows).get(id);
+    if (!found) return null;
+    const { entryIds: _unused, ...path } = found;
+    return path;
+  }
+
+  async findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]> {
+    const where: string[] = [];
+    const params: Params = {};
+    if (q.filePath !== undefined) {
+      where.push('contains(c.file_path, $filePath)');
+      params.filePath = q.filePath;
+    }
+    if (q.symbol !== undefined) {
+      where.push('c.symbol = $symbol');
+      params.symbol = q.symbol;
+    }
+    if (q.codebaseId !== undefined) {
+      where.push('c.codebase_id = $codebaseId');
+      params.codebaseId = q.codebaseId;
+    }
+    if (where.length === 0) throw invalidInput('findByCodeReference needs filePath, symbol or codebaseId');
+    const rows = await this.run(
+      `MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) WHERE ${where.join(' AND ')}
+       RETURN e.id AS e_id, r.relevance AS relevance, ${CODE_RETURN} ORDER BY relevance DESC, c_file_path, c_start_line`,
+      params,
+    );
+    return rows.map((r) => ({ entryId: String(r.e_id), relevance: Number(r.relevance ?? 1), code: codeFromRow(r) }));
+  }
+
+  async counts(): Promise<GraphCounts> {
+    const one = async (cypher: string) => Number((await this.run(cypher))[0]?.n ?? 0);
+    const relations = Object.fromEntries(
+      await Promise.all(RELATION_TYPES.map(async (t) => [t, await one(`MATCH ()-[r:${t}]->() RETURN count(r) AS n`)] as const)),
+    ) as GraphCounts['relations'];
+    return {
+      entries: await one('MATCH (n:MemoryEntry) RETURN count(n) AS n'),
+      codeLocations: await one('MATCH (n:CodeLocation) RETURN count(n) AS n'),
+      goldenPaths: await one('MATCH (n:GoldenPath) RETURN count(n) AS n'),
+      relations,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.conn.close();
+    await this.db.close();
+  }
+}

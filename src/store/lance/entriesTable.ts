@@ -1,0 +1,204 @@
+import { readFileSync } from 'node:fs';
+import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
+import type { MemoryEntry } from '../../model/types.js';
+import { MemcoreError } from '../../model/errors.js';
+import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
+
+interface ColumnLayout {
+  name: string;
+  type: 'utf8' | 'int32' | 'float64' | 'list<utf8>' | 'vector' | 'vector_small';
+  nullable: boolean;
+}
+interface TableLayout {
+  table: string;
+  columns: ColumnLayout[];
+}
+
+const layout = JSON.parse(readFileSync(new URL('../../../schema/lance-entries.json', import.meta.url), 'utf8')) as TableLayout;
+
+function arrowSchema(dimensions: number, smallDimensions: number): arrow.Schema {
+  const vector = (n: number) => new arrow.FixedSizeList(n, new arrow.Field('item', new arrow.Float32(), true));
+  const types: Record<ColumnLayout['type'], () => arrow.DataType> = {
+    utf8: () => new arrow.Utf8(),
+    int32: () => new arrow.Int32(),
+    float64: () => new arrow.Float64(),
+    'list<utf8>': () => new arrow.List(new arrow.Field('item', new arrow.Utf8(), true)),
+    vector: () => vector(dimensions),
+    vector_small: () => vector(smallDimensions),
+  };
+  return new arrow.Schema(layout.columns.map((c) => new arrow.Field(c.name, types[c.type](), c.nullable)));
+}
+
+/** A stored entry together with its vectors. */
+export interface StoredEntry {
+  entry: MemoryEntry;
+  vector: Float32Array;
+  vectorSmall: Float32Array;
+}
+
+/** Row shape of the `entries` table (see schema/lance-entries.json). */
+interface EntryRow {
+  id: string;
+  core_id: string;
+  title: string;
+  content: string;
+  search_text: string;
+  entry_type: string;
+  confidence: string;
+  confidence_rank: number;
+  importance: number;
+  tags: string[];
+  source: string | null;
+  sensitivity: string;
+  created_at: number;
+  updated_at: number;
+  valid_from: number | null;
+  valid_to: number | null;
+  content_hash: string;
+  vector: number[];
+  vector_small: number[];
+}
+
+type ReadRow = Omit<EntryRow, 'tags' | 'vector' | 'vector_small'> & {
+  tags: Iterable<string> | null;
+  vector?: Iterable<number>;
+  vector_small?: Iterable<number>;
+  _distance?: number;
+};
+
+const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small').map((c) => c.name);
+
+function toRow(s: StoredEntry): EntryRow {
+  const e = s.entry;
+  return {
+    id: e.id,
+    core_id: e.coreId,
+    title: e.title,
+    content: e.content,
+    search_text: `${e.title}\n${e.content}`,
+    entry_type: e.entryType,
+    confidence: e.confidence,
+    confidence_rank: confidenceRank(e.confidence),
+    importance: e.importance,
+    tags: e.tags,
+    source: e.source,
+    sensitivity: e.sensitivity,
+    created_at: e.createdAt.getTime(),
+    updated_at: e.updatedAt.getTime(),
+    valid_from: e.validFrom?.getTime() ?? null,
+    valid_to: e.validTo?.getTime() ?? null,
+    content_hash: e.contentHash,
+    vector: Array.from(s.vector),
+    vector_small: Array.from(s.vectorSmall),
+  };
+}
+
+function fromRow(r: ReadRow): MemoryEntry {
+  return {
+    id: r.id,
+    coreId: r.core_id,
+    title: r.title,
+    content: r.content,
+    entryType: r.entry_type,
+    confidence: r.confidence as MemoryEntry['confidence'],
+    importance: r.importance,
+    tags: r.tags ? Array.from(r.tags) : [],
+    source: r.source ?? null,
+    sensitivity: r.sensitivity as MemoryEntry['sensitivity'],
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    validFrom: r.valid_from === null || r.valid_from === undefined ? null : new Date(r.valid_from),
+    validTo: r.valid_to === null || r.valid_to === undefined ? null : new Date(r.valid_to),
+    contentHash: r.content_hash,
+  };
+}
+
+export interface VectorHit {
+  entry: MemoryEntry;
+  /** 1 − cosine distance. */
+  similarity: number;
+  vector?: Float32Array;
+}
+
+/** Thin adapter over the LanceDB `entries` table: storage only, no ranking. */
+export class EntriesTable {
+  private constructor(private readonly table: lancedb.Table) {}
+
+  static async open(dir: string, dimensions: number, smallDimensions: number): Promise<EntriesTable> {
+    const db = await lancedb.connect(dir);
+    const table = await db.createEmptyTable(layout.table, arrowSchema(dimensions, smallDimensions), { existOk: true });
+    const schema = await table.schema();
+    const vectorField = schema.fields.find((f) => f.name === 'vector');
+    const size = (vectorField?.type as arrow.FixedSizeList | undefined)?.listSize;
+    if (size !== dimensions) {
+      throw new MemcoreError(`the entries table holds ${size}-dimension vectors, the embedder gives ${dimensions}`, 'MODEL_MISMATCH');
+    }
+    return new EntriesTable(table);
+  }
+
+  /** Insert or replace by id, in one merge. */
+  async upsert(entries: StoredEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(entries.map(toRow) as unknown as Record<string, unknown>[]);
+  }
+
+  async delete(ids: readonly string[]): Promise<void> {
+    const where = entryFilterSql({ ids });
+    if (ids.length > 0 && where) await this.table.delete(where);
+  }
+
+  /** Entries matching the filter, in one read; with vectors when asked. */
+  async read(filter: EntryFilter, opts: { withVectors?: boolean; limit?: number } = {}): Promise<StoredEntryOrEntry[]> {
+    let q = this.table.query().select(opts.withVectors ? [...ENTRY_COLUMNS, 'vector', 'vector_small'] : ENTRY_COLUMNS);
+    const where = entryFilterSql(filter);
+    if (where) q = q.where(where);
+    if (opts.limit !== undefined) q = q.limit(opts.limit);
+    const rows = (await q.toArray()) as ReadRow[];
+    return rows.map((r) => ({
+      entry: fromRow(r),
+      vector: r.vector ? Float32Array.from(r.vector) : undefined,
+      vectorSmall: r.vector_small ? Float32Array.from(r.vector_small) : undefined,
+    }));
+  }
+
+  /** Nearest entries by cosine distance on `column`, filter pushed down before the limit. */
+  async nearest(
+    vector: Float32Array,
+    opts: { column?: 'vector' | 'vector_small'; filter: EntryFilter; limit: number; withVectors?: boolean },
+  ): Promise<VectorHit[]> {
+    let q = this.table
+      .vectorSearch(Array.from(vector))
+      .column(opts.column ?? 'vector')
+      .distanceType('cosine')
+      .select([...ENTRY_COLUMNS, ...(opts.withVectors ? ['vector'] : []), '_distance'])
+      .limit(opts.limit);
+    const where = entryFilterSql(opts.filter);
+    if (where) q = q.where(where);
+    const rows = (await q.toArray()) as ReadRow[];
+    return rows.map((r) => ({
+      entry: fromRow(r),
+      similarity: 1 - (r._distance ?? 1),
+      ...(r.vector ? { vector: Float32Array.from(r.vector) } : {}),
+    }));
+  }
+
+  async count(filter: EntryFilter = {}): Promise<number> {
+    return this.table.countRows(entryFilterSql(filter));
+  }
+
+  /** Table version: changes on every write, so tests can see that a no-op wrote nothing. */
+  async version(): Promise<number> {
+    return this.table.version();
+  }
+
+  close(): void {
+    this.table.close();
+  }
+}
+
+export interface StoredEntryOrEntry {
+  entry: MemoryEntry;
+  vector: Float32Array | undefined;
+  vectorSmall: Float32Array | undefined;
+}

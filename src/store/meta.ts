@@ -1,0 +1,41 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MemcoreError } from '../model/errors.js';
+
+/** What a database folder records about itself, next to the tables (meta.json). */
+export interface StoreMeta {
+  formatVersion: 1;
+  /** The model the vectors came from: opening with another is refused until a re-embed. */
+  embedder: { id: string; dimensions: number; truncatable: boolean };
+  /** Length of `vector_small`. */
+  smallDimensions: number;
+  /** Bumped by every write that changes what a query can see; caches key on it. */
+  generation: number;
+  /** Fingerprint of the graph part of each ingested file, so an unchanged re-ingest is a no-op. */
+  sources: Record<string, string>;
+}
+
+const META_FILE = 'meta.json';
+
+export async function readMeta(dir: string): Promise<StoreMeta | null> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, META_FILE), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    return JSON.parse(text) as StoreMeta;
+  } catch {
+    throw new MemcoreError(`${join(dir, META_FILE)} is not valid JSON; restore it or move the folder away`, 'STORE');
+  }
+}
+
+/** Atomic replace: a crash leaves the old or the new file, never half of one. */
+export async function writeMeta(dir: string, meta: StoreMeta): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `${META_FILE}.${process.pid}.tmp`);
+  await writeFile(tmp, JSON.stringify(meta, null, 2));
+  await rename(tmp, join(dir, META_FILE));
+}

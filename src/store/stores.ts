@@ -1,0 +1,131 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Embedder } from '../embed/embedder.js';
+import { defaultSmallDimensions } from '../embed/matryoshka.js';
+import { MemcoreError } from '../model/errors.js';
+import type { MemoryEntry } from '../model/types.js';
+import type { GraphStore } from './graph/graphStore.js';
+import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
+import { Journal } from './journal/journal.js';
+import { EntriesTable, type StoredEntry } from './lance/entriesTable.js';
+import { readMeta, writeMeta, type StoreMeta } from './meta.js';
+
+type SerializedEntry = Omit<MemoryEntry, 'createdAt' | 'updatedAt' | 'validFrom' | 'validTo'> & {
+  createdAt: string; updatedAt: string; validFrom: string | null; validTo: string | null;
+};
+
+type JournalEntry = { entry: SerializedEntry; vector: number[]; vectorSmall: number[] };
+
+/** One write, as the journal records it. */
+export type WriteIntent =
+  | {
+      op: 'upsert';
+      entries: JournalEntry[];
+      graph: Parameters<GraphStore['write']>[0];
+      sources: Record<string, string>;
+    }
+  | { op: 'delete'; ids: string[] };
+
+export function serializeStored(s: StoredEntry): JournalEntry {
+  const e = s.entry;
+  return {
+    entry: { ...e, createdAt: e.createdAt.toISOString(), updatedAt: e.updatedAt.toISOString(), validFrom: e.validFrom?.toISOString() ?? null, validTo: e.validTo?.toISOString() ?? null },
+    vector: Array.from(s.vector),
+    vectorSmall: Array.from(s.vectorSmall),
+  };
+}
+
+function reviveStored(s: JournalEntry): StoredEntry {
+  const e = s.entry;
+  const date = (v: string | null) => (v === null ? null : new Date(v));
+  return {
+    entry: { ...e, createdAt: new Date(e.createdAt), updatedAt: new Date(e.updatedAt), validFrom: date(e.validFrom), validTo: date(e.validTo) },
+    vector: Float32Array.from(s.vector),
+    vectorSmall: Float32Array.from(s.vectorSmall),
+  };
+}
+
+/**
+ * Both stores of one database folder and the rules that keep them in step: journal the intent,
+ * write LanceDB, write Kuzu, mark done, bump the generation.
+ */
+export class Stores {
+  private constructor(
+    readonly dir: string,
+    readonly table: EntriesTable,
+    readonly graph: GraphStore,
+    private readonly journal: Journal<WriteIntent>,
+    public meta: StoreMeta,
+  ) {}
+
+  static async open(path: string, embedder: Embedder): Promise<Stores> {
+    const dir = resolve(path);
+    await mkdir(dir, { recursive: true });
+    let meta = await readMeta(dir);
+    if (meta && meta.embedder.id !== embedder.id) {
+      throw new MemcoreError(
+        `${dir} was built with embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d); it cannot be opened with ${embedder.id} (${embedder.dimensions}-d)`,
+        'MODEL_MISMATCH',
+      );
+    }
+    if (meta && meta.embedder.dimensions !== embedder.dimensions) {
+      throw new MemcoreError(`${dir} holds ${meta.embedder.dimensions}-d vectors; embedder ${embedder.id} gives ${embedder.dimensions}-d`, 'MODEL_MISMATCH');
+    }
+    if (!meta) {
+      meta = {
+        formatVersion: 1,
+        embedder: { id: embedder.id, dimensions: embedder.dimensions, truncatable: embedder.truncatable },
+        smallDimensions: defaultSmallDimensions(embedder.dimensions),
+        generation: 0,
+        sources: {},
+      };
+      await writeMeta(dir, meta);
+    }
+    const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
+    const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    const stores = new Stores(dir, table, graph, new Journal(join(dir, 'journal')), meta);
+    for (const { name, intent } of await stores.journal.pending()) {
+      await stores.applyToStores(intent);
+      await stores.journal.done(name);
+      await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
+    }
+    return stores;
+  }
+
+  /** Applies one write to both stores, crash-safe. */
+  async apply(intent: WriteIntent): Promise<void> {
+    const name = await this.journal.begin(intent);
+    await this.applyToStores(intent);
+    await this.journal.done(name);
+    await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
+  }
+
+  private async applyToStores(intent: WriteIntent): Promise<void> {
+    if (intent.op === 'upsert') {
+      await this.table.upsert(intent.entries.map(reviveStored));
+      await this.graph.write(intent.graph);
+    } else {
+      await this.table.delete(intent.ids);
+      await this.graph.deleteEntries(intent.ids);
+    }
+  }
+
+  /** Re-reads the generation another process may have bumped. */
+  async currentGeneration(): Promise<number> {
+    const fresh = await readMeta(this.dir);
+    if (fresh) this.meta = fresh;
+    return this.meta.generation;
+  }
+
+  private async bumpGeneration(sources: Record<string, string>, forgetSources = false): Promise<void> {
+    const fresh = (await readMeta(this.dir)) ?? this.meta;
+    // A delete can remove edges that an unchanged file would put back, so its fingerprints go.
+    this.meta = { ...fresh, generation: fresh.generation + 1, sources: forgetSources ? {} : { ...fresh.sources, ...sources } };
+    await writeMeta(this.dir, this.meta);
+  }
+
+  async close(): Promise<void> {
+    this.table.close();
+    await this.graph.close();
+  }
+}
