@@ -22,6 +22,12 @@ const NODE_TABLE = { entry: 'MemoryEntry', code: 'CodeLocation', path: 'GoldenPa
 const ABSENT_TEXT = '';
 const ABSENT_LINE = -1;
 const text = (v: KuzuValue | undefined): string | null => (typeof v === 'string' && v !== ABSENT_TEXT ? v : null);
+/**
+ * The Kuzu Node binding types a list parameter by its first element, so 1 (an integer to JS)
+ * followed by 0.9 stores the bits of 0.9 as an integer. Doubles therefore travel as text and are
+ * cast back in the query.
+ */
+const double = (v: number): string => String(v);
 const line = (v: KuzuValue | undefined): number | null => (v === null || v === undefined || Number(v) === ABSENT_LINE ? null : Number(v));
 
 function codeFromRow(r: Row): CodeLocation {
@@ -82,8 +88,17 @@ export class KuzuGraphStore implements GraphStore {
       throw new MemcoreError(`cannot open the graph database at ${file}: ${(e as Error).message}`, 'STORE');
     }
     const store = new KuzuGraphStore(db, new kuzu.Connection(db));
-    for (const statement of ddl) await store.conn.query(statement);
+    for (const statement of ddl) await store.exec(statement);
     return store;
+  }
+
+  /**
+   * Runs a statement without parameters. Every QueryResult must be closed before the database:
+   * the Kuzu binding crashes the process at exit (SIGSEGV) when one is left to the finaliser.
+   */
+  private async exec(statement: string): Promise<void> {
+    const results = await this.conn.query(statement);
+    for (const r of Array.isArray(results) ? results : [results]) r.close();
   }
 
   private async run(cypher: string, params: Params = {}): Promise<Row[]> {
@@ -93,13 +108,15 @@ export class KuzuGraphStore implements GraphStore {
       this.statements.set(cypher, ps);
     }
     const result = (await this.conn.execute(await ps, params)) as QueryResult;
-    const rows = await result.getAll();
-    result.close();
-    return rows;
+    try {
+      return await result.getAll();
+    } finally {
+      result.close();
+    }
   }
 
   async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
-    await this.conn.query('BEGIN TRANSACTION');
+    await this.exec('BEGIN TRANSACTION');
     try {
       if (batch.entries.length > 0) {
         await this.run(
@@ -125,9 +142,9 @@ export class KuzuGraphStore implements GraphStore {
         );
       }
       await this.writeRelations(batch.relations);
-      await this.conn.query('COMMIT');
+      await this.exec('COMMIT');
     } catch (e) {
-      await this.conn.query('ROLLBACK').catch(() => undefined);
+      await this.exec('ROLLBACK').catch(() => undefined);
       throw e;
     }
   }
@@ -140,8 +157,8 @@ export class KuzuGraphStore implements GraphStore {
     const related = byType('RELATED');
     if (related.length > 0) {
       await this.run(
-        'UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (b:MemoryEntry {id: row.to}) MERGE (a)-[r:RELATED]->(b) SET r.weight = row.weight, r.kind = row.kind',
-        { rows: related.map((r) => ({ from: r.from, to: r.to, weight: r.weight ?? 1, kind: r.kind ?? 'related' })) },
+        'UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (b:MemoryEntry {id: row.to}) MERGE (a)-[r:RELATED]->(b) SET r.weight = CAST(row.weight AS DOUBLE), r.kind = row.kind',
+        { rows: related.map((r) => ({ from: r.from, to: r.to, weight: double(r.weight ?? 1), kind: r.kind ?? 'related' })) },
       );
     }
     for (const [t, table] of [['DEPENDS_ON', 'MemoryEntry'], ['SUPERSEDES', 'MemoryEntry'], ['IMPLEMENTS', 'GoldenPath']] as const) {
@@ -151,8 +168,8 @@ export class KuzuGraphStore implements GraphStore {
     const refs = byType('REFERENCES_CODE');
     if (refs.length > 0) {
       await this.run(
-        'UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (c:CodeLocation {id: row.to}) MERGE (a)-[r:REFERENCES_CODE]->(c) SET r.relevance = row.relevance',
-        { rows: refs.map((r) => ({ from: r.from, to: r.to, relevance: r.relevance ?? 1 })) },
+        'UNWIND $rows AS row MATCH (a:MemoryEntry {id: row.from}), (c:CodeLocation {id: row.to}) MERGE (a)-[r:REFERENCES_CODE]->(c) SET r.relevance = CAST(row.relevance AS DOUBLE)',
+        { rows: refs.map((r) => ({ from: r.from, to: r.to, relevance: double(r.relevance ?? 1) })) },
       );
     }
     const steps = byType('PATH_STEP');

@@ -1,0 +1,318 @@
+#!/usr/bin/env node
+/**
+ * memcore command line. Exit codes (stable, for scripts):
+ *   0 success · 1 unexpected failure · 2 bad command line · 3 invalid input (file, option or
+ *   value) · 4 not found · 5 database mismatch (other embedding model)
+ */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { formatBundle, codeSpan } from '../format/formatBundle.js';
+import { MemcoreError } from '../model/errors.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType } from '../model/types.js';
+import { openMemory, type MemoryEngine } from '../engine/memoryEngine.js';
+import type { TaskContextOptions } from '../retrieve/taskContext.js';
+
+export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5 } as const;
+
+class UsageError extends Error {}
+
+const COMMON = {
+  db: { type: 'string', default: '.memcore' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+const FILTERS = {
+  core: { type: 'string', multiple: true },
+  type: { type: 'string', multiple: true },
+  tag: { type: 'string', multiple: true },
+  'min-confidence': { type: 'string' },
+  threshold: { type: 'string' },
+  'as-of': { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+const USAGE = `memcore — project memory for AI agents (LanceDB + Kuzu)
+
+Usage: memcore <command> [options]
+
+Commands:
+  ingest <file>...          upsert memory files (.json, .jsonl, .yaml); all or nothing per file
+  context "<task>"          the context an agent needs before the task
+  search "<query>"          semantic search over entries
+  code-refs                 entries that reference code (--file, --symbol, --codebase)
+  golden-path <id>          a golden path with its ordered steps
+  delete <id>...            remove entries (and their edges)
+  stats                     what the database holds
+
+Common options:
+  --db <dir>                database folder (default ./.memcore)
+  --json                    machine-readable output on stdout
+  -h, --help                help for a command
+
+Filters (context, search):
+  --core <id>               only this memory core (repeatable)
+  --type <entry_type>       only this entry type (repeatable)
+  --tag <tag>               entries with this tag (repeatable)
+  --min-confidence <level>  low | medium | high
+  --threshold <similarity>  minimum cosine similarity, -1..1
+  --as-of <date>            answer as of an ISO date (superseded/expired entries of then)
+
+context options:
+  --depth <n>               graph hops from the seeds (default 2, 0 = none)
+  --relations <types>       comma list of RELATED,DEPENDS_ON,SUPERSEDES (default RELATED,DEPENDS_ON)
+  --max-entries <n>         default 12
+  --max-tokens <n>          token budget for entry text
+  --project-core <id>       core always searched besides --core
+  --no-code                 leave out code references and golden paths
+
+search options:
+  --limit <n>               default 10
+
+Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found, 5 database/model mismatch.
+`;
+
+function int(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^-?\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number, got "${v}"`);
+  return Number(v);
+}
+
+function num(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got "${v}"`);
+  return n;
+}
+
+function date(name: string, v: string | undefined): Date | undefined {
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  if (!Number.isFinite(ms)) throw new UsageError(`--${name} must be an ISO date, got "${v}"`);
+  return new Date(ms);
+}
+
+interface FilterValues {
+  core?: string[]; type?: string[]; tag?: string[]; 'min-confidence'?: string; threshold?: string; 'as-of'?: string;
+}
+
+function filterOptions(v: FilterValues) {
+  const minConfidence = v['min-confidence'];
+  if (minConfidence !== undefined && !CONFIDENCE_LEVELS.includes(minConfidence as Confidence)) {
+    throw new UsageError(`--min-confidence must be one of ${CONFIDENCE_LEVELS.join(', ')}, got "${minConfidence}"`);
+  }
+  return {
+    ...(v.core ? { cores: v.core } : {}),
+    ...(v.type ? { entryTypes: v.type } : {}),
+    ...(v.tag ? { tags: v.tag } : {}),
+    ...(minConfidence ? { minConfidence: minConfidence as Confidence } : {}),
+    ...(v.threshold !== undefined ? { threshold: num('threshold', v.threshold) } : {}),
+    ...(v['as-of'] !== undefined ? { asOf: date('as-of', v['as-of']) } : {}),
+  };
+}
+
+interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  isTTY: boolean;
+}
+
+type Handler = (engine: () => Promise<MemoryEngine>, positionals: string[], values: Record<string, unknown>, io: Io) => Promise<number>;
+
+interface Command {
+  options: ParseArgsConfig['options'];
+  /** [min, max] positionals. */
+  args: [number, number];
+  run: Handler;
+}
+
+const print = (io: Io, json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value, null, 2) : text());
+
+const COMMANDS: Record<string, Command> = {
+  ingest: {
+    options: {},
+    args: [1, Infinity],
+    async run(engine, files, values, io) {
+      const memory = await engine();
+      const reports = [];
+      for (const [i, file] of files.entries()) {
+        if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
+        const r = await memory.ingest(file);
+        reports.push(r);
+        if (!values.json) {
+          io.out(
+            `${file}: ${r.entries.added} added, ${r.entries.updated} updated, ${r.entries.unchanged} unchanged; ` +
+              `${r.embedded} embedded; ${r.codeLocations} code locations, ${r.goldenPaths} golden paths, ${r.relations} relations` +
+              (r.changed ? '' : ' (nothing changed)'),
+          );
+        }
+      }
+      if (values.json) io.out(JSON.stringify(reports, null, 2));
+      return EXIT.ok;
+    },
+  },
+  context: {
+    options: {
+      ...FILTERS,
+      depth: { type: 'string' },
+      relations: { type: 'string' },
+      'max-entries': { type: 'string' },
+      'max-tokens': { type: 'string' },
+      'project-core': { type: 'string' },
+      'no-code': { type: 'boolean', default: false },
+    },
+    args: [1, 1],
+    async run(engine, [task], v, io) {
+      const relations = typeof v.relations === 'string' ? v.relations.split(',').map((s) => s.trim()) : undefined;
+      for (const r of relations ?? []) {
+        if (!ENTRY_EDGE_TYPES.includes(r as EntryEdgeType)) throw new UsageError(`--relations takes ${ENTRY_EDGE_TYPES.join(', ')}; got "${r}"`);
+      }
+      const options: TaskContextOptions = {
+        ...filterOptions(v as FilterValues),
+        ...(v.depth !== undefined ? { depth: int('depth', v.depth as string) } : {}),
+        ...(relations ? { relationTypes: relations as EntryEdgeType[] } : {}),
+        ...(v['max-entries'] !== undefined ? { maxEntries: int('max-entries', v['max-entries'] as string) } : {}),
+        ...(v['max-tokens'] !== undefined ? { maxTokens: int('max-tokens', v['max-tokens'] as string) } : {}),
+        ...(typeof v['project-core'] === 'string' ? { projectCore: v['project-core'] } : {}),
+        ...(v['no-code'] ? { includeCode: false } : {}),
+      };
+      const bundle = await (await engine()).buildTaskContext(task!, options);
+      print(io, v.json === true, bundle, () => formatBundle(bundle));
+      return EXIT.ok;
+    },
+  },
+  search: {
+    options: { ...FILTERS, limit: { type: 'string' } },
+    args: [1, 1],
+    async run(engine, [query], v, io) {
+      const hits = await (await engine()).semanticSearch(query!, {
+        ...filterOptions(v as FilterValues),
+        ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
+      });
+      print(io, v.json === true, hits, () =>
+        hits.length === 0
+          ? 'no matching entries'
+          : hits.map((h, i) => `${String(i + 1).padStart(2)}. ${h.similarity.toFixed(3)}  [${h.entry.entryType}] ${h.entry.title}  (${h.entry.coreId}, id ${h.entry.id})`).join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  'code-refs': {
+    options: { file: { type: 'string' }, symbol: { type: 'string' }, codebase: { type: 'string' } },
+    args: [0, 0],
+    async run(engine, _args, v, io) {
+      if (v.file === undefined && v.symbol === undefined && v.codebase === undefined) throw new UsageError('code-refs needs --file, --symbol or --codebase');
+      const hits = await (await engine()).findByCodeReference({
+        ...(typeof v.file === 'string' ? { filePath: v.file } : {}),
+        ...(typeof v.symbol === 'string' ? { symbol: v.symbol } : {}),
+        ...(typeof v.codebase === 'string' ? { codebaseId: v.codebase } : {}),
+      });
+      print(io, v.json === true, hits, () =>
+        hits.length === 0 ? 'no entries reference that code' : hits.map((h) => `${codeSpan(h.code)}  relevance ${h.relevance.toFixed(2)}  ← [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})`).join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  'golden-path': {
+    options: {},
+    args: [1, 1],
+    async run(engine, [id], v, io) {
+      const path = await (await engine()).getGoldenPath(id!);
+      if (!path) {
+        io.err(`memcore: no golden path with id "${id}"`);
+        if (v.json) io.out(JSON.stringify({ error: { code: 'NOT_FOUND', message: `no golden path with id "${id}"` } }));
+        return EXIT.notFound;
+      }
+      print(io, v.json === true, path, () =>
+        [`${path.name} [${path.id}]${path.concept ? ` — ${path.concept}` : ''}`, ...(path.description ? [path.description] : []),
+          ...path.steps.map((s) => `  ${s.order}. ${codeSpan(s.code)}${s.description ? ` — ${s.description}` : ''}${s.keyConcepts.length ? `  [${s.keyConcepts.join(', ')}]` : ''}`)].join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  delete: {
+    options: {},
+    args: [1, Infinity],
+    async run(engine, ids, v, io) {
+      const result = await (await engine()).delete(ids);
+      print(io, v.json === true, result, () => `deleted ${result.deleted} of ${ids.length} entr${ids.length === 1 ? 'y' : 'ies'}`);
+      return result.deleted === 0 ? EXIT.notFound : EXIT.ok;
+    },
+  },
+  stats: {
+    options: {},
+    args: [0, 0],
+    async run(engine, _args, v, io) {
+      const s = await (await engine()).stats();
+      print(io, v.json === true, s, () =>
+        [
+          `entries: ${s.entries}`,
+          `cores: ${Object.entries(s.cores).map(([k, n]) => `${k} (${n})`).join(', ') || '-'}`,
+          `entry types: ${Object.entries(s.entryTypes).map(([k, n]) => `${k} (${n})`).join(', ') || '-'}`,
+          `code locations: ${s.codeLocations}`,
+          `golden paths: ${s.goldenPaths}`,
+          `relations: ${Object.entries(s.relations).map(([k, n]) => `${k} ${n}`).join(', ')}`,
+          `embedder: ${s.embedder.id} (${s.embedder.dimensions}-d)`,
+          `generation: ${s.generation}`,
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+};
+
+const isUsageError = (e: unknown) => e instanceof UsageError || !!(e as { code?: string }).code?.startsWith?.('ERR_PARSE_ARGS');
+
+function exitCodeOf(e: unknown): number {
+  if (isUsageError(e)) return EXIT.usage;
+  if (e instanceof MemcoreError) {
+    if (e.code === 'INVALID_INPUT' || e.code === 'INVALID_FILE') return EXIT.invalid;
+    if (e.code === 'NOT_FOUND') return EXIT.notFound;
+    if (e.code === 'MODEL_MISMATCH') return EXIT.mismatch;
+  }
+  return EXIT.failure;
+}
+
+/** Runs one command line; returns the exit code. Exported for tests. */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(USAGE);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  let json = rest.includes('--json');
+  let memory: MemoryEngine | undefined;
+  try {
+    if (!command) throw new UsageError(`unknown command "${name}"; see memcore --help`);
+    const { values, positionals } = parseArgs({ args: rest, options: { ...COMMON, ...command.options }, allowPositionals: true, strict: true });
+    json = values.json === true;
+    if (values.help) {
+      io.out(USAGE);
+      return EXIT.ok;
+    }
+    const [min, max] = command.args;
+    if (positionals.length < min || positionals.length > max) {
+      throw new UsageError(`${name} takes ${min === max ? min : `${min} or more`} argument${max === 1 ? '' : 's'}, got ${positionals.length}; see memcore --help`);
+    }
+    const engine = async () => (memory ??= await openMemory({ path: String(values.db) }));
+    return await command.run(engine, positionals, values, io);
+  } catch (e) {
+    const message = (e as Error).message.split('\n')[0] ?? String(e);
+    io.err(`memcore: ${message}`);
+    if (json) io.out(JSON.stringify({ error: { code: e instanceof MemcoreError ? e.code : isUsageError(e) ? 'USAGE' : 'FAILURE', message } }));
+    return exitCodeOf(e);
+  } finally {
+    await memory?.close();
+  }
+}
+
+// Run when executed (also through the npm bin symlink), not when imported by tests.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  const code = await main(process.argv.slice(2), {
+    out: (t) => process.stdout.write(t + '\n'),
+    err: (t) => process.stderr.write(t + '\n'),
+    isTTY: process.stderr.isTTY === true,
+  });
+  process.exitCode = code;
+}
