@@ -313,6 +313,19 @@ describe('code and golden paths', () => {
     });
   });
 
+  it('stores golden-path steps whose key concepts are empty, alone or mixed', async () => {
+    const dir = await tempDir();
+    await withEngine(dir, async (m) => {
+      await m.ingestDocument({ golden_paths: [{ id: 'g1', name: 'one', steps: [{ code: 'x' }] }], code_locations: [{ id: 'x', codebase_id: 'k', file_path: 'x.ts' }] });
+      await m.ingestDocument({
+        code_locations: [{ id: 'y', codebase_id: 'k', file_path: 'y.ts' }],
+        golden_paths: [{ id: 'g2', name: 'two', steps: [{ code: 'x' }, { code: 'y', key_concepts: ['a b', 'c'] }] }],
+      });
+      expect((await m.getGoldenPath('g1'))!.steps.map((s) => s.keyConcepts)).toEqual([[]]);
+      expect((await m.getGoldenPath('g2'))!.steps.map((s) => s.keyConcepts)).toEqual([[], ['a b', 'c']]);
+    });
+  });
+
   it('finds entries by file substring, symbol and codebase; golden paths in step order', async () => {
     const dir = await tempDir();
     await withEngine(dir, async (m) => {

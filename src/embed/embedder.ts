@@ -63,6 +63,13 @@ export async function embedInBatches(
       if (v.length !== embedder.dimensions) {
         throw new MemcoreError(`embedder ${embedder.id} returned a ${v.length}-dimension vector, expected ${embedder.dimensions}`, 'EMBEDDING');
       }
+      // Check the raw values: Float32Array.from would quietly turn null into 0 and "1" into 1.
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (typeof x !== 'number' || !Number.isFinite(x)) {
+          throw new MemcoreError(`embedder ${embedder.id} returned a non-finite value at position ${i}: ${JSON.stringify(x)}`, 'EMBEDDING');
+        }
+      }
       out.push(normalize(Float32Array.from(v), embedder.id));
     }
   }

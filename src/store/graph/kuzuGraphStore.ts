@@ -28,6 +28,9 @@ const text = (v: KuzuValue | undefined): string | null => (typeof v === 'string'
  * cast back in the query.
  */
 const double = (v: number): string => String(v);
+/** An empty list parameter fails to bind (type ANY), so string lists travel joined by this separator
+ *  (the schema forbids control characters in key concepts). */
+const LIST_SEPARATOR = '\u001f';
 const line = (v: KuzuValue | undefined): number | null => (v === null || v === undefined || Number(v) === ABSENT_LINE ? null : Number(v));
 
 function codeFromRow(r: Row): CodeLocation {
@@ -175,9 +178,10 @@ export class KuzuGraphStore implements GraphStore {
     const steps = byType('PATH_STEP');
     if (steps.length > 0) {
       await this.run(
-        'UNWIND $rows AS row MATCH (g:GoldenPath {id: row.from}), (c:CodeLocation {id: row.to}) MERGE (g)-[s:PATH_STEP]->(c) SET s.step_order = row.stepOrder, s.description = row.description, s.key_concepts = row.keyConcepts',
+        'UNWIND $rows AS row MATCH (g:GoldenPath {id: row.from}), (c:CodeLocation {id: row.to}) MERGE (g)-[s:PATH_STEP]->(c) SET s.step_order = row.stepOrder, s.description = row.description, s.key_concepts = list_filter(string_split(row.keyConcepts, $sep), k -> k <> \'\')',
         {
-          rows: steps.map((r) => ({ from: r.from, to: r.to, stepOrder: r.stepOrder ?? 1, description: r.description ?? ABSENT_TEXT, keyConcepts: r.keyConcepts ?? [] })),
+          rows: steps.map((r) => ({ from: r.from, to: r.to, stepOrder: r.stepOrder ?? 1, description: r.description ?? ABSENT_TEXT, keyConcepts: (r.keyConcepts ?? []).join(LIST_SEPARATOR) })),
+          sep: LIST_SEPARATOR,
         },
       );
     }

@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { EXIT, main } from '../src/cli/main.js';
+import { EXAMPLE_FILE, tempDir } from './helpers.js';
+
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t), isTTY: false });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('memcore CLI', () => {
+  it('ingests, answers context/search/code-refs/golden-path/stats as text and JSON', async () => {
+    const db = await tempDir();
+    const ingest = await run('ingest', EXAMPLE_FILE, '--db', db);
+    expect(ingest).toMatchObject({ code: EXIT.ok, err: '' });
+    expect(ingest.out).toMatch(/44 added, 0 updated, 0 unchanged; 44 embedded/);
+    expect((await run('ingest', EXAMPLE_FILE, '--db', db)).out).toMatch(/\(nothing changed\)$/);
+
+    const ctx = await run('context', 'rotate refresh tokens on every use', '--db', db, '--json', '--max-entries', '3', '--core', 'auth-jwt');
+    expect(ctx.code).toBe(EXIT.ok);
+    const bundle = JSON.parse(ctx.out) as { entries: { entry: { id: string; coreId: string } }[]; codeRefs: unknown[] };
+    expect(bundle.entries).toHaveLength(3);
+    expect(bundle.entries.map((e) => e.entry.id)).toContain('auth-refresh-rotation');
+    expect(bundle.entries.every((e) => e.entry.coreId === 'auth-jwt')).toBe(true);
+
+    const text = await run('context', 'zero downtime NOT NULL column', '--db', db);
+    expect(text.out).toMatch(/^Task: zero downtime NOT NULL column/);
+    expect(text.out).toMatch(/why: vector #1/);
+    expect(text.out).toMatch(/Golden paths/);
+
+    const search = await run('search', 'problem json errors', '--db', db, '--limit', '2', '--json');
+    expect((JSON.parse(search.out) as unknown[]).length).toBe(2);
+
+    const refs = await run('code-refs', '--file', 'src/auth/jwks.ts', '--db', db);
+    expect(refs.out).toBe('src/auth/jwks.ts:5-40 (jwksHandler)  relevance 0.90  ← [decision] Sign tokens with ES256 and rotate keys through JWKS (auth-es256)');
+
+    const gp = await run('golden-path', 'gp-error-path', '--db', db, '--json');
+    expect((JSON.parse(gp.out) as { steps: { order: number }[] }).steps.map((s) => s.order)).toEqual([1, 2, 3]);
+
+    const stats = JSON.parse((await run('stats', '--db', db, '--json')).out) as { entries: number; goldenPaths: number };
+    expect(stats).toMatchObject({ entries: 44, goldenPaths: 3 });
+  });
+
+  it('exits with stable codes and one line on stderr', async () => {
+    const db = await tempDir();
+    const bad = join(db, 'bad.yaml');
+    await writeFile(bad, 'entries:\n  - { id: x, core_id: c, title: t, content: c, confidence: sure }\n');
+    const invalid = await run('ingest', bad, '--db', join(db, 'store'));
+    expect(invalid.code).toBe(EXIT.invalid);
+    expect(invalid.err).toBe(`memcore: ${bad}: entries[0] (id "x"): field "confidence": must be one of "low", "medium", "high"`);
+
+    expect((await run('golden-path', 'nope', '--db', db)).code).toBe(EXIT.notFound);
+    expect((await run('frobnicate')).code).toBe(EXIT.usage);
+    expect((await run('context', '--db', db)).code).toBe(EXIT.usage);
+    expect((await run('context', 'x', '--bogus')).code).toBe(EXIT.usage);
+    expect((await run('search', 'x', '--limit', 'ten', '--db', db)).err).toBe('memcore: --limit must be a whole number, got "ten"');
+    expect((await run('code-refs', '--db', db)).code).toBe(EXIT.usage);
+    const json = await run('context', 'x', '--depth', '99', '--db', db, '--json');
+    expect(json.code).toBe(EXIT.invalid);
+    expect(JSON.parse(json.out)).toEqual({ error: { code: 'INVALID_INPUT', message: 'depth must be an integer from 0 to 10, got 99' } });
+    const help = await run('--help');
+    expect(help.code).toBe(EXIT.ok);
+    expect(help.out).toMatch(/Usage: memcore <command>/);
+    expect((await run('context', '--help')).code).toBe(EXIT.ok);
+  });
+
+  it('runs as a real process and exits cleanly after writes', async () => {
+    const db = await tempDir();
+    const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+    const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
+    const file = join(db, 'm.json');
+    await writeFile(file, JSON.stringify({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'beta' }] }));
+    const { stdout } = await promisify(execFile)(process.execPath, [tsx, cli, 'ingest', file, '--db', join(db, 'store'), '--json']);
+    expect(JSON.parse(stdout)).toMatchObject([{ entries: { added: 1 } }]);
+  });
+});

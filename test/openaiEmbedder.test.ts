@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openAIEmbedder, openMemory } from '../src/index.js';
+import { embeddingsReply, startFakeOpenAI, vectorFor, type FakeOpenAI } from './openaiServer.js';
+import { tempDir } from './helpers.js';
+
+let server: FakeOpenAI;
+beforeEach(async () => {
+  server = await startFakeOpenAI(8);
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const norm = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+
+describe('OpenAI-compatible embedder (real openai client, real HTTP on 127.0.0.1)', () => {
+  it('batches, keeps order even when the server reorders, normalises and sends the key', async () => {
+    server.respond = (body, _n, res) => embeddingsReply(res, body.input as string[], 8, { shuffle: true });
+    const e = openAIEmbedder({ baseURL: server.baseURL, apiKey: 'sk-test', model: 'nomic-embed-text', dimensions: 8, batchSize: 2 });
+    const texts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+    const vectors = await e.embed(texts);
+    expect(server.requests.map((r) => (r.body.input as string[]).length)).toEqual([2, 2, 1]);
+    expect(server.requests[0]).toMatchObject({ path: '/v1/embeddings', auth: 'Bearer sk-test', body: { model: 'nomic-embed-text' } });
+    expect(server.requests[0]!.body.dimensions).toBeUndefined();
+    vectors.forEach((v, i) => {
+      const want = norm(vectorFor(texts[i]!, 8));
+      v.forEach((x, j) => expect(x).toBeCloseTo(want[j]!, 5));
+    });
+  });
+
+  it('asks the server for dimensions when told to', async () => {
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'text-embedding-3-small', dimensions: 8, sendDimensions: true });
+    await e.embed(['x']);
+    expect(server.requests[0]!.body.dimensions).toBe(8);
+  });
+
+  it('truncates a longer vector only for truncatable models, and rejects wrong lengths otherwise', async () => {
+    server.respond = (body, _n, res) => embeddingsReply(res, body.input as string[], 12);
+    const trunc = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, truncatable: true });
+    const [v] = await trunc.embed(['abc']);
+    expect(v!.length).toBe(8);
+    expect(Math.hypot(...v!)).toBeCloseTo(1, 5);
+    const strict = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8 });
+    await expect(strict.embed(['abc'])).rejects.toThrow(/returned a 12-dimension vector, expected 8/);
+  });
+
+  it('rejects non-finite values and missing vectors', async () => {
+    server.respond = (_b, _n, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ index: 0, embedding: [1, 0, 0, 0, 0, 0, 0, null] }], model: 'm' }));
+    };
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8 });
+    await expect(e.embed(['a'])).rejects.toThrow(/non-finite value at position 7/);
+    await expect(e.embed(['a', 'b'])).rejects.toThrow(/returned 1 vectors for 2 texts/);
+  });
+
+  it('retries a 429 and then succeeds', async () => {
+    server.respond = (body, n, res) => {
+      if (n === 1) {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '10' });
+        res.end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit' } }));
+      } else embeddingsReply(res, body.input as string[], 8);
+    };
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, maxRetries: 2 });
+    expect(await e.embed(['a'])).toHaveLength(1);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('gives a clear error when 5xx retries run out', async () => {
+    server.respond = (_b, _n, res) => {
+      res.writeHead(500, { 'content-type': 'application/json', 'retry-after-ms': '1' });
+      res.end(JSON.stringify({ error: { message: 'boom' } }));
+    };
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, maxRetries: 1 });
+    await expect(e.embed(['a'])).rejects.toThrow(/embedding request to .* failed: 500/);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('times out and aborts', async () => {
+    server.respond = () => undefined; // never answers
+    const slow = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, timeoutMs: 100, maxRetries: 0 });
+    await expect(slow.embed(['a'])).rejects.toThrow(/failed: .*timed out/i);
+    const ac = new AbortController();
+    const pending = slow.embed(['a'], ac.signal);
+    setTimeout(() => ac.abort(), 20);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('refuses bad options at construction', () => {
+    expect(() => openAIEmbedder({ model: '', dimensions: 8 })).toThrow(/embedder.model is required/);
+    expect(() => openAIEmbedder({ model: 'm', dimensions: 0 })).toThrow(/dimensions must be a positive integer/);
+  });
+
+  it('drives a whole engine: ingest and search through the server', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: { provider: 'openai', baseURL: server.baseURL, model: 'm', dimensions: 8 } });
+    try {
+      await m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'aaaa', content: 'bbbb' }, { id: 'b', title: 'cc', content: 'dd' }] });
+      const hits = await m.semanticSearch('aaaa\nbbbb', { limit: 1 });
+      expect(hits[0]!.entry.id).toBe('a');
+      expect(hits[0]!.similarity).toBeCloseTo(1, 4);
+      expect((await m.stats()).embedder).toEqual({ id: 'openai:m', dimensions: 8 });
+    } finally {
+      await m.close();
+    }
+  });
+});
