@@ -26,7 +26,7 @@ describe('memcore CLI', () => {
     expect(ctx.code).toBe(EXIT.ok);
     const bundle = JSON.parse(ctx.out) as { entries: { entry: { id: string; coreId: string } }[]; codeRefs: unknown[] };
     expect(bundle.entries).toHaveLength(3);
-    expect(bundle.entries.map((e) => e.entry.id)).toContain('auth-refresh-rotation');
+    expect(bundle.entries[0]!.entry.id).toBe('auth-refresh-rotation');
     expect(bundle.entries.every((e) => e.entry.coreId === 'auth-jwt')).toBe(true);
 
     const text = await run('context', 'zero downtime NOT NULL column', '--db', db);

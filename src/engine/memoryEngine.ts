@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { localEmbedder } from '../embed/localEmbedder.js';
 import { openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
@@ -5,11 +6,17 @@ import { indexDocument, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { validateMemoryDocument } from '../model/memoryFile.js';
-import type { CodeLocation, ContextBundle, GoldenPath, MemoryEntry, Reason, StoreStats } from '../model/types.js';
-import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
+import { ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
+import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { resolveFilter, resolveThreshold, buildTaskContext, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
-import { vectorCandidates } from '../retrieve/vectorCandidates.js';
+import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
+import { keywordCandidates } from '../retrieve/keywordCandidates.js';
+import { hybridCandidates } from '../retrieve/hybridCandidates.js';
+import type { FusionOptions } from '../retrieve/fuse.js';
+import { cosineSimilarity } from '../embed/embedder.js';
+import { withQueryCache } from '../embed/queryEmbeddingCache.js';
+import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
@@ -19,21 +26,66 @@ export interface OpenMemoryOptions {
   path?: string;
   /** Default: the offline local model. */
   embedder?: EmbedderConfig;
+  /** Context bundle cache (TTL LRU). `{ ttlMs: 0 }` turns it off. Default 500 bundles, 5 minutes. */
+  cache?: ContextCacheOptions;
 }
 
 export interface SemanticSearchOptions extends SearchFilterOptions {
   /** Hits at most. Default 10. */
   limit?: number;
-  /** Minimum cosine similarity. Default 0 (no threshold). */
+  /** Minimum cosine similarity. Default: none. */
   threshold?: number;
   signal?: AbortSignal;
 }
 
+export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
+  /** Stage-1 candidates taken on `vector_small` before the exact rerank. Default 100. */
+  candidates?: number;
+}
+
+export interface KeywordSearchOptions extends SearchFilterOptions {
+  /** Hits at most. Default 10. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export interface HybridSearchOptions extends MatryoshkaSearchOptions {
+  /** 'rrf' (default, k = 60) or 'weighted' (similarity and relative BM25), with per-list weights [vector, keyword]. */
+  fusion?: FusionOptions['method'];
+  weights?: [number, number];
+  /** RRF constant. Default 60. */
+  k?: number;
+}
+
+export interface TraverseOptions {
+  /** Hops at most. Default 2. */
+  depth?: number;
+  /** Default all entry edges: RELATED, DEPENDS_ON, SUPERSEDES. */
+  relationTypes?: EntryEdgeType[];
+  /** Follow edges along their direction, against it, or both (default). */
+  direction?: Direction;
+}
+
 export interface SearchHit {
   entry: MemoryEntry;
-  /** Cosine similarity to the query. */
+  /** Cosine similarity to the query (0 for a keyword-only search). */
   similarity: number;
   why: Reason[];
+}
+
+export interface TraverseHit {
+  entry: MemoryEntry;
+  hops: number;
+  /** Edges from the start entry to this one. */
+  path: PathHop[];
+}
+
+export interface RelatedToCodeHit {
+  entry: MemoryEntry;
+  /** Cosine similarity of the entry to the query. */
+  similarity: number;
+  /** References of the entry into the file, most relevant first. */
+  references: { code: CodeLocation; relevance: number }[];
 }
 
 export interface CodeReferenceHit {
@@ -42,6 +94,14 @@ export interface CodeReferenceHit {
   code: CodeLocation;
 }
 
+function checkLimit(v: unknown, name = 'limit'): number {
+  if (v === undefined) return 10;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000) throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+const stripVector = ({ entry, similarity, why }: SearchHit & { vector?: Float32Array }): SearchHit => ({ entry, similarity, why });
+
 function resolveEmbedder(config: EmbedderConfig | undefined): Embedder {
   if (!config || ('provider' in config && config.provider === 'local')) return localEmbedder();
   if ('provider' in config && config.provider === 'openai') return openAIEmbedder(config);
@@ -49,22 +109,68 @@ function resolveEmbedder(config: EmbedderConfig | undefined): Embedder {
   throw invalidInput('embedder must be { provider: "local" }, { provider: "openai", … } or an Embedder object');
 }
 
+/**
+ * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
+ * the same folder share it (and see each other's writes at once); it closes with the last engine.
+ */
+const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
+
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
   const embedder = resolveEmbedder(options.embedder);
-  const stores = await Stores.open(options.path ?? '.memcore', embedder);
-  return new MemoryEngine(stores, embedder);
+  const dir = resolve(options.path ?? '.memcore');
+  let shared = openStores.get(dir);
+  if (!shared) {
+    shared = { stores: Stores.open(dir, embedder), engines: 0 };
+    openStores.set(dir, shared);
+    shared.stores.catch(() => openStores.delete(dir));
+  }
+  shared.engines++;
+  let stores: Stores;
+  try {
+    stores = await shared.stores;
+    if (stores.meta.embedder.id !== embedder.id) {
+      throw new MemcoreError(`${dir} is open with embedder ${stores.meta.embedder.id}; it cannot be opened with ${embedder.id}`, 'MODEL_MISMATCH');
+    }
+  } catch (e) {
+    await releaseStores(dir);
+    throw e;
+  }
+  return new MemoryEngine(stores, embedder, options.cache);
+}
+
+async function releaseStores(dir: string): Promise<void> {
+  const shared = openStores.get(dir);
+  if (!shared || --shared.engines > 0) return;
+  openStores.delete(dir);
+  const stores = await shared.stores.catch(() => undefined);
+  await stores?.close();
 }
 
 export class MemoryEngine {
   /** Writes run one at a time: each waits for the one before it. */
   private writeQueue: Promise<unknown> = Promise.resolve();
 
+  private readonly queryEmbedder: Embedder;
+  private readonly cache: ContextCache;
+  private closed = false;
+
   /** @internal use openMemory() */
   constructor(
     private readonly stores: Stores,
     readonly embedder: Embedder,
-  ) {}
+    cache?: ContextCacheOptions,
+  ) {
+    this.queryEmbedder = withQueryCache(embedder);
+    this.cache = new ContextCache(cache);
+  }
+
+  private async embedQuery(query: string, signal?: AbortSignal): Promise<Float32Array> {
+    if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
+    throwIfAborted(signal);
+    const [vector] = await this.queryEmbedder.embed([query], signal);
+    return vector!;
+  }
 
   /** The database folder. */
   get path(): string {
@@ -121,21 +227,121 @@ export class MemoryEngine {
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
-  /** Nearest entries to the query by cosine similarity; filters pushed down before the limit. */
+  /** Nearest entries to the query by exact cosine similarity on the full vector; filters pushed down before the limit. */
   async semanticSearch(query: string, options: SemanticSearchOptions = {}): Promise<SearchHit[]> {
-    if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
-    const limit = options.limit ?? 10;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw invalidInput(`limit must be an integer from 1 to 10000, got ${JSON.stringify(limit)}`);
+    const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
-    throwIfAborted(options.signal);
-    const [vector] = await this.embedder.embed([query], options.signal);
-    return vectorCandidates(this.stores.table, vector!, { filter, limit, threshold, signal: options.signal });
+    const vector = await this.embedQuery(query, options.signal);
+    return vectorCandidates(this.stores.table, vector, { filter, limit, threshold, signal: options.signal });
   }
 
-  /** Everything an agent should know before the task: entries with reasons, code, golden paths. */
-  buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
-    return buildTaskContext(this.stores, this.embedder, task, options);
+  /**
+   * Two-stage search: `candidates` nearest on the small vector (prefix or fitted projection), then
+   * an exact cosine rerank on the full vectors. The query is embedded once.
+   */
+  async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
+    const limit = checkLimit(options.limit);
+    const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
+    if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
+    const filter = resolveFilter(options);
+    const threshold = resolveThreshold(options.threshold, -1);
+    const vector = await this.embedQuery(query, options.signal);
+    const { hits, stage1 } = await twoStageCandidates(this.stores.table, vector, this.stores.smallVector(vector), { filter, candidates, limit, threshold, signal: options.signal });
+    return { hits: hits.map(stripVector), stage1Candidates: stage1, smallDimensions: this.stores.meta.smallDimensions };
+  }
+
+  /** BM25 full-text search over title + content (LanceDB's native index). */
+  async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<SearchHit[]> {
+    if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
+    const limit = checkLimit(options.limit);
+    return keywordCandidates(this.stores.table, query, { filter: resolveFilter(options), limit, signal: options.signal });
+  }
+
+  /** Two-stage vector search and keyword search fused (RRF by default). */
+  async hybridSearch(query: string, options: HybridSearchOptions = {}): Promise<SearchHit[]> {
+    const limit = checkLimit(options.limit);
+    const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
+    const filter = resolveFilter(options);
+    const threshold = resolveThreshold(options.threshold, -1);
+    if (options.fusion !== undefined && options.fusion !== 'rrf' && options.fusion !== 'weighted') throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(options.fusion)}`);
+    if (options.weights !== undefined && !(Array.isArray(options.weights) && options.weights.length === 2 && options.weights.every((w) => typeof w === 'number' && w >= 0))) {
+      throw invalidInput('weights must be [vectorWeight, keywordWeight], both ≥ 0');
+    }
+    const vector = await this.embedQuery(query, options.signal);
+    const { fused } = await hybridCandidates(this.stores, query, vector, {
+      filter, candidates, threshold, signal: options.signal,
+      fusion: { method: options.fusion ?? 'rrf', ...(options.weights ? { weights: options.weights } : {}), ...(options.k !== undefined ? { k: options.k } : {}) },
+    });
+    return fused.slice(0, limit).map(stripVector);
+  }
+
+  /** Entries reachable from one entry: distinct, with hop count and the edge path (shortest). */
+  async traverse(startId: string, options: TraverseOptions = {}): Promise<TraverseHit[]> {
+    if (typeof startId !== 'string' || startId === '') throw invalidInput('traverse needs a start entry id');
+    const depth = options.depth ?? 2;
+    if (!Number.isInteger(depth) || depth < 1 || depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
+    const edgeTypes = options.relationTypes ?? [...ENTRY_EDGE_TYPES];
+    for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`relationTypes: unknown type ${JSON.stringify(t)}`);
+    if ((await this.stores.graph.existingIds('entry', [startId])).size === 0) throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
+    const reaches = await this.stores.graph.expand([startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
+    const entries = new Map((await this.stores.table.read({ ids: reaches.map((r) => r.targetId) })).map((s) => [s.entry.id, s.entry]));
+    return reaches
+      .flatMap((r) => {
+        const entry = entries.get(r.targetId);
+        return entry ? [{ entry, hops: r.hops, path: r.path }] : [];
+      })
+      .sort((a, b) => a.hops - b.hops || a.entry.id.localeCompare(b.entry.id));
+  }
+
+  /** Pattern 1: hybrid seeds expanded through the graph and scored; no code attached. */
+  async findWithContext(query: string, options: Omit<TaskContextOptions, 'includeCode'> = {}): Promise<ScoredEntry[]> {
+    return (await this.buildTaskContext(query, { ...options, includeCode: false })).entries;
+  }
+
+  /** Pattern 2: entries that reference a file (path substring), ranked by similarity to the query. */
+  async findRelatedToCode(filePath: string, query: string, options: { limit?: number; signal?: AbortSignal } = {}): Promise<RelatedToCodeHit[]> {
+    if (typeof filePath !== 'string' || filePath === '') throw invalidInput('filePath must be a non-empty string');
+    const limit = checkLimit(options.limit);
+    const vector = await this.embedQuery(query, options.signal);
+    const refs = await this.stores.graph.findByCodeReference({ filePath });
+    throwIfAborted(options.signal);
+    const stored = await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date() }, { withVectors: true });
+    return stored
+      .map(({ entry, vector: v }) => ({
+        entry,
+        similarity: v ? cosineSimilarity(vector, v) : 0,
+        references: refs.filter((r) => r.entryId === entry.id).map((r) => ({ code: r.code, relevance: r.relevance })),
+      }))
+      .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
+      .slice(0, limit);
+  }
+
+  /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
+  async buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
+    if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
+    const key = ContextCache.key(task, options, await this.stores.currentGeneration());
+    return this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }), options.signal);
+  }
+
+  /** Golden paths whose name, concept, description or step key concepts mention any of the concepts. */
+  async findGoldenPaths(concepts: string[]): Promise<(GoldenPath & { matched: number })[]> {
+    if (!Array.isArray(concepts) || concepts.length === 0 || concepts.some((c) => typeof c !== 'string' || c.trim() === '')) {
+      throw invalidInput('findGoldenPaths needs a list of non-empty concepts');
+    }
+    return this.stores.graph.findGoldenPaths(concepts);
+  }
+
+  /**
+   * Builds or rebuilds the indexes (full text, scalar indexes on filter columns, ANN on
+   * vector_small from `annMinRows` entries) and refits the small-vector projection.
+   */
+  index(options: { annMinRows?: number } = {}): Promise<{ fullText: boolean; scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
+    return this.serialized(async () => {
+      await this.stores.refitProjection({ force: true });
+      const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
+      return { ...built, projection: this.stores.projection.kind };
+    });
   }
 
   /** A golden path with its steps in order, or null. */
@@ -177,8 +383,12 @@ export class MemoryEngine {
     };
   }
 
+  /** Waits for pending writes; the stores close with the last engine open on the folder. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.writeQueue;
-    await this.stores.close();
+    this.cache.clear();
+    await releaseStores(this.stores.dir);
   }
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Embedder } from '../embed/embedder.js';
-import { smallVector } from '../embed/matryoshka.js';
 import { MemoryFileError, throwIfAborted } from '../model/errors.js';
 import type { EntryInput, ExternalReference, MemoryDocument } from '../model/memoryFile.js';
 import type { MemoryEntry } from '../model/types.js';
@@ -101,7 +100,7 @@ export async function indexDocument(
   report.embedded = vectors.length;
   toEmbed.forEach((t, i) => {
     const vector = vectors[i]!;
-    toWrite.push({ entry: t.entry, vector, vectorSmall: smallVector(vector, stores.meta.smallDimensions) });
+    toWrite.push({ entry: t.entry, vector, vectorSmall: stores.smallVector(vector) });
   });
 
   const graph = {
@@ -118,5 +117,6 @@ export async function indexDocument(
 
   throwIfAborted(signal);
   await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), graph, sources: { [source]: fingerprint } });
+  await stores.refitProjection();
   return report;
 }

@@ -86,6 +86,8 @@ export interface PathHop {
 /** Why an item is in a result: the search that found it, or the edge path that reached it. */
 export type Reason =
   | { kind: 'vector'; rank: number; similarity: number }
+  /** `score`: BM25 relative to the best keyword hit of the query (0–1); `bm25`: the raw score. */
+  | { kind: 'keyword'; rank: number; score: number; bm25: number }
   | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
 
 export interface ScoredEntry {

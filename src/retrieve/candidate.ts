@@ -6,9 +6,13 @@ export interface Candidate {
   /** Cosine similarity to the query (1 − distance); 0 until known. */
   similarity: number;
   why: Reason[];
+  /** Full vector, when a stage read it (exact rerank, MMR). */
+  vector?: Float32Array;
+  /** Rank-fusion score, set by fuseCandidates. */
+  fused?: number;
 }
 
-/** Merges candidates that share an id, keeping every reason and the best similarity. */
+/** Merges candidates that share an id, keeping every reason, the best similarity and any vector. */
 export function dedupeCandidates(lists: Candidate[][]): Candidate[] {
   const byId = new Map<string, Candidate>();
   for (const list of lists) {
@@ -18,6 +22,8 @@ export function dedupeCandidates(lists: Candidate[][]): Candidate[] {
       else {
         seen.similarity = Math.max(seen.similarity, c.similarity);
         seen.why.push(...c.why);
+        seen.vector ??= c.vector;
+        if (c.fused !== undefined) seen.fused = Math.max(seen.fused ?? 0, c.fused);
       }
     }
   }

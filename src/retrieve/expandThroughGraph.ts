@@ -35,5 +35,6 @@ export async function expandThroughGraph(
     entry,
     similarity: vector ? cosineSimilarity(queryVector, vector) : 0,
     why: reasons.get(entry.id) ?? [],
+    ...(vector ? { vector } : {}),
   }));
 }

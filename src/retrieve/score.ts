@@ -2,13 +2,16 @@
  * The one place that turns the evidence about an entry into a number. Stages collect evidence
  * (similarity, ranks, graph paths); only this module weighs it.
  */
+import { cosineSimilarity } from '../embed/embedder.js';
 import { CONFIDENCE_LEVELS, type EntryEdgeType, type Reason, type ScoredEntry } from '../model/types.js';
 import type { Candidate } from './candidate.js';
 
 export interface ScoringWeights {
-  /** Weight of cosine similarity to the task. Default 0.6. */
+  /** Weight of cosine similarity to the task. Default 0.5. */
   similarity: number;
-  /** Weight of graph proximity to the seeds (1 for a seed itself). Default 0.25. */
+  /** Weight of the keyword (BM25) score relative to the best keyword hit. Default 0.15. */
+  keyword: number;
+  /** Weight of graph proximity to the seeds (a direct hit counts as its own similarity). Default 0.2. */
   graph: number;
   /** Weight of confidence (low 0, medium 0.5, high 1). Default 0.05. */
   confidence: number;
@@ -18,15 +21,16 @@ export interface ScoringWeights {
   recency: number;
   /** Proximity kept per hop away from a seed. Default 0.6. */
   hopDecay: number;
-  /** Proximity kept when crossing an edge of each type. */
+  /** Proximity kept when crossing an edge of each type (times a RELATED edge's own weight is not applied). */
   edgeWeights: Record<EntryEdgeType, number>;
   /** Default 180. */
   recencyHalfLifeDays: number;
 }
 
 export const DEFAULT_WEIGHTS: ScoringWeights = {
-  similarity: 0.6,
-  graph: 0.25,
+  similarity: 0.5,
+  keyword: 0.15,
+  graph: 0.2,
   confidence: 0.05,
   importance: 0.07,
   recency: 0.03,
@@ -35,17 +39,23 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   recencyHalfLifeDays: 180,
 };
 
+export function resolveWeights(w: Partial<ScoringWeights> | undefined): ScoringWeights {
+  return { ...DEFAULT_WEIGHTS, ...w, edgeWeights: { ...DEFAULT_WEIGHTS.edgeWeights, ...w?.edgeWeights } };
+}
+
 /** Rough token count for budgeting: about four characters a token in English prose and code. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-/** How close a candidate is to the seeds: its own similarity for a seed, a decayed share of the seed's otherwise. */
-function graphProximity(why: Reason[], seedSimilarity: Map<string, number>, w: ScoringWeights): number {
+const isDirectHit = (r: Reason) => r.kind === 'vector' || r.kind === 'keyword';
+
+/** How close a candidate is to the seeds: its own similarity for a direct hit, a decayed share of the seed's otherwise. */
+function graphProximity(c: Candidate, seedSimilarity: Map<string, number>, w: ScoringWeights): number {
   let best = 0;
-  for (const r of why) {
-    if (r.kind === 'vector') best = Math.max(best, r.similarity);
-    else {
+  for (const r of c.why) {
+    if (isDirectHit(r)) best = Math.max(best, c.similarity);
+    else if (r.kind === 'graph') {
       const edges = r.path.reduce((acc, hop) => acc * w.edgeWeights[hop.type], 1);
       best = Math.max(best, (seedSimilarity.get(r.seedId) ?? 0) * Math.pow(w.hopDecay, r.hops) * edges);
     }
@@ -53,25 +63,50 @@ function graphProximity(why: Reason[], seedSimilarity: Map<string, number>, w: S
   return best;
 }
 
-export function scoreCandidates(
-  candidates: Candidate[],
-  opts: { weights?: Partial<ScoringWeights>; now?: Date } = {},
-): ScoredEntry[] {
-  const w: ScoringWeights = { ...DEFAULT_WEIGHTS, ...opts.weights, edgeWeights: { ...DEFAULT_WEIGHTS.edgeWeights, ...opts.weights?.edgeWeights } };
+export function scoreCandidates(candidates: Candidate[], opts: { weights?: Partial<ScoringWeights>; now?: Date } = {}): ScoredEntry[] {
+  const w = resolveWeights(opts.weights);
   const now = (opts.now ?? new Date()).getTime();
-  const seedSimilarity = new Map(candidates.filter((c) => c.why.some((r) => r.kind === 'vector')).map((c) => [c.entry.id, c.similarity]));
+  const seedSimilarity = new Map(candidates.filter((c) => c.why.some(isDirectHit)).map((c) => [c.entry.id, c.similarity]));
   const halfLifeMs = w.recencyHalfLifeDays * 86_400_000;
   return candidates
     .map((c) => {
       const e = c.entry;
       const age = Math.max(0, now - e.updatedAt.getTime());
+      const keyword = Math.max(0, ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
       const score =
         w.similarity * c.similarity +
-        w.graph * graphProximity(c.why, seedSimilarity, w) +
+        w.keyword * keyword +
+        w.graph * graphProximity(c, seedSimilarity, w) +
         w.confidence * (CONFIDENCE_LEVELS.indexOf(e.confidence) / (CONFIDENCE_LEVELS.length - 1)) +
         w.importance * (e.importance / 10) +
         w.recency * Math.pow(0.5, age / halfLifeMs);
       return { entry: e, score, similarity: c.similarity, why: c.why, tokens: estimateTokens(`${e.title}\n${e.content}`) };
     })
     .sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
+}
+
+/**
+ * Maximal marginal relevance: reorders scored entries so each next one trades its score against
+ * its similarity to those already chosen. `lambda` 0 keeps the order; 1 is all diversity.
+ * Entries without a vector are treated as unlike the others.
+ */
+export function diversify(scored: ScoredEntry[], vectors: Map<string, Float32Array>, lambda: number): ScoredEntry[] {
+  if (lambda <= 0 || scored.length < 3) return scored;
+  const rest = [...scored];
+  const chosen: ScoredEntry[] = [rest.shift()!];
+  while (rest.length > 0) {
+    let bestIndex = 0;
+    let bestValue = -Infinity;
+    rest.forEach((s, i) => {
+      const v = vectors.get(s.entry.id);
+      const redundancy = v ? Math.max(...chosen.map((c) => { const u = vectors.get(c.entry.id); return u ? cosineSimilarity(u, v) : 0; })) : 0;
+      const value = (1 - lambda) * s.score - lambda * redundancy;
+      if (value > bestValue) {
+        bestValue = value;
+        bestIndex = i;
+      }
+    });
+    chosen.push(rest.splice(bestIndex, 1)[0]!);
+  }
+  return chosen;
 }

@@ -1,7 +1,7 @@
 /**
  * buildTaskContext: the only place that knows the order of the retrieval stages.
- * embed → vector candidates → seeds → graph expansion → dedupe → drop superseded → score →
- * budget → code references and golden paths.
+ * embed → two-stage vector + keyword candidates, fused → seeds → graph expansion → dedupe →
+ * drop superseded → score (+ MMR) → budget → code references and golden paths.
  */
 import type { Embedder } from '../embed/embedder.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
@@ -15,8 +15,9 @@ import { attachCode } from './attachCode.js';
 import { dedupeCandidates } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { scoreCandidates, type ScoringWeights } from './score.js';
-import { vectorCandidates } from './vectorCandidates.js';
+import { diversify, scoreCandidates, type ScoringWeights } from './score.js';
+import type { FusionOptions } from './fuse.js';
+import { hybridCandidates } from './hybridCandidates.js';
 
 /** Filters shared by every search. */
 export interface SearchFilterOptions {
@@ -39,9 +40,13 @@ export interface TaskContextOptions extends SearchFilterOptions {
   projectCore?: string;
   /** Minimum cosine similarity (1 − cosine distance) for a vector hit. Default 0.2. */
   threshold?: number;
-  /** Vector hits considered before scoring. Default 50. */
+  /** Stage-1 over-retrieval: vector_small candidates and keyword hits. Default 100. */
   candidates?: number;
-  /** Best vector hits that seed the graph expansion. Default 6. */
+  /** Use BM25 keyword search beside vectors. Default true. */
+  keyword?: boolean;
+  /** How vector and keyword lists are fused. Default RRF (k 60). */
+  fusion?: FusionOptions;
+  /** Best fused hits that seed the graph expansion. Default 6. */
   seeds?: number;
   /** Hops from a seed. Default 2 (0 turns expansion off). */
   depth?: number;
@@ -55,6 +60,8 @@ export interface TaskContextOptions extends SearchFilterOptions {
   includeCode?: boolean;
   /** Override scoring weights (see ScoringWeights). */
   weights?: Partial<ScoringWeights>;
+  /** MMR diversity, 0 (off, default) to 1. */
+  diversity?: number;
   signal?: AbortSignal;
 }
 
@@ -111,6 +118,29 @@ function packBudget(scored: ScoredEntry[], maxEntries: number, maxTokens: number
   return kept;
 }
 
+/** Every option resolved and checked, so a bad value fails before any I/O. */
+export function resolveTaskContextOptions(o: TaskContextOptions) {
+  if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === '')) throw invalidInput('projectCore must be a non-empty string');
+  const relationTypes = o.relationTypes ?? ['RELATED', 'DEPENDS_ON'];
+  relationTypes.forEach((t) => oneOf('relationTypes', t, ENTRY_EDGE_TYPES));
+  if (o.fusion?.method !== undefined) oneOf('fusion.method', o.fusion.method, ['rrf', 'weighted'] as const);
+  if (o.diversity !== undefined && (typeof o.diversity !== 'number' || !(o.diversity >= 0 && o.diversity <= 1))) throw invalidInput(`diversity must be a number from 0 to 1, got ${JSON.stringify(o.diversity)}`);
+  return {
+    filter: resolveFilter(o, o.projectCore),
+    threshold: resolveThreshold(o.threshold, 0.2),
+    candidates: positiveInt('candidates', o.candidates, 100),
+    seeds: positiveInt('seeds', o.seeds, 6),
+    depth: positiveInt('depth', o.depth, 2, 0, 10),
+    maxEntries: positiveInt('maxEntries', o.maxEntries, 12),
+    maxTokens: o.maxTokens === undefined ? undefined : positiveInt('maxTokens', o.maxTokens, 0, 1, 10_000_000),
+    relationTypes,
+    keyword: o.keyword !== false,
+    fusion: o.fusion,
+    diversity: o.diversity ?? 0,
+    includeCode: o.includeCode !== false,
+  };
+}
+
 export async function buildTaskContext(
   stores: Stores,
   embedder: Embedder,
@@ -118,18 +148,8 @@ export async function buildTaskContext(
   options: TaskContextOptions = {},
 ): Promise<ContextBundle> {
   if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
-  const o = options;
-  if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === '')) throw invalidInput('projectCore must be a non-empty string');
-  const filter = resolveFilter(o, o.projectCore);
-  const threshold = resolveThreshold(o.threshold, 0.2);
-  const candidates = positiveInt('candidates', o.candidates, 50);
-  const seedCount = positiveInt('seeds', o.seeds, 6);
-  const depth = positiveInt('depth', o.depth, 2, 0, 10);
-  const maxEntries = positiveInt('maxEntries', o.maxEntries, 12);
-  const maxTokens = o.maxTokens === undefined ? undefined : positiveInt('maxTokens', o.maxTokens, 0, 1, 10_000_000);
-  const relationTypes = o.relationTypes ?? ['RELATED', 'DEPENDS_ON'];
-  relationTypes.forEach((t) => oneOf('relationTypes', t, ENTRY_EDGE_TYPES));
-  const signal = o.signal;
+  const o = resolveTaskContextOptions(options);
+  const signal = options.signal;
 
   const timings: Record<string, number> = {};
   let mark = performance.now();
@@ -143,19 +163,27 @@ export async function buildTaskContext(
   throwIfAborted(signal);
   const [queryVector] = await embedder.embed([task], signal);
   lap('embed');
-  const hits = await vectorCandidates(stores.table, queryVector!, { filter, limit: candidates, threshold, signal });
-  lap('vector');
-  const seeds = hits.slice(0, seedCount);
-  const reached = depth > 0 ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, { depth, edgeTypes: relationTypes, filter, signal }) : [];
+  const { fused, stage1 } = await hybridCandidates(stores, task, queryVector!, {
+    filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, fusion: o.fusion, signal,
+  });
+  lap('candidates');
+  const seeds = fused.slice(0, o.seeds);
+  const reached = o.depth > 0 ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, { depth: o.depth, edgeTypes: o.relationTypes, filter: o.filter, signal }) : [];
   lap('expand');
-  const { kept, dropped } = await dropSuperseded(stores.graph, stores.table, dedupeCandidates([hits, reached]), { asOf: o.asOf, signal });
+  const pool = dedupeCandidates([fused, reached]);
+  const { kept, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
-  const scored = packBudget(scoreCandidates(kept, { weights: o.weights, now: o.asOf }), maxEntries, maxTokens);
+  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf });
+  if (o.diversity > 0) {
+    const vectors = new Map(kept.flatMap((c) => (c.vector ? [[c.entry.id, c.vector] as const] : [])));
+    scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);
+  }
+  scored = packBudget(scored, o.maxEntries, o.maxTokens);
   lap('score');
-  const code = o.includeCode === false ? { codeRefs: [], goldenPaths: [] } : await attachCode(stores.graph, scored.map((s) => s.entry.id), signal);
+  const code = o.includeCode ? await attachCode(stores.graph, scored.map((s) => s.entry.id), signal) : { codeRefs: [], goldenPaths: [] };
   lap('code');
-  if (hits.length === 0) notes.push(`no entry reached similarity ${threshold} to the task`);
+  if (fused.length === 0) notes.push(`nothing matched the task's words or reached similarity ${o.threshold} (searched ${stage1} vector candidates)`);
   return {
     task,
     entries: scored,

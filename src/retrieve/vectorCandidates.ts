@@ -1,21 +1,45 @@
+import { cosineSimilarity } from '../embed/embedder.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { EntriesTable } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { Candidate } from './candidate.js';
 
+const asCandidates = (hits: { entry: Candidate['entry']; similarity: number; vector?: Float32Array }[], threshold: number): Candidate[] =>
+  hits
+    .filter((h) => h.similarity >= threshold)
+    .map((h, i) => ({ entry: h.entry, similarity: h.similarity, why: [{ kind: 'vector', rank: i + 1, similarity: h.similarity }], ...(h.vector ? { vector: h.vector } : {}) }));
+
 /**
- * Nearest entries to the query vector with the filter pushed into LanceDB (so the limit counts
- * only matching rows), dropping those below the similarity threshold.
+ * Exact nearest entries on the full vector, the filter pushed into LanceDB (so the limit counts
+ * only matching rows), those below the similarity threshold dropped.
  */
 export async function vectorCandidates(
   table: EntriesTable,
   queryVector: Float32Array,
-  opts: { filter: EntryFilter; limit: number; threshold: number; signal?: AbortSignal },
+  opts: { filter: EntryFilter; limit: number; threshold: number; withVectors?: boolean; signal?: AbortSignal },
 ): Promise<Candidate[]> {
   throwIfAborted(opts.signal);
-  const hits = await table.nearest(queryVector, { filter: opts.filter, limit: opts.limit });
+  const hits = await table.nearest(queryVector, { filter: opts.filter, limit: opts.limit, withVectors: opts.withVectors });
   throwIfAborted(opts.signal);
-  return hits
-    .filter((h) => h.similarity >= opts.threshold)
-    .map((h, i) => ({ entry: h.entry, similarity: h.similarity, why: [{ kind: 'vector', rank: i + 1, similarity: h.similarity }] }));
+  return asCandidates(hits, opts.threshold);
+}
+
+/**
+ * Two-stage Matryoshka search: `candidates` nearest on the cheap `vector_small` (one read that also
+ * brings their full vectors), then exact cosine on the full vectors, in memory.
+ */
+export async function twoStageCandidates(
+  table: EntriesTable,
+  queryVector: Float32Array,
+  querySmall: Float32Array,
+  opts: { filter: EntryFilter; candidates: number; limit: number; threshold: number; signal?: AbortSignal },
+): Promise<{ hits: Candidate[]; stage1: number }> {
+  throwIfAborted(opts.signal);
+  const stage1 = await table.nearest(querySmall, { column: 'vector_small', filter: opts.filter, limit: opts.candidates, withVectors: true });
+  throwIfAborted(opts.signal);
+  const reranked = stage1
+    .map((h) => ({ entry: h.entry, vector: h.vector!, similarity: cosineSimilarity(queryVector, h.vector!) }))
+    .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
+    .slice(0, opts.limit);
+  return { hits: asCandidates(reranked, opts.threshold), stage1: stage1.length };
 }

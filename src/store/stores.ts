@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
-import { defaultSmallDimensions } from '../embed/matryoshka.js';
+import { defaultSmallDimensions, fitPca, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
 import type { MemoryEntry } from '../model/types.js';
 import type { GraphStore } from './graph/graphStore.js';
@@ -9,6 +9,10 @@ import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, type StoredEntry } from './lance/entriesTable.js';
 import { readMeta, writeMeta, type StoreMeta } from './meta.js';
+
+const PROJECTION_FILE = 'projection.json';
+/** Below this many entries a fitted projection is not worth it; the prefix serves. */
+const AUTO_FIT_MIN_ROWS = 256;
 
 type SerializedEntry = Omit<MemoryEntry, 'createdAt' | 'updatedAt' | 'validFrom' | 'validTo'> & {
   createdAt: string; updatedAt: string; validFrom: string | null; validTo: string | null;
@@ -56,7 +60,36 @@ export class Stores {
     readonly graph: GraphStore,
     private readonly journal: Journal<WriteIntent>,
     public meta: StoreMeta,
+    /** How `vector_small` is derived from `vector` (projection.json). */
+    public projection: Projection,
   ) {}
+
+  /** The small search vector of a full vector, under the current projection. */
+  smallVector(full: Float32Array): Float32Array {
+    return project(full, this.projection);
+  }
+
+  /**
+   * Fits a PCA projection on the stored vectors and re-derives every `vector_small` (for models
+   * not trained for truncation). Without `force`, only when none was fitted yet and the table holds
+   * at least `minRows` entries. Returns whether it refitted.
+   */
+  async refitProjection(opts: { force?: boolean; minRows?: number } = {}): Promise<boolean> {
+    if (this.meta.embedder.truncatable) return false;
+    const rows = await this.table.count();
+    if (!opts.force && (this.projection.kind === 'pca' || rows < (opts.minRows ?? AUTO_FIT_MIN_ROWS))) return false;
+    if (rows < 2) return false;
+    const all = await this.table.read({}, { withVectors: true });
+    const projection = fitPca(all.map((s) => s.vector!), this.meta.smallDimensions);
+    // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.
+    await this.table.upsert(all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) })));
+    const tmp = join(this.dir, `${PROJECTION_FILE}.${process.pid}.tmp`);
+    await writeFile(tmp, JSON.stringify(projection));
+    await rename(tmp, join(this.dir, PROJECTION_FILE));
+    this.projection = projection;
+    await this.bumpGeneration({});
+    return true;
+  }
 
   static async open(path: string, embedder: Embedder): Promise<Stores> {
     const dir = resolve(path);
@@ -83,7 +116,13 @@ export class Stores {
     }
     const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
     const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
-    const stores = new Stores(dir, table, graph, new Journal(join(dir, 'journal')), meta);
+    let projection: Projection = { kind: 'prefix', dimensions: meta.smallDimensions };
+    try {
+      projection = JSON.parse(await readFile(join(dir, PROJECTION_FILE), 'utf8')) as Projection;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new MemcoreError(`${join(dir, PROJECTION_FILE)} is unreadable; run memcore index to refit it`, 'STORE');
+    }
+    const stores = new Stores(dir, table, graph, new Journal(join(dir, 'journal')), meta, projection);
     for (const { name, intent } of await stores.journal.pending()) {
       await stores.applyToStores(intent);
       await stores.journal.done(name);
@@ -103,6 +142,7 @@ export class Stores {
   private async applyToStores(intent: WriteIntent): Promise<void> {
     if (intent.op === 'upsert') {
       await this.table.upsert(intent.entries.map(reviveStored));
+      await this.table.ensureFullTextIndex();
       await this.graph.write(intent.graph);
     } else {
       await this.table.delete(intent.ids);

@@ -9,6 +9,9 @@ export interface EntryNode {
   entryType: string;
 }
 
+/** Which way edges are followed: along their direction, against it, or both. */
+export type Direction = 'outgoing' | 'incoming' | 'both';
+
 /** An entry reached from a seed through the graph, by one shortest path. */
 export interface GraphReach {
   seedId: string;
@@ -54,8 +57,10 @@ export interface GraphStore {
   deleteEntries(ids: readonly string[]): Promise<void>;
   /** Which of `ids` exist, per node kind. */
   existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>>;
-  /** Shortest paths (≤ depth hops, over `edgeTypes`, either direction) from every seed in one query. */
-  expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[] }): Promise<GraphReach[]>;
+  /** Shortest paths (≤ depth hops over `edgeTypes`, in `direction`, default both) from every seed, in one query. */
+  expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphReach[]>;
+  /** Golden paths whose name, concept, description or step key concepts contain any of the concepts (case-insensitive), most concepts matched first. */
+  findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]>;
   /** For each id that a newer entry supersedes: the id of the newer entry. */
   supersededBy(ids: readonly string[]): Promise<Map<string, string>>;
   codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]>;

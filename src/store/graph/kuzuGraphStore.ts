@@ -3,7 +3,7 @@ import kuzu from 'kuzu';
 import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
 import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type PathHop, type Relation } from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
-import type { CodeReferenceQuery, EntryCodeReference, GraphCounts, GraphReach, GraphStore } from './graphStore.js';
+import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphReach, GraphStore } from './graphStore.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
   .split('\n')
@@ -198,12 +198,15 @@ export class KuzuGraphStore implements GraphStore {
     return new Set(rows.map((r) => String(r.id)));
   }
 
-  async expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[] }): Promise<GraphReach[]> {
+  async expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphReach[]> {
     if (seedIds.length === 0 || opts.edgeTypes.length === 0) return [];
     if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
     for (const t of opts.edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
+    const direction = opts.direction ?? 'both';
+    if (!['outgoing', 'incoming', 'both'].includes(direction)) throw invalidInput(`direction must be outgoing, incoming or both, got "${String(direction)}"`);
+    const [left, right] = { outgoing: ['-', '->'], incoming: ['<-', '-'], both: ['-', '-'] }[direction];
     const rows = await this.run(
-      `MATCH (s:MemoryEntry)-[p:${opts.edgeTypes.join('|')}* SHORTEST 1..${opts.depth}]-(t:MemoryEntry)
+      `MATCH (s:MemoryEntry)${left}[p:${opts.edgeTypes.join('|')}* SHORTEST 1..${opts.depth}]${right}(t:MemoryEntry)
        WHERE s.id IN $seeds AND t.id <> s.id
        RETURN s.id AS seed, t.id AS target, length(p) AS hops,
               list_transform(nodes(p), n -> n.id) AS mid_ids, list_transform(nodes(p), n -> id(n)) AS mid_nids,
@@ -222,6 +225,26 @@ export class KuzuGraphStore implements GraphStore {
       );
       return { seedId: String(r.seed), targetId: String(r.target), hops: Number(r.hops), path };
     });
+  }
+
+  async findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]> {
+    const wanted = [...new Set(concepts.map((c) => c.trim().toLowerCase()).filter(Boolean))];
+    if (wanted.length === 0) return [];
+    const rows = await this.run(
+      `UNWIND $concepts AS q
+       MATCH (g:GoldenPath)
+       OPTIONAL MATCH (g)-[s:PATH_STEP]->(:CodeLocation)
+       WITH g, q, s
+       WHERE contains(lower(g.name), q) OR contains(lower(g.concept), q) OR contains(lower(g.description), q)
+          OR (s IS NOT NULL AND size(list_filter(s.key_concepts, k -> contains(lower(k), q))) > 0)
+       RETURN g.id AS id, count(DISTINCT q) AS matched`,
+      { concepts: wanted },
+    );
+    if (rows.length === 0) return [];
+    const matched = new Map(rows.map((r) => [String(r.id), Number(r.matched)]));
+    return (await this.goldenPathsByIds([...matched.keys()]))
+      .map((p) => ({ ...p, matched: matched.get(p.id) ?? 0 }))
+      .sort((a, b) => b.matched - a.matched || a.name.localeCompare(b.name));
   }
 
   async supersededBy(ids: readonly string[]): Promise<Map<string, string>> {
@@ -249,12 +272,13 @@ export class KuzuGraphStore implements GraphStore {
     return [...pathsFromRows(rows).values()];
   }
 
+  private async goldenPathsByIds(ids: string[]): Promise<GoldenPath[]> {
+    const rows = await this.run(`MATCH (g:GoldenPath) WHERE g.id IN $ids OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN ${PATH_RETURN}`, { ids });
+    return [...pathsFromRows(rows).values()].map(({ entryIds: _unused, ...path }) => path);
+  }
+
   async getGoldenPath(id: string): Promise<GoldenPath | null> {
-    const rows = await this.run(`MATCH (g:GoldenPath {id: $id}) OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN ${PATH_RETURN}`, { id });
-    const found = pathsFromRows(rows).get(id);
-    if (!found) return null;
-    const { entryIds: _unused, ...path } = found;
-    return path;
+    return (await this.goldenPathsByIds([id]))[0] ?? null;
   }
 
   async findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]> {

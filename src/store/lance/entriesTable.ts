@@ -67,6 +67,7 @@ type ReadRow = Omit<EntryRow, 'tags' | 'vector' | 'vector_small'> & {
   _distance?: number;
 };
 
+const FTS_COLUMN = 'search_text';
 const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small').map((c) => c.name);
 
 function toRow(s: StoredEntry): EntryRow {
@@ -165,12 +166,13 @@ export class EntriesTable {
   /** Nearest entries by cosine distance on `column`, filter pushed down before the limit. */
   async nearest(
     vector: Float32Array,
-    opts: { column?: 'vector' | 'vector_small'; filter: EntryFilter; limit: number; withVectors?: boolean },
+    opts: { column?: 'vector' | 'vector_small'; filter: EntryFilter; limit: number; withVectors?: boolean; nprobes?: number },
   ): Promise<VectorHit[]> {
     let q = this.table
       .vectorSearch(Array.from(vector))
       .column(opts.column ?? 'vector')
       .distanceType('cosine')
+      .nprobes(opts.nprobes ?? 20)
       .select([...ENTRY_COLUMNS, ...(opts.withVectors ? ['vector'] : []), '_distance'])
       .limit(opts.limit);
     const where = entryFilterSql(opts.filter);
@@ -181,6 +183,63 @@ export class EntriesTable {
       similarity: 1 - (r._distance ?? 1),
       ...(r.vector ? { vector: Float32Array.from(r.vector) } : {}),
     }));
+  }
+
+  /**
+   * Full-text (BM25) search over title + content with the filter applied before the limit.
+   * Needs the FTS index, which the first write creates; rows added since are searched unindexed.
+   */
+  async fullText(query: string, opts: { filter: EntryFilter; limit: number; withVectors?: boolean }): Promise<{ entry: MemoryEntry; score: number; vector?: Float32Array }[]> {
+    if (!(await this.hasIndex(FTS_COLUMN))) return [];
+    let q = this.table
+      .query()
+      .fullTextSearch(query, { columns: [FTS_COLUMN] })
+      .select([...ENTRY_COLUMNS, ...(opts.withVectors ? ['vector'] : []), '_score'])
+      .limit(opts.limit);
+    const where = entryFilterSql(opts.filter);
+    if (where) q = q.where(where);
+    const rows = (await q.toArray()) as (ReadRow & { _score?: number })[];
+    return rows.map((r) => ({
+      entry: fromRow(r),
+      score: r._score ?? 0,
+      ...(r.vector ? { vector: Float32Array.from(r.vector) } : {}),
+    }));
+  }
+
+  private async hasIndex(column: string): Promise<boolean> {
+    return (await this.table.listIndices()).some((i) => i.columns.includes(column));
+  }
+
+  /** Creates the full-text index when it is missing (cheap while the table is small). */
+  async ensureFullTextIndex(): Promise<void> {
+    if (!(await this.hasIndex(FTS_COLUMN)) && (await this.table.countRows()) > 0) {
+      await this.table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts() });
+    }
+  }
+
+  /**
+   * (Re)builds every index: full text, scalar indexes on the filter columns, and an ANN index on
+   * `vector_small` once there are enough rows for one to beat a scan; then folds new rows in.
+   */
+  async buildIndexes(opts: { annMinRows: number }): Promise<{ fullText: boolean; scalar: string[]; ann: boolean; rows: number }> {
+    const rows = await this.table.countRows();
+    if (rows === 0) return { fullText: false, scalar: [], ann: false, rows };
+    await this.table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts(), replace: true });
+    const scalar = ['id', 'core_id', 'entry_type', 'confidence_rank', 'sensitivity', 'valid_to'];
+    for (const column of scalar) {
+      const config = column === 'id' || column === 'valid_to' ? lancedb.Index.btree() : lancedb.Index.bitmap();
+      await this.table.createIndex(column, { config, replace: true });
+    }
+    await this.table.createIndex('tags', { config: lancedb.Index.labelList(), replace: true });
+    const ann = rows >= opts.annMinRows;
+    if (ann) {
+      await this.table.createIndex('vector_small', {
+        config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(Math.sqrt(rows))) }),
+        replace: true,
+      });
+    }
+    await this.table.optimize();
+    return { fullText: true, scalar: [...scalar, 'tags'], ann, rows };
   }
 
   async count(filter: EntryFilter = {}): Promise<number> {

@@ -1,0 +1,37 @@
+import type { Candidate } from './candidate.js';
+import { dedupeCandidates } from './candidate.js';
+
+export type FusionMethod = 'rrf' | 'weighted';
+
+export interface FusionOptions {
+  /** 'rrf' (default): Σ weight / (k + rank); 'weighted': Σ weight × normalised score. */
+  method?: FusionMethod;
+  /** Weight of each list, in the order given. Default 1 each. */
+  weights?: number[];
+  /** RRF constant. Default 60. */
+  k?: number;
+}
+
+/** The score a list gives a candidate for weighted fusion: similarity for vector lists, relative BM25 for keyword lists. */
+function listScore(c: Candidate): number {
+  const r = c.why[0];
+  if (!r) return 0;
+  return r.kind === 'keyword' ? r.score : r.kind === 'vector' ? r.similarity : 0;
+}
+
+/** Fuses ranked lists into one, best first; every reason is kept and `fused` is set. */
+export function fuseCandidates(lists: Candidate[][], opts: FusionOptions = {}): Candidate[] {
+  const k = opts.k ?? 60;
+  const method = opts.method ?? 'rrf';
+  const fused = new Map<string, number>();
+  lists.forEach((list, li) => {
+    const w = opts.weights?.[li] ?? 1;
+    list.forEach((c, rank) => {
+      const add = method === 'rrf' ? w / (k + rank + 1) : w * listScore(c);
+      fused.set(c.entry.id, (fused.get(c.entry.id) ?? 0) + add);
+    });
+  });
+  return dedupeCandidates(lists)
+    .map((c) => ({ ...c, fused: fused.get(c.entry.id) ?? 0 }))
+    .sort((a, b) => b.fused - a.fused || b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id));
+}
