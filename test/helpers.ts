@@ -47,3 +47,36 @@ export function wordHashEmbedder(dimensions = 64): Embedder & { calls: number } 
   };
   return self;
 }
+
+/**
+ * An embedder that gives chosen vectors to texts containing chosen phrases (first match wins) and
+ * a fixed far-away vector otherwise: a fixture where the test decides what is near what.
+ */
+export function phraseEmbedder(vectors: [phrase: string, vector: number[]][], dimensions: number): Embedder {
+  const fallback = Array.from({ length: dimensions }, (_, i) => (i === dimensions - 1 ? 1 : 0));
+  return {
+    id: `test:phrase-${dimensions}`,
+    dimensions,
+    truncatable: true,
+    async embed(texts: string[]) {
+      return texts.map((t) => {
+        const v = vectors.find(([phrase]) => t.includes(phrase))?.[1] ?? fallback;
+        const norm = Math.hypot(...v);
+        return Float32Array.from(v, (x) => x / norm);
+      });
+    },
+  };
+}
+
+/** `n` distinct, plausible memory entries built from a vocabulary (deterministic). */
+export function syntheticEntries(n: number, coreId = 'synthetic'): { id: string; core_id: string; title: string; content: string }[] {
+  const subjects = ['refresh tokens', 'database migrations', 'the payment retry', 'cache eviction', 'feature flags', 'the search index', 'log rotation', 'rate limiting', 'image uploads', 'webhook delivery', 'session cookies', 'the build pipeline', 'queue consumers', 'backup restores', 'dns failover', 'email bounces', 'csv exports'];
+  const verbs = ['must be idempotent', 'broke in production when', 'needs a timeout because', 'is owned by the platform team since', 'was rewritten after', 'should be tested with', 'leaks memory if', 'is rate limited when'];
+  const objects = ['two pods start together', 'the clock drifts', 'the network partitions', 'a customer retries', 'the disk fills up', 'traffic doubles at noon', 'the vendor changes its API', 'a deploy is rolled back', 'certificates expire', 'the schema changes'];
+  return Array.from({ length: n }, (_, i) => {
+    const s = subjects[i % subjects.length]!;
+    const v = verbs[Math.floor(i / subjects.length) % verbs.length]!;
+    const o = objects[Math.floor(i / (subjects.length * verbs.length)) % objects.length]!;
+    return { id: `s${i}`, core_id: coreId, title: `${s} ${v} ${o}`, content: `Note ${i}: ${s} ${v} ${o}. Keep this in mind when touching ${s}.` };
+  });
+}

@@ -49,31 +49,34 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-/** Modified Gram–Schmidt on the rows of q (k × d), in place. */
-function orthonormalizeRows(q: Float64Array[], rand: () => number): void {
-  for (let i = 0; i < q.length; i++) {
-    const qi = q[i]!;
-    for (let j = 0; j < i; j++) {
-      const qj = q[j]!;
-      let dot = 0;
-      for (let x = 0; x < qi.length; x++) dot += qi[x]! * qj[x]!;
-      for (let x = 0; x < qi.length; x++) qi[x]! -= dot * qj[x]!;
-    }
-    let norm = Math.hypot(...qi);
-    if (norm < 1e-10) {
+/** Modified Gram–Schmidt on the k rows (length d) of the flat matrix q, in place. */
+function orthonormalizeRows(q: Float64Array, k: number, d: number, rand: () => number): void {
+  for (let i = 0; i < k; i++) {
+    const oi = i * d;
+    for (let attempt = 0; ; attempt++) {
+      for (let j = 0; j < i; j++) {
+        const oj = j * d;
+        let dot = 0;
+        for (let x = 0; x < d; x++) dot += q[oi + x]! * q[oj + x]!;
+        for (let x = 0; x < d; x++) q[oi + x]! -= dot * q[oj + x]!;
+      }
+      let norm = 0;
+      for (let x = 0; x < d; x++) norm += q[oi + x]! * q[oi + x]!;
+      if (norm > 1e-20 || attempt > 3) {
+        const inv = 1 / Math.sqrt(norm || 1);
+        for (let x = 0; x < d; x++) q[oi + x]! *= inv;
+        break;
+      }
       // Rank-deficient data: any direction orthogonal to the others will do.
-      for (let x = 0; x < qi.length; x++) qi[x] = rand() - 0.5;
-      i--;
-      continue;
+      for (let x = 0; x < d; x++) q[oi + x] = rand() - 0.5;
     }
-    norm = 1 / norm;
-    for (let x = 0; x < qi.length; x++) qi[x]! *= norm;
   }
 }
 
 /**
- * Fits a k-component PCA projection by subspace iteration on the covariance of (a sample of)
- * the vectors. Cost O(n·d² + iterations·k·d²); n is capped by `sample`.
+ * Fits a k-dimensional PCA subspace by subspace iteration on the covariance of (a sample of) the
+ * vectors. Cosine similarity after projection does not depend on the basis chosen inside the
+ * subspace, so the basis is left unsorted. Cost O(n·d² + iterations·k·d²); n is capped by `sample`.
  */
 export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: number; iterations?: number; seed?: number } = {}): Projection {
   if (vectors.length === 0) throw new Error('cannot fit a projection on no vectors');
@@ -87,34 +90,36 @@ export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: numb
   for (const v of sample) for (let i = 0; i < d; i++) mean[i]! += v[i]!;
   for (let i = 0; i < d; i++) mean[i]! /= sampleSize;
 
-  // Covariance, upper triangle then mirrored.
-  const cov = Array.from({ length: d }, () => new Float64Array(d));
+  // Covariance (flat d × d): upper triangle, then mirrored.
+  const cov = new Float64Array(d * d);
   const centred = new Float64Array(d);
   for (const v of sample) {
     for (let i = 0; i < d; i++) centred[i] = v[i]! - mean[i]!;
     for (let i = 0; i < d; i++) {
       const ci = centred[i]!;
       if (ci === 0) continue;
-      const row = cov[i]!;
-      for (let j = i; j < d; j++) row[j]! += ci * centred[j]!;
+      const row = i * d;
+      for (let j = i; j < d; j++) cov[row + j]! += ci * centred[j]!;
     }
   }
-  for (let i = 0; i < d; i++) for (let j = i + 1; j < d; j++) cov[j]![i] = cov[i]![j]!;
+  for (let i = 0; i < d; i++) for (let j = i + 1; j < d; j++) cov[j * d + i] = cov[i * d + j]!;
 
-  let q = Array.from({ length: k }, () => Float64Array.from({ length: d }, () => rand() - 0.5));
-  orthonormalizeRows(q, rand);
-  for (let it = 0; it < (opts.iterations ?? 30); it++) {
-    q = q.map((row) => {
-      const next = new Float64Array(d);
+  let q = Float64Array.from({ length: k * d }, () => rand() - 0.5);
+  orthonormalizeRows(q, k, d, rand);
+  const next = new Float64Array(k * d);
+  for (let it = 0; it < (opts.iterations ?? 10); it++) {
+    for (let r = 0; r < k; r++) {
+      const or = r * d;
       for (let i = 0; i < d; i++) {
-        const ci = cov[i]!;
+        const oi = i * d;
         let dot = 0;
-        for (let j = 0; j < d; j++) dot += ci[j]! * row[j]!;
-        next[i] = dot;
+        for (let j = 0; j < d; j++) dot += cov[oi + j]! * q[or + j]!;
+        next[or + i] = dot;
       }
-      return next;
-    });
-    orthonormalizeRows(q, rand);
+    }
+    q.set(next);
+    orthonormalizeRows(q, k, d, rand);
   }
-  return { kind: 'pca', dimensions: k, mean: Array.from(mean), components: q.map((r) => Array.from(r)), fittedOn: vectors.length };
+  const components = Array.from({ length: k }, (_, r) => Array.from(q.subarray(r * d, (r + 1) * d)));
+  return { kind: 'pca', dimensions: k, mean: Array.from(mean), components, fittedOn: vectors.length };
 }

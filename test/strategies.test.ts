@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { openMemory, type MemoryEngine } from '../src/index.js';
+import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
+
+describe('two-stage Matryoshka search (local model, fitted PCA projection)', () => {
+  it('returns the same top-10 as an exact full-dimension search', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir });
+    try {
+      await m.upsert(syntheticEntries(300));
+      const queries = ['token refresh breaks when pods start', 'migrations and schema changes', 'payment retries by customers', 'disk full during backups', 'webhook timeouts', 'cookies expire', 'noon traffic spikes and rate limits', 'vendor api changes exports'];
+      for (const q of queries) {
+        const exact = (await m.semanticSearch(q, { limit: 10 })).map((h) => h.entry.id);
+        const two = await m.matryoshkaSearch(q, { limit: 10, candidates: 100 });
+        expect(two.stage1Candidates).toBe(100);
+        expect(two.smallDimensions).toBe(128);
+        expect(two.hits.map((h) => h.entry.id)).toEqual(exact);
+      }
+      const built = await m.index({ annMinRows: 1_000_000 });
+      expect(built).toMatchObject({ fullText: true, ann: false, projection: 'pca', rows: 300 });
+      const after = await m.matryoshkaSearch(queries[0]!, { limit: 10 });
+      expect(after.hits.map((h) => h.entry.id)).toEqual((await m.semanticSearch(queries[0]!, { limit: 10 })).map((h) => h.entry.id));
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('keyword and hybrid search', () => {
+  // The query's vector sits near the paraphrase and the distractors; the keyword entry's vector is far away.
+  const q = [1, 0, 0, 0];
+  const embedder = phraseEmbedder(
+    [
+      ['zebra crossing', q],
+      ['striped horses', [0.95, 0.3, 0, 0]],
+      ['distractor', [0.9, 0.4, 0.1, 0]],
+      ['Zebra', [0, 0, 1, 0]],
+    ],
+    4,
+  );
+  const fixture = {
+    core_id: 'k',
+    entries: [
+      { id: 'keyword', title: 'Zebra release train', content: 'The Zebra train ships on Thursdays.' },
+      { id: 'paraphrase', title: 'Moving striped horses across the road', content: 'Animals pass where cars must halt.' },
+      ...[1, 2, 3].map((i) => ({ id: `d${i}`, title: `distractor ${i}`, content: `another distractor text ${i}` })),
+    ],
+  };
+
+  it('hybrid finds the exact-keyword entry vectors miss and the paraphrase keywords miss', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder });
+    try {
+      await m.ingestDocument(fixture);
+      const vector = (await m.semanticSearch('zebra crossing', { limit: 3 })).map((h) => h.entry.id);
+      const keyword = (await m.keywordSearch('zebra crossing', { limit: 3 })).map((h) => h.entry.id);
+      const hybrid = (await m.hybridSearch('zebra crossing', { limit: 3 })).map((h) => h.entry.id);
+      expect(vector).toContain('paraphrase');
+      expect(vector).not.toContain('keyword');
+      expect(keyword).toEqual(['keyword']);
+      expect(hybrid.slice(0, 2).sort()).toEqual(['keyword', 'paraphrase']);
+      const weighted = await m.hybridSearch('zebra crossing', { limit: 5, fusion: 'weighted', weights: [1, 0] });
+      expect(weighted[0]!.entry.id).toBe('paraphrase');
+      // buildTaskContext uses both lists too
+      const bundle = await m.buildTaskContext('zebra crossing', { maxEntries: 5, threshold: 0.5 });
+      expect(bundle.entries.map((e) => e.entry.id)).toContain('keyword');
+      expect(bundle.entries.find((e) => e.entry.id === 'keyword')!.why).toEqual([{ kind: 'keyword', rank: 1, score: 1, bm25: expect.any(Number) }]);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('keyword search treats query syntax and quotes as plain text', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder });
+    try {
+      await m.ingestDocument(fixture);
+      for (const q of ["o'brien", 'a\\b', '"unclosed', 'AND OR NOT', '日本語']) expect(await m.keywordSearch(q)).toEqual([]);
+      expect(await m.keywordSearch('zebra', { cores: ['other'] })).toEqual([]);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('traverse', () => {
+  it('respects depth, relation types and direction', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder() });
+    try {
+      await m.ingestDocument({
+        core_id: 'g',
+        entries: ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, title: id, content: id })),
+        relations: [
+          { type: 'DEPENDS_ON', from: 'a', to: 'b' },
+          { type: 'DEPENDS_ON', from: 'b', to: 'c' },
+          { type: 'RELATED', from: 'd', to: 'a' },
+          { type: 'SUPERSEDES', from: 'e', to: 'c' },
+        ],
+      });
+      const ids = (hits: { entry: { id: string }; hops: number }[]) => hits.map((h) => `${h.entry.id}:${h.hops}`);
+      expect(ids(await m.traverse('a', { depth: 1 }))).toEqual(['b:1', 'd:1']);
+      expect(ids(await m.traverse('a', { depth: 2 }))).toEqual(['b:1', 'd:1', 'c:2']);
+      expect(ids(await m.traverse('a', { depth: 3 }))).toEqual(['b:1', 'd:1', 'c:2', 'e:3']);
+      expect(ids(await m.traverse('a', { depth: 3, relationTypes: ['DEPENDS_ON'] }))).toEqual(['b:1', 'c:2']);
+      expect(ids(await m.traverse('a', { depth: 3, direction: 'outgoing' }))).toEqual(['b:1', 'c:2']);
+      expect(ids(await m.traverse('a', { depth: 3, direction: 'incoming' }))).toEqual(['d:1']);
+      expect(ids(await m.traverse('c', { depth: 1, direction: 'incoming' }))).toEqual(['b:1', 'e:1']);
+      const toE = (await m.traverse('a', { depth: 3 })).find((h) => h.entry.id === 'e')!;
+      expect(toE.path).toEqual([
+        { type: 'DEPENDS_ON', from: 'a', to: 'b' },
+        { type: 'DEPENDS_ON', from: 'b', to: 'c' },
+        { type: 'SUPERSEDES', from: 'e', to: 'c' },
+      ]);
+      await expect(m.traverse('zzz')).rejects.toThrow(/no entry with id "zzz"/);
+      await expect(m.traverse('a', { depth: 0 })).rejects.toThrow(/depth must be/);
+      await expect(m.traverse('a', { direction: 'up' as never })).rejects.toThrow(/direction must be/);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('patterns on the example core', () => {
+  async function withExample<T>(fn: (m: MemoryEngine) => Promise<T>): Promise<T> {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder(256) });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      return await fn(m);
+    } finally {
+      await m.close();
+    }
+  }
+
+  it('findGoldenPaths matches names, concepts and step key concepts', async () => {
+    await withExample(async (m) => {
+      expect((await m.findGoldenPaths(['ROTATION'])).map((p) => p.id)).toEqual(['gp-refresh-flow']);
+      expect((await m.findGoldenPaths(['WAL'])).map((p) => p.id)).toEqual(['gp-add-column']); // a step's key concept only
+      const both = await m.findGoldenPaths(['error handling', 'expand', 'nothing-like-this']);
+      expect(both.map((p) => [p.id, p.matched])).toEqual([['gp-add-column', 1], ['gp-error-path', 1]]);
+      expect(both[0]!.steps.map((s) => s.order)).toEqual([1, 2, 3, 4]);
+      await expect(m.findGoldenPaths([])).rejects.toThrow(/non-empty concepts/);
+    });
+  });
+
+  it('findRelatedToCode ranks the entries referencing a file by the query', async () => {
+    await withExample(async (m) => {
+      const hits = await m.findRelatedToCode('src/auth/tokenService.ts', 'concurrent tabs reuse race');
+      expect(hits.map((h) => h.entry.id)).toEqual(['auth-refresh-reuse-race', 'auth-refresh-rotation']);
+      expect(hits[0]!.references).toEqual([{ code: expect.objectContaining({ symbol: 'rotateRefreshToken' }), relevance: 0.9 }]);
+      expect(await m.findRelatedToCode('no/such/file.ts', 'x')).toEqual([]);
+    });
+  });
+
+  it('findWithContext returns scored seeds and graph-reached entries without code', async () => {
+    await withExample(async (m) => {
+      const entries = await m.findWithContext('refresh token family redis ttl', { seeds: 1, maxEntries: 20, threshold: 0.3, keyword: false });
+      const byId = new Map(entries.map((e) => [e.entry.id, e]));
+      expect(entries[0]!.entry.id).toBe('auth-revocation-store');
+      const reached = byId.get('auth-logout-everywhere')!;
+      expect(reached.why.some((r) => r.kind === 'graph' && r.seedId === 'auth-revocation-store')).toBe(true);
+    });
+  });
+});
+
+describe('context cache', () => {
+  it('hits on a repeat, misses after any write (this engine or another on the folder), shares concurrent calls', async () => {
+    const dir = await tempDir();
+    const embedder = wordHashEmbedder();
+    const a = await openMemory({ path: dir, embedder });
+    const b = await openMemory({ path: dir, embedder });
+    try {
+      await a.upsert([{ id: 'x', core_id: 'c', title: 'cache me', content: 'bundle cache test' }]);
+      const first = await a.buildTaskContext('cache test');
+      expect(first.cacheHit).toBe(false);
+      const again = await a.buildTaskContext('  Cache   TEST ');
+      expect(again.cacheHit).toBe(true);
+      expect(again.entries).toEqual(first.entries);
+      expect((await a.buildTaskContext('cache test', { maxEntries: 3 })).cacheHit).toBe(false); // other options, other key
+
+      await a.upsert([{ id: 'y', core_id: 'c', title: 'cache test two', content: 'second' }]);
+      const afterOwnWrite = await a.buildTaskContext('cache test');
+      expect(afterOwnWrite.cacheHit).toBe(false);
+      expect(afterOwnWrite.entries.map((e) => e.entry.id)).toContain('y');
+
+      await b.delete(['y']); // another engine on the same folder
+      const afterOtherWrite = await a.buildTaskContext('cache test');
+      expect(afterOtherWrite.cacheHit).toBe(false);
+      expect(afterOtherWrite.entries.map((e) => e.entry.id)).not.toContain('y');
+
+      embedder.calls = 0;
+      const [p, q] = await Promise.all([a.buildTaskContext('shared call'), a.buildTaskContext('shared call')]);
+      expect(embedder.calls).toBe(1);
+      expect(p).toBe(q);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('can be turned off', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), cache: { ttlMs: 0 } });
+    try {
+      await m.upsert([{ id: 'x', core_id: 'c', title: 't', content: 'c' }]);
+      await m.buildTaskContext('t');
+      expect((await m.buildTaskContext('t')).cacheHit).toBe(false);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('a call aborted while it runs rejects with AbortError and caches nothing', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder() });
+    try {
+      await m.upsert([{ id: 'x', core_id: 'c', title: 't', content: 'c' }]);
+      const ac = new AbortController();
+      const pending = m.buildTaskContext('abort me', { signal: ac.signal });
+      ac.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+      expect((await m.buildTaskContext('abort me')).cacheHit).toBe(false);
+    } finally {
+      await m.close();
+    }
+  });
+});
