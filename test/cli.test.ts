@@ -43,6 +43,25 @@ describe('memcore CLI', () => {
     const gp = await run('golden-path', 'gp-error-path', '--db', db, '--json');
     expect((JSON.parse(gp.out) as { steps: { order: number }[] }).steps.map((s) => s.order)).toEqual([1, 2, 3]);
 
+    for (const mode of ['semantic', 'matryoshka', 'keyword', 'hybrid']) {
+      const hits = JSON.parse((await run('search', 'refresh token rotation', '--db', db, '--mode', mode, '--json', '--limit', '3')).out) as unknown;
+      const list = (mode === 'matryoshka' ? (hits as { hits: { entry: { id: string } }[] }).hits : hits) as { entry: { id: string } }[];
+      expect(list.map((h) => h.entry.id)).toContain('auth-refresh-rotation');
+    }
+    expect((await run('search', 'x', '--db', db, '--mode', 'fuzzy')).code).toBe(EXIT.usage);
+
+    const trav = JSON.parse((await run('traverse', 'auth-refresh-rotation', '--depth', '1', '--direction', 'outgoing', '--relations', 'DEPENDS_ON', '--db', db, '--json')).out) as { entry: { id: string } }[];
+    expect(trav.map((h) => h.entry.id)).toEqual(['auth-revocation-store']);
+    expect((await run('traverse', 'nope', '--db', db)).code).toBe(EXIT.notFound);
+
+    expect((await run('golden-paths', 'redis', '--db', db)).out).toMatch(/^Refresh-token rotation, request to response \[gp-refresh-flow\]/);
+    const related = JSON.parse((await run('related-to-code', 'src/auth/tokenService.ts', 'token reuse', '--db', db, '--json')).out) as unknown[];
+    expect(related).toHaveLength(2);
+    const found = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2')).out) as { entry: { id: string } }[];
+    expect(found[0]!.entry.id).toBe('auth-logout-everywhere');
+    const index = JSON.parse((await run('index', '--db', db, '--json')).out) as { fullText: boolean; rows: number };
+    expect(index).toMatchObject({ fullText: true, rows: 44 });
+
     const stats = JSON.parse((await run('stats', '--db', db, '--json')).out) as { entries: number; goldenPaths: number };
     expect(stats).toMatchObject({ entries: 44, goldenPaths: 3 });
   });

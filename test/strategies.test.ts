@@ -226,3 +226,29 @@ describe('context cache', () => {
     }
   });
 });
+
+describe('supersession in every search', () => {
+  it('leaves superseded entries out of each strategy, and brings them back with asOf', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder() });
+    try {
+      await m.ingestDocument({
+        core_id: 'c',
+        entries: [
+          { id: 'old', title: 'deploy with fabric', content: 'deploy steps', created_at: '2020-01-01' },
+          { id: 'new', title: 'deploy with argo', content: 'deploy steps', created_at: '2024-01-01' },
+          ...Array.from({ length: 30 }, (_, i) => ({ id: `n${i}`, title: `noise ${i}`, content: `unrelated ${i}` })),
+        ],
+        relations: [{ type: 'SUPERSEDES', from: 'new', to: 'old' }],
+      });
+      const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id);
+      expect(ids(await m.semanticSearch('deploy steps', { limit: 1 }))).toEqual(['new']);
+      expect(ids((await m.matryoshkaSearch('deploy steps', { limit: 1 })).hits)).toEqual(['new']);
+      expect(ids(await m.keywordSearch('deploy', { limit: 5 }))).toEqual(['new']);
+      expect(ids(await m.hybridSearch('deploy steps', { limit: 1 }))).toEqual(['new']);
+      expect(ids(await m.semanticSearch('deploy steps', { limit: 2, asOf: new Date('2022-01-01') }))).toContain('old');
+    } finally {
+      await m.close();
+    }
+  });
+});

@@ -7,10 +7,10 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { formatBundle, codeSpan } from '../format/formatBundle.js';
+import { formatBundle, codeSpan, describeReason } from '../format/formatBundle.js';
 import { MemcoreError } from '../model/errors.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType } from '../model/types.js';
-import { openMemory, type MemoryEngine } from '../engine/memoryEngine.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type GoldenPath, type MemoryEntry } from '../model/types.js';
+import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5 } as const;
@@ -32,17 +32,70 @@ const FILTERS = {
   'as-of': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
+const CONTEXT_OPTIONS = {
+  ...FILTERS,
+  depth: { type: 'string' },
+  relations: { type: 'string' },
+  'max-entries': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  'project-core': { type: 'string' },
+  seeds: { type: 'string' },
+  candidates: { type: 'string' },
+  diversity: { type: 'string' },
+  'no-keyword': { type: 'boolean', default: false },
+} as const satisfies ParseArgsConfig['options'];
+
+function relationList(v: unknown): EntryEdgeType[] | undefined {
+  if (typeof v !== 'string') return undefined;
+  const list = v.split(',').map((s) => s.trim());
+  for (const r of list) if (!ENTRY_EDGE_TYPES.includes(r as EntryEdgeType)) throw new UsageError(`--relations takes ${ENTRY_EDGE_TYPES.join(', ')}; got "${r}"`);
+  return list as EntryEdgeType[];
+}
+
+function contextOptions(v: Record<string, unknown>): TaskContextOptions {
+  const relationTypes = relationList(v.relations);
+  const opt = (name: string, parse: (n: string, s: string) => number | undefined) => (v[name] !== undefined ? parse(name, v[name] as string) : undefined);
+  const numbers = {
+    depth: opt('depth', int), maxEntries: opt('max-entries', int), maxTokens: opt('max-tokens', int),
+    seeds: opt('seeds', int), candidates: opt('candidates', int), diversity: opt('diversity', num),
+  };
+  return {
+    ...filterOptions(v as FilterValues),
+    ...Object.fromEntries(Object.entries(numbers).filter(([, n]) => n !== undefined)),
+    ...(relationTypes ? { relationTypes } : {}),
+    ...(typeof v['project-core'] === 'string' ? { projectCore: v['project-core'] } : {}),
+    ...(v['no-keyword'] ? { keyword: false } : {}),
+  };
+}
+
+function listLine(i: number, score: number, e: MemoryEntry): string {
+  return `${String(i + 1).padStart(2)}. ${score.toFixed(3)}  [${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`;
+}
+
+function formatGoldenPath(path: GoldenPath): string {
+  return [
+    `${path.name} [${path.id}]${path.concept ? ` — ${path.concept}` : ''}`,
+    ...(path.description ? [path.description] : []),
+    ...path.steps.map((s) => `  ${s.order}. ${codeSpan(s.code)}${s.description ? ` — ${s.description}` : ''}${s.keyConcepts.length ? `  [${s.keyConcepts.join(', ')}]` : ''}`),
+  ].join('\n');
+}
+
 const USAGE = `memcore — project memory for AI agents (LanceDB + Kuzu)
 
 Usage: memcore <command> [options]
 
 Commands:
   ingest <file>...          upsert memory files (.json, .jsonl, .yaml); all or nothing per file
-  context "<task>"          the context an agent needs before the task
-  search "<query>"          semantic search over entries
+  context "<task>"          the context an agent needs before the task (full pipeline)
+  search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
+  find "<query>"            search seeds expanded through the graph, scored (no code)
+  traverse <id>             entries reachable from an entry (--depth, --relations, --direction)
   code-refs                 entries that reference code (--file, --symbol, --codebase)
+  related-to-code <file> "<query>"  entries referencing a file, ranked by the query
   golden-path <id>          a golden path with its ordered steps
+  golden-paths <concept>... golden paths about any of the concepts
   delete <id>...            remove entries (and their edges)
+  index                     build indexes and refit the small-vector projection
   stats                     what the database holds
 
 Common options:
@@ -58,16 +111,26 @@ Filters (context, search):
   --threshold <similarity>  minimum cosine similarity, -1..1
   --as-of <date>            answer as of an ISO date (superseded/expired entries of then)
 
-context options:
+context and find options:
   --depth <n>               graph hops from the seeds (default 2, 0 = none)
   --relations <types>       comma list of RELATED,DEPENDS_ON,SUPERSEDES (default RELATED,DEPENDS_ON)
   --max-entries <n>         default 12
   --max-tokens <n>          token budget for entry text
   --project-core <id>       core always searched besides --core
-  --no-code                 leave out code references and golden paths
+  --seeds <n>               hits that seed the graph expansion (default 6)
+  --candidates <n>          stage-1 over-retrieval (default 100)
+  --diversity <0..1>        MMR diversity (default 0)
+  --no-keyword              vectors only
+  --no-code                 leave out code references and golden paths (context)
 
 search options:
+  --mode <mode>             hybrid (default), semantic, matryoshka or keyword
   --limit <n>               default 10
+  --candidates <n>          stage-1 candidates for matryoshka and hybrid (default 100)
+  --fusion <rrf|weighted>   hybrid fusion (default rrf)
+
+traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
+index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
 
 Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found, 5 database/model mismatch.
 `;
@@ -152,47 +215,109 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   context: {
-    options: {
-      ...FILTERS,
-      depth: { type: 'string' },
-      relations: { type: 'string' },
-      'max-entries': { type: 'string' },
-      'max-tokens': { type: 'string' },
-      'project-core': { type: 'string' },
-      'no-code': { type: 'boolean', default: false },
-    },
+    options: { ...CONTEXT_OPTIONS, 'no-code': { type: 'boolean', default: false } },
     args: [1, 1],
     async run(engine, [task], v, io) {
-      const relations = typeof v.relations === 'string' ? v.relations.split(',').map((s) => s.trim()) : undefined;
-      for (const r of relations ?? []) {
-        if (!ENTRY_EDGE_TYPES.includes(r as EntryEdgeType)) throw new UsageError(`--relations takes ${ENTRY_EDGE_TYPES.join(', ')}; got "${r}"`);
-      }
-      const options: TaskContextOptions = {
-        ...filterOptions(v as FilterValues),
-        ...(v.depth !== undefined ? { depth: int('depth', v.depth as string) } : {}),
-        ...(relations ? { relationTypes: relations as EntryEdgeType[] } : {}),
-        ...(v['max-entries'] !== undefined ? { maxEntries: int('max-entries', v['max-entries'] as string) } : {}),
-        ...(v['max-tokens'] !== undefined ? { maxTokens: int('max-tokens', v['max-tokens'] as string) } : {}),
-        ...(typeof v['project-core'] === 'string' ? { projectCore: v['project-core'] } : {}),
-        ...(v['no-code'] ? { includeCode: false } : {}),
-      };
-      const bundle = await (await engine()).buildTaskContext(task!, options);
+      const bundle = await (await engine()).buildTaskContext(task!, { ...contextOptions(v), ...(v['no-code'] ? { includeCode: false } : {}) });
       print(io, v.json === true, bundle, () => formatBundle(bundle));
       return EXIT.ok;
     },
   },
-  search: {
-    options: { ...FILTERS, limit: { type: 'string' } },
+  find: {
+    options: CONTEXT_OPTIONS,
     args: [1, 1],
     async run(engine, [query], v, io) {
-      const hits = await (await engine()).semanticSearch(query!, {
+      const entries = await (await engine()).findWithContext(query!, contextOptions(v));
+      print(io, v.json === true, entries, () =>
+        entries.length === 0 ? 'no matching entries' : entries.map((e, i) => `${listLine(i, e.score, e.entry)}\n${e.why.map((r) => `      ${describeReason(r)}`).join('\n')}`).join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  search: {
+    options: { ...FILTERS, limit: { type: 'string' }, mode: { type: 'string', default: 'hybrid' }, candidates: { type: 'string' }, fusion: { type: 'string' } },
+    args: [1, 1],
+    async run(engine, [query], v, io) {
+      const memory = await engine();
+      const base = {
         ...filterOptions(v as FilterValues),
         ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
+      };
+      const candidates = v.candidates !== undefined ? { candidates: int('candidates', v.candidates as string) } : {};
+      if (v.fusion !== undefined && v.fusion !== 'rrf' && v.fusion !== 'weighted') throw new UsageError(`--fusion must be rrf or weighted, got "${String(v.fusion)}"`);
+      let hits: SearchHit[];
+      let result: unknown;
+      switch (v.mode) {
+        case 'semantic':
+          result = hits = await memory.semanticSearch(query!, base);
+          break;
+        case 'matryoshka': {
+          const r = await memory.matryoshkaSearch(query!, { ...base, ...candidates });
+          hits = r.hits;
+          result = r;
+          if (!v.json) io.err(`stage 1: ${r.stage1Candidates} candidates on ${r.smallDimensions}-d vectors`);
+          break;
+        }
+        case 'keyword':
+          result = hits = await memory.keywordSearch(query!, base);
+          break;
+        case 'hybrid':
+          result = hits = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}) });
+          break;
+        default:
+          throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
+      }
+      print(io, v.json === true, result, () =>
+        hits.length === 0 ? 'no matching entries' : hits.map((h, i) => `${listLine(i, h.similarity, h.entry)}  ← ${h.why.map(describeReason).join('; ')}`).join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  traverse: {
+    options: { depth: { type: 'string' }, relations: { type: 'string' }, direction: { type: 'string' } },
+    args: [1, 1],
+    async run(engine, [id], v, io) {
+      const direction = v.direction as string | undefined;
+      if (direction !== undefined && !['outgoing', 'incoming', 'both'].includes(direction)) throw new UsageError(`--direction must be outgoing, incoming or both, got "${direction}"`);
+      const hits = await (await engine()).traverse(id!, {
+        ...(v.depth !== undefined ? { depth: int('depth', v.depth as string) } : {}),
+        ...(relationList(v.relations) ? { relationTypes: relationList(v.relations) } : {}),
+        ...(direction ? { direction: direction as 'outgoing' | 'incoming' | 'both' } : {}),
       });
       print(io, v.json === true, hits, () =>
-        hits.length === 0
-          ? 'no matching entries'
-          : hits.map((h, i) => `${String(i + 1).padStart(2)}. ${h.similarity.toFixed(3)}  [${h.entry.entryType}] ${h.entry.title}  (${h.entry.coreId}, id ${h.entry.id})`).join('\n'),
+        hits.length === 0 ? `nothing reachable from ${id}` : hits.map((h) => `${h.hops} hop${h.hops === 1 ? ' ' : 's'}  [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})\n      ${h.path.map((p) => `${p.from} -${p.type}-> ${p.to}`).join(', ')}`).join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  'related-to-code': {
+    options: { limit: { type: 'string' } },
+    args: [2, 2],
+    async run(engine, [file, query], v, io) {
+      const hits = await (await engine()).findRelatedToCode(file!, query!, v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {});
+      print(io, v.json === true, hits, () =>
+        hits.length === 0 ? `no entries reference ${file}` : hits.map((h, i) => `${listLine(i, h.similarity, h.entry)}\n      ${h.references.map((r) => codeSpan(r.code)).join(', ')}`).join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  'golden-paths': {
+    options: {},
+    args: [1, Infinity],
+    async run(engine, concepts, v, io) {
+      const paths = await (await engine()).findGoldenPaths(concepts);
+      print(io, v.json === true, paths, () => (paths.length === 0 ? 'no golden paths match' : paths.map(formatGoldenPath).join('\n\n')));
+      return EXIT.ok;
+    },
+  },
+  index: {
+    options: { 'ann-min-rows': { type: 'string' } },
+    args: [0, 0],
+    async run(engine, _args, v, io) {
+      if (io.isTTY && !v.json) io.err('building indexes …');
+      const r = await (await engine()).index(v['ann-min-rows'] !== undefined ? { annMinRows: int('ann-min-rows', v['ann-min-rows'] as string) } : {});
+      print(io, v.json === true, r, () =>
+        r.rows === 0 ? 'the database is empty: nothing to index' : `${r.rows} entries: full-text index, scalar indexes on ${r.scalar.join(', ')}, ${r.ann ? 'ANN index on vector_small' : 'no ANN index (exact scan is faster at this size)'}; small vectors by ${r.projection}`,
       );
       return EXIT.ok;
     },
@@ -223,10 +348,7 @@ const COMMANDS: Record<string, Command> = {
         if (v.json) io.out(JSON.stringify({ error: { code: 'NOT_FOUND', message: `no golden path with id "${id}"` } }));
         return EXIT.notFound;
       }
-      print(io, v.json === true, path, () =>
-        [`${path.name} [${path.id}]${path.concept ? ` — ${path.concept}` : ''}`, ...(path.description ? [path.description] : []),
-          ...path.steps.map((s) => `  ${s.order}. ${codeSpan(s.code)}${s.description ? ` — ${s.description}` : ''}${s.keyConcepts.length ? `  [${s.keyConcepts.join(', ')}]` : ''}`)].join('\n'),
-      );
+      print(io, v.json === true, path, () => formatGoldenPath(path));
       return EXIT.ok;
     },
   },

@@ -14,6 +14,8 @@ import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidat
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
+import type { Candidate } from '../retrieve/candidate.js';
+import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
@@ -233,7 +235,19 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    return vectorCandidates(this.stores.table, vector, { filter, limit, threshold, signal: options.signal });
+    return this.current(limit, options, (n) => vectorCandidates(this.stores.table, vector, { filter, limit: n, threshold, signal: options.signal }));
+  }
+
+  /**
+   * The first `limit` hits that no newer entry supersedes (as of `asOf`). Supersession is a graph
+   * fact, so the search over-fetches and asks for more only when too many hits were superseded.
+   */
+  private async current<T extends Candidate>(limit: number, options: { asOf?: Date; signal?: AbortSignal }, fetch: (n: number) => Promise<T[]>): Promise<SearchHit[]> {
+    for (let n = limit + 16; ; n *= 4) {
+      const got = await fetch(n);
+      const { kept } = await dropSuperseded(this.stores.graph, this.stores.table, got, { asOf: options.asOf, signal: options.signal });
+      if (kept.length >= limit || got.length < n) return kept.slice(0, limit).map(stripVector);
+    }
   }
 
   /**
@@ -247,15 +261,21 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    const { hits, stage1 } = await twoStageCandidates(this.stores.table, vector, this.stores.smallVector(vector), { filter, candidates, limit, threshold, signal: options.signal });
-    return { hits: hits.map(stripVector), stage1Candidates: stage1, smallDimensions: this.stores.meta.smallDimensions };
+    let stage1Candidates = 0;
+    const hits = await this.current(limit, options, async (n) => {
+      const r = await twoStageCandidates(this.stores.table, vector, this.stores.smallVector(vector), { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal: options.signal });
+      stage1Candidates = r.stage1;
+      return r.hits;
+    });
+    return { hits, stage1Candidates, smallDimensions: this.stores.meta.smallDimensions };
   }
 
   /** BM25 full-text search over title + content (LanceDB's native index). */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<SearchHit[]> {
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     const limit = checkLimit(options.limit);
-    return keywordCandidates(this.stores.table, query, { filter: resolveFilter(options), limit, signal: options.signal });
+    const filter = resolveFilter(options);
+    return this.current(limit, options, (n) => keywordCandidates(this.stores.table, query, { filter, limit: n, signal: options.signal }));
   }
 
   /** Two-stage vector search and keyword search fused (RRF by default). */
@@ -269,11 +289,10 @@ export class MemoryEngine {
       throw invalidInput('weights must be [vectorWeight, keywordWeight], both ≥ 0');
     }
     const vector = await this.embedQuery(query, options.signal);
-    const { fused } = await hybridCandidates(this.stores, query, vector, {
-      filter, candidates, threshold, signal: options.signal,
-      fusion: { method: options.fusion ?? 'rrf', ...(options.weights ? { weights: options.weights } : {}), ...(options.k !== undefined ? { k: options.k } : {}) },
-    });
-    return fused.slice(0, limit).map(stripVector);
+    const fusion: FusionOptions = { method: options.fusion ?? 'rrf', ...(options.weights ? { weights: options.weights } : {}), ...(options.k !== undefined ? { k: options.k } : {}) };
+    return this.current(limit, options, async (n) =>
+      (await hybridCandidates(this.stores, query, vector, { filter, candidates: Math.max(candidates, n), threshold, signal: options.signal, fusion })).fused.slice(0, n),
+    );
   }
 
   /** Entries reachable from one entry: distinct, with hop count and the edge path (shortest). */

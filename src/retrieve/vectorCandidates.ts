@@ -35,7 +35,9 @@ export async function twoStageCandidates(
   opts: { filter: EntryFilter; candidates: number; limit: number; threshold: number; signal?: AbortSignal },
 ): Promise<{ hits: Candidate[]; stage1: number }> {
   throwIfAborted(opts.signal);
-  const stage1 = await table.nearest(querySmall, { column: 'vector_small', filter: opts.filter, limit: opts.candidates, withVectors: true });
+  // A query whose small vector is all zeros (sparse embeddings) has no cosine: stage 1 then scans the full vectors.
+  const usable = querySmall.some((x) => x !== 0);
+  const stage1 = await table.nearest(usable ? querySmall : queryVector, { column: usable ? 'vector_small' : 'vector', filter: opts.filter, limit: opts.candidates, withVectors: true });
   throwIfAborted(opts.signal);
   const reranked = stage1
     .map((h) => ({ entry: h.entry, vector: h.vector!, similarity: cosineSimilarity(queryVector, h.vector!) }))
