@@ -252,3 +252,20 @@ describe('supersession in every search', () => {
     }
   });
 });
+
+describe('small-vector length', () => {
+  it('is chosen per database and checked', async () => {
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder(64), smallDimensions: 32 });
+    try {
+      await m.upsert([{ id: 'a', core_id: 'c', title: 'alpha beta', content: 'gamma' }]);
+      const r = await m.matryoshkaSearch('alpha', { smallDims: 32 });
+      expect(r).toMatchObject({ smallDimensions: 32, stage1Candidates: 1 });
+      await expect(m.matryoshkaSearch('alpha', { smallDims: 16 })).rejects.toThrow(/stores 32-d small vectors/);
+    } finally {
+      await m.close();
+    }
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(64), smallDimensions: 16 })).rejects.toThrow(/applies only to a new database/);
+    await expect(openMemory({ path: await tempDir(), embedder: wordHashEmbedder(64), smallDimensions: 65 })).rejects.toThrow(/from 1 to 64/);
+  });
+});

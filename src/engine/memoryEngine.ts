@@ -30,6 +30,12 @@ export interface OpenMemoryOptions {
   embedder?: EmbedderConfig;
   /** Context bundle cache (TTL LRU). `{ ttlMs: 0 }` turns it off. Default 500 bundles, 5 minutes. */
   cache?: ContextCacheOptions;
+  /**
+   * Length of `vector_small`, the stage-1 search vector, for a new database (default: a quarter of
+   * the embedder's dimensions, at most 128). For Matryoshka-trained models pick one of the sizes
+   * the model was trained for (e.g. 64, 128, 256 for nomic-embed-text).
+   */
+  smallDimensions?: number;
 }
 
 export interface SemanticSearchOptions extends SearchFilterOptions {
@@ -43,6 +49,8 @@ export interface SemanticSearchOptions extends SearchFilterOptions {
 export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
   /** Stage-1 candidates taken on `vector_small` before the exact rerank. Default 100. */
   candidates?: number;
+  /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
+  smallDims?: number;
 }
 
 export interface KeywordSearchOptions extends SearchFilterOptions {
@@ -123,7 +131,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   const dir = resolve(options.path ?? '.memcore');
   let shared = openStores.get(dir);
   if (!shared) {
-    shared = { stores: Stores.open(dir, embedder), engines: 0 };
+    shared = { stores: Stores.open(dir, embedder, { smallDimensions: options.smallDimensions }), engines: 0 };
     openStores.set(dir, shared);
     shared.stores.catch(() => openStores.delete(dir));
   }
@@ -258,6 +266,9 @@ export class MemoryEngine {
     const limit = checkLimit(options.limit);
     const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
+    if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
+      throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
+    }
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);

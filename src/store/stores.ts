@@ -91,7 +91,7 @@ export class Stores {
     return true;
   }
 
-  static async open(path: string, embedder: Embedder): Promise<Stores> {
+  static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number } = {}): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
     let meta = await readMeta(dir);
@@ -104,11 +104,18 @@ export class Stores {
     if (meta && meta.embedder.dimensions !== embedder.dimensions) {
       throw new MemcoreError(`${dir} holds ${meta.embedder.dimensions}-d vectors; embedder ${embedder.id} gives ${embedder.dimensions}-d`, 'MODEL_MISMATCH');
     }
+    if (meta && opts.smallDimensions !== undefined && opts.smallDimensions !== meta.smallDimensions) {
+      throw new MemcoreError(`${dir} stores ${meta.smallDimensions}-d small vectors; smallDimensions ${opts.smallDimensions} applies only to a new database`, 'INVALID_INPUT');
+    }
     if (!meta) {
+      const small = opts.smallDimensions ?? defaultSmallDimensions(embedder.dimensions);
+      if (!Number.isInteger(small) || small < 1 || small > embedder.dimensions) {
+        throw new MemcoreError(`smallDimensions must be an integer from 1 to ${embedder.dimensions}, got ${JSON.stringify(small)}`, 'INVALID_INPUT');
+      }
       meta = {
         formatVersion: 1,
         embedder: { id: embedder.id, dimensions: embedder.dimensions, truncatable: embedder.truncatable },
-        smallDimensions: defaultSmallDimensions(embedder.dimensions),
+        smallDimensions: small,
         generation: 0,
         sources: {},
       };

@@ -88,7 +88,9 @@ export class KuzuGraphStore implements GraphStore {
       db = new kuzu.Database(file);
       await db.init();
     } catch (e) {
-      throw new MemcoreError(`cannot open the graph database at ${file}: ${(e as Error).message}`, 'STORE');
+      const message = (e as Error).message;
+      if (/lock/i.test(message)) throw new MemcoreError(`the database at ${file} is open in another process (Kuzu allows one process at a time); close it there first`, 'STORE');
+      throw new MemcoreError(`cannot open the graph database at ${file}: ${message}`, 'STORE');
     }
     const store = new KuzuGraphStore(db, new kuzu.Connection(db));
     for (const statement of ddl) await store.exec(statement);
