@@ -12,6 +12,8 @@ export interface Embedder {
    * prefix; otherwise it is a projection fitted on the stored vectors.
    */
   readonly truncatable: boolean;
+  /** For Matryoshka models: the sizes they were trained for; a database's small-vector length must be one. */
+  readonly matryoshkaDimensions?: number[];
   /** One vector per text, in order, each normalised to length 1. */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
@@ -42,36 +44,55 @@ export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): nu
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
-/** Runs `embedBatch` over `texts` in batches of `batchSize`, checking every vector's length. */
+/**
+ * Runs `embedBatch` over `texts` in batches of `batchSize`, `concurrency` at a time, keeping the
+ * order and checking every vector (count, length, finite values) before normalising it.
+ */
 export async function embedInBatches(
   texts: string[],
   batchSize: number,
   embedder: Pick<Embedder, 'id' | 'dimensions'>,
   embedBatch: (batch: string[]) => Promise<ArrayLike<number>[]>,
   signal?: AbortSignal,
+  concurrency = 1,
 ): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (let start = 0; start < texts.length; start += batchSize) {
-    throwIfAborted(signal);
-    const batch = texts.slice(start, start + batchSize);
-    const vectors = await embedBatch(batch);
-    throwIfAborted(signal);
-    if (vectors.length !== batch.length) {
-      throw new MemcoreError(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`, 'EMBEDDING');
+  const batches: string[][] = [];
+  for (let start = 0; start < texts.length; start += batchSize) batches.push(texts.slice(start, start + batchSize));
+  const results: Float32Array[][] = new Array(batches.length);
+  let nextBatch = 0;
+  const worker = async () => {
+    while (nextBatch < batches.length) {
+      const i = nextBatch++;
+      results[i] = await embedOneBatch(batches[i]!, embedder, embedBatch, signal);
     }
-    for (const v of vectors) {
-      if (v.length !== embedder.dimensions) {
-        throw new MemcoreError(`embedder ${embedder.id} returned a ${v.length}-dimension vector, expected ${embedder.dimensions}`, 'EMBEDDING');
-      }
-      // Check the raw values: Float32Array.from would quietly turn null into 0 and "1" into 1.
-      for (let i = 0; i < v.length; i++) {
-        const x: unknown = v[i];
-        if (typeof x !== 'number' || !Number.isFinite(x)) {
-          throw new MemcoreError(`embedder ${embedder.id} returned a non-finite value at position ${i}: ${JSON.stringify(x)}`, 'EMBEDDING');
-        }
-      }
-      out.push(normalize(Float32Array.from(v), embedder.id));
-    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+  return results.flat();
+}
+
+async function embedOneBatch(
+  batch: string[],
+  embedder: Pick<Embedder, 'id' | 'dimensions'>,
+  embedBatch: (batch: string[]) => Promise<ArrayLike<number>[]>,
+  signal: AbortSignal | undefined,
+): Promise<Float32Array[]> {
+  throwIfAborted(signal);
+  const vectors = await embedBatch(batch);
+  throwIfAborted(signal);
+  if (vectors.length !== batch.length) {
+    throw new MemcoreError(`embedder ${embedder.id} returned ${vectors.length} vectors for ${batch.length} texts`, 'EMBEDDING');
   }
-  return out;
+  return vectors.map((v) => {
+    if (v.length !== embedder.dimensions) {
+      throw new MemcoreError(`embedder ${embedder.id} returned a ${v.length}-dimension vector, expected ${embedder.dimensions}`, 'EMBEDDING');
+    }
+    // Check the raw values: Float32Array.from would quietly turn null into 0 and "1" into 1.
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x !== 'number' || !Number.isFinite(x)) {
+        throw new MemcoreError(`embedder ${embedder.id} returned a non-finite value at position ${i}: ${JSON.stringify(x)}`, 'EMBEDDING');
+      }
+    }
+    return normalize(Float32Array.from(v), embedder.id);
+  });
 }

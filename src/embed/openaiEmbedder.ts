@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { Embedder } from './embedder.js';
-import { embedInBatches } from './embedder.js';
+import { embedInBatches, normalize } from './embedder.js';
+import { chunkText, meanPool } from './chunkText.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
 
 export interface OpenAIEmbedderOptions {
@@ -21,6 +22,17 @@ export interface OpenAIEmbedderOptions {
   truncatable?: boolean;
   /** Texts per request. Default 64. */
   batchSize?: number;
+  /** Requests in flight at once. Default 2. */
+  concurrency?: number;
+  /**
+   * The sizes a Matryoshka model was trained for (e.g. [64, 128, 256, 512, 768]). When given,
+   * `dimensions` and a database's small-vector length must be among them.
+   */
+  matryoshkaDimensions?: number[];
+  /** Longer texts are split into chunks of this many (estimated) tokens and mean-pooled. Default 512. */
+  chunkTokens?: number;
+  /** Tokens shared by consecutive chunks. Default 64. */
+  overlapTokens?: number;
   /** Per request, in milliseconds. Default 30 000. */
   timeoutMs?: number;
   /** Retries on connection errors, 408, 409, 429 and 5xx, with exponential backoff. Default 3. */
@@ -35,6 +47,14 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
   }
   const batchSize = options.batchSize ?? 64;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidInput(`embedder.batchSize must be a positive integer, got ${batchSize}`);
+  const concurrency = options.concurrency ?? 2;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw invalidInput(`embedder.concurrency must be a positive integer, got ${concurrency}`);
+  const allowed = options.matryoshkaDimensions;
+  if (allowed !== undefined && !allowed.includes(options.dimensions)) {
+    throw invalidInput(`embedder.dimensions ${options.dimensions} is not one of the model's Matryoshka sizes (${allowed.join(', ')})`);
+  }
+  const chunking = { chunkTokens: options.chunkTokens ?? 512, overlapTokens: options.overlapTokens ?? 64 };
+  chunkText('', chunking); // validates the chunk options now rather than at the first long text
   const client = new OpenAI({
     baseURL: options.baseURL,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'none',
@@ -47,9 +67,13 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
     id: `openai:${model}`,
     dimensions,
     truncatable,
+    ...(allowed ? { matryoshkaDimensions: allowed } : {}),
     async embed(texts, signal) {
-      return embedInBatches(
-        texts,
+      // Long texts become several chunks; each text's vector is the token-weighted mean of its chunks'.
+      const chunked = texts.map((t) => chunkText(t, chunking));
+      const flat = chunked.flat();
+      const vectors = await embedInBatches(
+        flat.map((c) => c.text),
         batchSize,
         self,
         async (batch) => {
@@ -75,7 +99,13 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
           });
         },
         signal,
+        concurrency,
       );
+      let next = 0;
+      return chunked.map((chunks) => {
+        const own = vectors.slice(next, (next += chunks.length));
+        return own.length === 1 ? own[0]! : normalize(Float32Array.from(meanPool(own, chunks.map((c) => c.tokens))), self.id);
+      });
     },
   };
   return self;

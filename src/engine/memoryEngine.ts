@@ -19,6 +19,7 @@ import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
+import { openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
@@ -36,6 +37,8 @@ export interface OpenMemoryOptions {
    * the model was trained for (e.g. 64, 128, 256 for nomic-embed-text).
    */
   smallDimensions?: number;
+  /** The chat model for `buildTaskContext(task, { llmFilter })`: connection options or a JsonChat. */
+  llm?: LlmOptions | JsonChat;
 }
 
 export interface SemanticSearchOptions extends SearchFilterOptions {
@@ -146,7 +149,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
     await releaseStores(dir);
     throw e;
   }
-  return new MemoryEngine(stores, embedder, options.cache);
+  return new MemoryEngine(stores, embedder, { cache: options.cache, llm: options.llm });
 }
 
 async function releaseStores(dir: string): Promise<void> {
@@ -163,16 +166,19 @@ export class MemoryEngine {
 
   private readonly queryEmbedder: Embedder;
   private readonly cache: ContextCache;
+  private readonly chat: JsonChat | undefined;
   private closed = false;
 
   /** @internal use openMemory() */
   constructor(
     private readonly stores: Stores,
     readonly embedder: Embedder,
-    cache?: ContextCacheOptions,
+    options: { cache?: ContextCacheOptions; llm?: LlmOptions | JsonChat } = {},
   ) {
     this.queryEmbedder = withQueryCache(embedder);
-    this.cache = new ContextCache(cache);
+    this.cache = new ContextCache(options.cache);
+    const llm = options.llm;
+    this.chat = llm === undefined ? undefined : 'completeJson' in llm ? llm : openAIChat(llm);
   }
 
   private async embedQuery(query: string, signal?: AbortSignal): Promise<Float32Array> {
@@ -351,7 +357,7 @@ export class MemoryEngine {
   async buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
     if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
     const key = ContextCache.key(task, options, await this.stores.currentGeneration());
-    return this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }), options.signal);
+    return this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
   }
 
   /** Golden paths whose name, concept, description or step key concepts mention any of the concepts. */

@@ -10,8 +10,10 @@ export interface IngestReport {
   /** Where the records came from (file path or a caller's label). */
   source: string;
   entries: { added: number; updated: number; unchanged: number };
-  /** Entries whose text changed and was (re-)embedded. */
+  /** Texts sent to the embedding model (new or changed, not in the embedding cache). */
   embedded: number;
+  /** New or changed texts whose vector came from the embedding cache. */
+  fromCache: number;
   codeLocations: number;
   goldenPaths: number;
   relations: number;
@@ -70,7 +72,7 @@ export async function indexDocument(
 
   const now = new Date();
   const report: IngestReport = {
-    source, entries: { added: 0, updated: 0, unchanged: 0 }, embedded: 0,
+    source, entries: { added: 0, updated: 0, unchanged: 0 }, embedded: 0, fromCache: 0,
     codeLocations: doc.codeLocations.length, goldenPaths: doc.goldenPaths.length, relations: doc.relations.length, changed: false,
   };
   const toWrite: StoredEntry[] = [];
@@ -96,10 +98,16 @@ export async function indexDocument(
     }
   }
 
-  const vectors = await embedder.embed(toEmbed.map((t) => embeddingText(t.input)), signal);
-  report.embedded = vectors.length;
+  const texts = toEmbed.map((t) => embeddingText(t.input));
+  const cached = await stores.embeddingCache.get(texts);
+  const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
+  const fresh = await embedder.embed(missing, signal);
+  await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: fresh[i]! })));
+  missing.forEach((text, i) => cached.set(text, fresh[i]!));
+  report.embedded = missing.length;
+  report.fromCache = texts.length - missing.length;
   toEmbed.forEach((t, i) => {
-    const vector = vectors[i]!;
+    const vector = cached.get(texts[i]!)!;
     toWrite.push({ entry: t.entry, vector, vectorSmall: stores.smallVector(vector) });
   });
 

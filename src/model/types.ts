@@ -99,6 +99,8 @@ export interface ScoredEntry {
   why: Reason[];
   /** Rough token count of title + content (≈ 4 characters a token). */
   tokens: number;
+  /** Why the LLM relevance filter kept it, when that filter ran. */
+  llmReason?: string;
 }
 
 export interface CodeReference {

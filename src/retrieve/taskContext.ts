@@ -18,6 +18,8 @@ import { expandThroughGraph } from './expandThroughGraph.js';
 import { diversify, scoreCandidates, type ScoringWeights } from './score.js';
 import type { FusionOptions } from './fuse.js';
 import { hybridCandidates } from './hybridCandidates.js';
+import type { JsonChat } from '../llm/chatClient.js';
+import { filterByRelevance, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
 
 /** Filters shared by every search. */
 export interface SearchFilterOptions {
@@ -62,6 +64,12 @@ export interface TaskContextOptions extends SearchFilterOptions {
   weights?: Partial<ScoringWeights>;
   /** MMR diversity, 0 (off, default) to 1. */
   diversity?: number;
+  /**
+   * Let an LLM keep the entries that matter: the best `overRetrieve` (50) by score are offered,
+   * at most `maxSelect` (10) kept in the model's order. Any failure falls back to the top by score
+   * with a note. `true` uses the engine's configured LLM.
+   */
+  llmFilter?: boolean | RelevanceFilterOptions;
   signal?: AbortSignal;
 }
 
@@ -138,6 +146,20 @@ export function resolveTaskContextOptions(o: TaskContextOptions) {
     fusion: o.fusion,
     diversity: o.diversity ?? 0,
     includeCode: o.includeCode !== false,
+    llmFilter: resolveLlmFilter(o.llmFilter),
+  };
+}
+
+function resolveLlmFilter(v: TaskContextOptions['llmFilter']): RelevanceFilterOptions | undefined {
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return {};
+  if (typeof v !== 'object' || v === null) throw invalidInput('llmFilter must be true, false or { model, maxSelect, overRetrieve, timeoutMs }');
+  if (v.model !== undefined && (typeof v.model !== 'string' || v.model === '')) throw invalidInput('llmFilter.model must be a non-empty string');
+  return {
+    ...(v.model ? { model: v.model } : {}),
+    maxSelect: positiveInt('llmFilter.maxSelect', v.maxSelect, 10, 1, 200),
+    overRetrieve: positiveInt('llmFilter.overRetrieve', v.overRetrieve, 50, 1, 500),
+    timeoutMs: positiveInt('llmFilter.timeoutMs', v.timeoutMs, 8_000, 1, 600_000),
   };
 }
 
@@ -146,9 +168,11 @@ export async function buildTaskContext(
   embedder: Embedder,
   task: string,
   options: TaskContextOptions = {},
+  chat?: JsonChat,
 ): Promise<ContextBundle> {
   if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
   const o = resolveTaskContextOptions(options);
+  if (o.llmFilter && !chat) throw invalidInput('llmFilter needs an LLM: configure llm.baseURL and llm.model (MEMCORE_LLM_BASE_URL, MEMCORE_LLM_MODEL)');
   const signal = options.signal;
 
   const timings: Record<string, number> = {};
@@ -179,8 +203,14 @@ export async function buildTaskContext(
     const vectors = new Map(kept.flatMap((c) => (c.vector ? [[c.entry.id, c.vector] as const] : [])));
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);
   }
-  scored = packBudget(scored, o.maxEntries, o.maxTokens);
   lap('score');
+  if (o.llmFilter && chat) {
+    const filtered = await filterByRelevance(chat, task, scored, { ...o.llmFilter, signal });
+    scored = filtered.kept;
+    notes.push(...filtered.notes);
+    lap('llm');
+  }
+  scored = packBudget(scored, o.maxEntries, o.maxTokens);
   const code = o.includeCode ? await attachCode(stores.graph, scored.map((s) => s.entry.id), signal) : { codeRefs: [], goldenPaths: [] };
   lap('code');
   if (fused.length === 0) notes.push(`nothing matched the task's words or reached similarity ${o.threshold} (searched ${stage1} vector candidates)`);

@@ -8,6 +8,7 @@ import type { GraphStore } from './graph/graphStore.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, type StoredEntry } from './lance/entriesTable.js';
+import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { readMeta, writeMeta, type StoreMeta } from './meta.js';
 
 const PROJECTION_FILE = 'projection.json';
@@ -58,6 +59,7 @@ export class Stores {
     readonly dir: string,
     readonly table: EntriesTable,
     readonly graph: GraphStore,
+    readonly embeddingCache: EmbeddingCacheTable,
     private readonly journal: Journal<WriteIntent>,
     public meta: StoreMeta,
     /** How `vector_small` is derived from `vector` (projection.json). */
@@ -108,7 +110,11 @@ export class Stores {
       throw new MemcoreError(`${dir} stores ${meta.smallDimensions}-d small vectors; smallDimensions ${opts.smallDimensions} applies only to a new database`, 'INVALID_INPUT');
     }
     if (!meta) {
-      const small = opts.smallDimensions ?? defaultSmallDimensions(embedder.dimensions);
+      const trained = embedder.matryoshkaDimensions?.filter((d) => d < embedder.dimensions);
+      const small = opts.smallDimensions ?? (trained?.length ? trained.reduce((best, d) => (Math.abs(d - 128) < Math.abs(best - 128) ? d : best)) : defaultSmallDimensions(embedder.dimensions));
+      if (embedder.matryoshkaDimensions && !embedder.matryoshkaDimensions.includes(small)) {
+        throw new MemcoreError(`smallDimensions ${small} is not one of the model's Matryoshka sizes (${embedder.matryoshkaDimensions.join(', ')})`, 'INVALID_INPUT');
+      }
       if (!Number.isInteger(small) || small < 1 || small > embedder.dimensions) {
         throw new MemcoreError(`smallDimensions must be an integer from 1 to ${embedder.dimensions}, got ${JSON.stringify(small)}`, 'INVALID_INPUT');
       }
@@ -129,7 +135,8 @@ export class Stores {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new MemcoreError(`${join(dir, PROJECTION_FILE)} is unreadable; run memcore index to refit it`, 'STORE');
     }
-    const stores = new Stores(dir, table, graph, new Journal(join(dir, 'journal')), meta, projection);
+    const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
+    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection);
     for (const { name, intent } of await stores.journal.pending()) {
       await stores.applyToStores(intent);
       await stores.journal.done(name);
@@ -173,6 +180,7 @@ export class Stores {
 
   async close(): Promise<void> {
     this.table.close();
+    this.embeddingCache.close();
     await this.graph.close();
   }
 }

@@ -1,0 +1,60 @@
+/**
+ * Token-aware splitting for texts longer than a model's window. Tokens are estimated from word
+ * pieces (a word of n characters ≈ ⌈n / 4⌉ tokens, punctuation one each), which tracks BPE
+ * tokenizers closely enough for English prose and code without shipping a tokenizer per model.
+ */
+const PIECE = /\s*[\p{L}\p{N}_]+|\s*[^\s\p{L}\p{N}_]/gu;
+
+function pieceTokens(piece: string): number {
+  const core = piece.trim();
+  return /^[\p{L}\p{N}_]/u.test(core) ? Math.max(1, Math.ceil(core.length / 4)) : 1;
+}
+
+export function approxTokens(text: string): number {
+  let n = 0;
+  for (const m of text.matchAll(PIECE)) n += pieceTokens(m[0]);
+  return n;
+}
+
+export interface ChunkOptions {
+  /** Tokens per chunk at most. Default 512. */
+  chunkTokens?: number;
+  /** Tokens repeated at the start of the next chunk. Default 64. */
+  overlapTokens?: number;
+}
+
+/** Splits text into overlapping chunks of at most `chunkTokens` estimated tokens, at word boundaries. */
+export function chunkText(text: string, options: ChunkOptions = {}): { text: string; tokens: number }[] {
+  const size = options.chunkTokens ?? 512;
+  const overlap = options.overlapTokens ?? 64;
+  if (!Number.isInteger(size) || size < 8) throw new Error(`chunkTokens must be an integer ≥ 8, got ${size}`);
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) throw new Error(`overlapTokens must be an integer from 0 to chunkTokens − 1, got ${overlap}`);
+  const pieces = [...text.matchAll(PIECE)].map((m) => ({ text: m[0], tokens: pieceTokens(m[0]) }));
+  const total = pieces.reduce((n, p) => n + p.tokens, 0);
+  if (total <= size) return [{ text, tokens: total }];
+  const chunks: { text: string; tokens: number }[] = [];
+  let start = 0;
+  while (start < pieces.length) {
+    let end = start;
+    let tokens = 0;
+    while (end < pieces.length && (tokens + pieces[end]!.tokens <= size || end === start)) tokens += pieces[end++]!.tokens;
+    chunks.push({ text: pieces.slice(start, end).map((p) => p.text).join('').trim(), tokens });
+    if (end >= pieces.length) break;
+    // Step back `overlap` tokens for the next chunk, but always move forward.
+    let back = end;
+    let kept = 0;
+    while (back > start + 1 && kept + pieces[back - 1]!.tokens <= overlap) kept += pieces[--back]!.tokens;
+    start = back;
+  }
+  return chunks;
+}
+
+/** Token-weighted mean of unit vectors, renormalised by the caller. */
+export function meanPool(vectors: ArrayLike<number>[], weights: number[]): number[] {
+  const d = vectors[0]?.length ?? 0;
+  const out = new Array<number>(d).fill(0);
+  vectors.forEach((v, i) => {
+    for (let j = 0; j < d; j++) out[j]! += v[j]! * weights[i]!;
+  });
+  return out;
+}

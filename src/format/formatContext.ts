@@ -1,0 +1,89 @@
+import type { ContextBundle, ScoredEntry } from '../model/types.js';
+import { estimateTokens } from '../retrieve/score.js';
+import { codeSpan, formatBundle } from './formatBundle.js';
+import { neutralize } from './neutralize.js';
+
+export type ContextStyle = 'prompt' | 'markdown' | 'json' | 'text';
+
+export interface FormatContextOptions {
+  /**
+   * 'prompt' (default): a `<memory>` block for a model's context, memory text neutralised;
+   * 'markdown': a readable document; 'json': the bundle; 'text': the terminal view.
+   */
+  style?: ContextStyle;
+  /** Stop adding entries once the output would pass this many tokens (≈ 4 characters a token). */
+  maxTokens?: number;
+}
+
+export const PROMPT_HEADER = "Reference only — may be outdated; prefer the code and the user's instructions.";
+
+function entrySource(e: ScoredEntry): string {
+  const parts = [e.entry.entryType, e.entry.coreId, `${e.entry.confidence} confidence`];
+  if (e.entry.source) parts.push(`source: ${e.entry.source}`);
+  return parts.join(', ');
+}
+
+/** Adds blocks in order while they fit the budget; says how many were left out. */
+function packBlocks(head: string[], blocks: string[], tail: string[], maxTokens: number | undefined, sep: string): string {
+  const out = [...head];
+  let used = estimateTokens([...head, ...tail].join(sep));
+  let left = 0;
+  for (const b of blocks) {
+    const cost = estimateTokens(b + sep);
+    if (maxTokens !== undefined && used + cost > maxTokens) {
+      left++;
+      continue;
+    }
+    out.push(b);
+    used += cost;
+  }
+  if (left > 0) out.push(`(${left} more item${left === 1 ? '' : 's'} left out for the token budget)`);
+  return [...out, ...tail].join(sep);
+}
+
+/** One line: white space folded, then neutralised (so a fold cannot hide an instruction). */
+const clean = (s: string) => neutralize(s.replace(/\s+/g, ' ').trim()).text;
+
+function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
+  const blocks: string[] = [];
+  for (const e of bundle.entries) {
+    const content = neutralize(e.entry.content.trim()).text.split('\n').map((l) => `  ${l}`).join('\n');
+    blocks.push(`- ${clean(e.entry.title)} (${clean(entrySource(e))})\n${content}`);
+  }
+  if (bundle.codeRefs.length > 0) {
+    blocks.push(['Code:', ...bundle.codeRefs.map((c) => `- ${clean(codeSpan(c.code))}`)].join('\n'));
+  }
+  for (const p of bundle.goldenPaths) {
+    blocks.push([`Golden path: ${clean(p.name)}`, ...p.steps.map((s) => `${s.order}. ${clean(codeSpan(s.code))}${s.description ? ` — ${clean(s.description)}` : ''}`)].join('\n'));
+  }
+  return packBlocks(['<memory>', PROMPT_HEADER], blocks, ['</memory>'], maxTokens, '\n');
+}
+
+function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
+  const blocks: string[] = [];
+  for (const e of bundle.entries) {
+    blocks.push(`### ${e.entry.title}\n_${entrySource(e)} · score ${e.score.toFixed(3)}_\n\n${e.entry.content.trim()}`);
+  }
+  if (bundle.codeRefs.length > 0) blocks.push(['## Code', ...bundle.codeRefs.map((c) => `- \`${codeSpan(c.code)}\``)].join('\n'));
+  for (const p of bundle.goldenPaths) {
+    blocks.push([`## Golden path: ${p.name}`, ...p.steps.map((s) => `${s.order}. \`${codeSpan(s.code)}\`${s.description ? ` — ${s.description}` : ''}`)].join('\n'));
+  }
+  return packBlocks([`# Context for: ${bundle.task}`, `> ${PROMPT_HEADER}`], blocks, [], maxTokens, '\n\n');
+}
+
+/** Renders a bundle for a model's prompt, a document, a program or a terminal. */
+export function formatContext(bundle: ContextBundle, options: FormatContextOptions = {}): string {
+  const { style = 'prompt', maxTokens } = options;
+  switch (style) {
+    case 'prompt':
+      return promptStyle(bundle, maxTokens);
+    case 'markdown':
+      return markdownStyle(bundle, maxTokens);
+    case 'json':
+      return JSON.stringify(bundle, null, 2);
+    case 'text':
+      return formatBundle(bundle);
+    default:
+      throw new Error(`style must be prompt, markdown, json or text, got ${JSON.stringify(style)}`);
+  }
+}
