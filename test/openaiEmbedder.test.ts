@@ -108,3 +108,58 @@ describe('OpenAI-compatible embedder (real openai client, real HTTP on 127.0.0.1
     }
   });
 });
+
+describe('long texts, concurrency, Matryoshka sizes and the embedding cache', () => {
+  it('splits long texts into overlapping chunks and mean-pools them into one unit vector', async () => {
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, chunkTokens: 16, overlapTokens: 4, batchSize: 100 });
+    const long = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    const [pooled, short] = await e.embed([long, 'short text']);
+    const inputs = server.requests[0]!.body.input as string[];
+    expect(inputs.length).toBeGreaterThan(3);
+    expect(inputs.at(-1)).toBe('short text');
+    const chunks = inputs.slice(0, -1);
+    expect(chunks[0]!.startsWith('word0 ')).toBe(true);
+    expect(chunks.at(-1)!.endsWith('word39')).toBe(true);
+    expect(chunks[1]!.split(' ')[0]).not.toBe('word0'); // moves on …
+    expect(chunks[0]!.includes(chunks[1]!.split(' ')[0]!)).toBe(true); // … with overlap
+    expect(Math.hypot(...pooled!)).toBeCloseTo(1, 5);
+    const want = norm(vectorFor('short text', 8));
+    short!.forEach((x, j) => expect(x).toBeCloseTo(want[j]!, 5));
+    expect(() => openAIEmbedder({ model: 'm', dimensions: 8, chunkTokens: 16, overlapTokens: 16 })).toThrow(/overlapTokens/);
+  });
+
+  it('keeps several batches in flight and the order of the results', async () => {
+    server.respond = (body, _n, res) => setTimeout(() => embeddingsReply(res, body.input as string[], 8, { shuffle: true }), 50);
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, batchSize: 1, concurrency: 3 });
+    const texts = ['a1', 'b22', 'c333', 'd4444', 'e55555', 'f666666'];
+    const vectors = await e.embed(texts);
+    expect(server.maxInFlight).toBe(3);
+    vectors.forEach((v, i) => expect(v[0]).toBeCloseTo(norm(vectorFor(texts[i]!, 8))[0]!, 5));
+  });
+
+  it('checks dimensions and the small-vector length against the model\'s Matryoshka sizes', async () => {
+    expect(() => openAIEmbedder({ model: 'm', dimensions: 100, matryoshkaDimensions: [64, 128, 256] })).toThrow(/not one of the model's Matryoshka sizes \(64, 128, 256\)/);
+    const embedder = { provider: 'openai' as const, baseURL: server.baseURL, model: 'm', dimensions: 8, matryoshkaDimensions: [2, 4, 8] };
+    const m = await openMemory({ path: await tempDir(), embedder, env: {} });
+    await m.upsert([{ id: 'a', core_id: 'c', title: 't', content: 'c' }]);
+    expect((await m.matryoshkaSearch('t')).smallDimensions).toBe(4); // the trained size nearest 128 below the full size
+    await m.close();
+    await expect(openMemory({ path: await tempDir(), embedder, smallDimensions: 3, env: {} })).rejects.toThrow(/smallDimensions 3 is not one of the model's Matryoshka sizes/);
+  });
+
+  it('never sends the same text to the model twice, across deletes and runs', async () => {
+    const dir = await tempDir();
+    const embedder = { provider: 'openai' as const, baseURL: server.baseURL, model: 'm', dimensions: 8 };
+    const entries = [{ id: 'a', core_id: 'c', title: 'alpha', content: 'one' }, { id: 'b', core_id: 'c', title: 'beta', content: 'two' }];
+    let m = await openMemory({ path: dir, embedder, env: {} });
+    expect(await m.upsert(entries)).toMatchObject({ embedded: 2, fromCache: 0 });
+    await m.delete(['a', 'b']);
+    await m.close();
+    const sent = server.requests.length;
+    m = await openMemory({ path: dir, embedder, env: {} });
+    expect(await m.upsert(entries)).toMatchObject({ entries: { added: 2 }, embedded: 0, fromCache: 2 });
+    expect(server.requests.length).toBe(sent);
+    expect(await m.upsert([{ id: 'a', core_id: 'c', title: 'alpha', content: 'changed' }])).toMatchObject({ embedded: 1, fromCache: 0 });
+    await m.close();
+  });
+});

@@ -7,7 +7,9 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { formatBundle, codeSpan, describeReason } from '../format/formatBundle.js';
+import { codeSpan, describeReason } from '../format/formatBundle.js';
+import { formatContext, type ContextStyle } from '../format/formatContext.js';
+import { describeConfig, resolveConfig } from '../config/config.js';
 import { MemcoreError } from '../model/errors.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type GoldenPath, type MemoryEntry } from '../model/types.js';
 import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryEngine.js';
@@ -18,7 +20,7 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mism
 class UsageError extends Error {}
 
 const COMMON = {
-  db: { type: 'string', default: '.memcore' },
+  db: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies ParseArgsConfig['options'];
@@ -97,9 +99,10 @@ Commands:
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
   stats                     what the database holds
+  config                    the effective configuration and where each setting came from
 
 Common options:
-  --db <dir>                database folder (default ./.memcore)
+  --db <dir>                database folder (default MEMCORE_DB, a config file's db, or ./.memcore)
   --json                    machine-readable output on stdout
   -h, --help                help for a command
 
@@ -122,6 +125,9 @@ context and find options:
   --diversity <0..1>        MMR diversity (default 0)
   --no-keyword              vectors only
   --no-code                 leave out code references and golden paths (context)
+  --llm                     let the configured LLM keep what matters (context; falls back to top-N)
+  --max-select <n>          entries the LLM keeps at most (default 10)
+  --format <style>          text (default), prompt (<memory> block), markdown or json (context)
 
 search options:
   --mode <mode>             hybrid (default), semantic, matryoshka or keyword
@@ -215,11 +221,40 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   context: {
-    options: { ...CONTEXT_OPTIONS, 'no-code': { type: 'boolean', default: false } },
+    options: {
+      ...CONTEXT_OPTIONS,
+      'no-code': { type: 'boolean', default: false },
+      llm: { type: 'boolean', default: false },
+      'max-select': { type: 'string' },
+      format: { type: 'string' },
+    },
     args: [1, 1],
     async run(engine, [task], v, io) {
-      const bundle = await (await engine()).buildTaskContext(task!, { ...contextOptions(v), ...(v['no-code'] ? { includeCode: false } : {}) });
-      print(io, v.json === true, bundle, () => formatBundle(bundle));
+      const style = (v.format as string | undefined) ?? (v.json ? 'json' : 'text');
+      if (!['text', 'prompt', 'markdown', 'json'].includes(style)) throw new UsageError(`--format must be text, prompt, markdown or json, got "${style}"`);
+      const maxSelect = v['max-select'] !== undefined ? int('max-select', v['max-select'] as string) : undefined;
+      const llmFilter = v.llm ? (maxSelect !== undefined ? { maxSelect } : true) : undefined;
+      const bundle = await (await engine()).buildTaskContext(task!, {
+        ...contextOptions(v),
+        ...(v['no-code'] ? { includeCode: false } : {}),
+        ...(llmFilter ? { llmFilter } : {}),
+      });
+      io.out(formatContext(bundle, { style: style as ContextStyle }));
+      return EXIT.ok;
+    },
+  },
+  config: {
+    options: {},
+    args: [0, 0],
+    async run(_engine, _args, v, io) {
+      const resolved = resolveConfig({ options: typeof v.db === 'string' ? { db: v.db } : {} });
+      const rows = describeConfig(resolved);
+      print(io, v.json === true, { file: resolved.file, settings: rows }, () =>
+        [
+          `config file: ${resolved.file ?? '(none)'}`,
+          ...rows.map((r) => `${r.key.padEnd(30)} ${r.value === null ? '-' : JSON.stringify(r.value)}  (${r.source === 'unset' ? `unset; ${r.env}` : r.source === 'env' ? `env ${r.env}` : r.source})`),
+        ].join('\n'),
+      );
       return EXIT.ok;
     },
   },
@@ -417,7 +452,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (positionals.length < min || positionals.length > max) {
       throw new UsageError(`${name} takes ${min === max ? min : `${min} or more`} argument${max === 1 ? '' : 's'}, got ${positionals.length}; see memcore --help`);
     }
-    const engine = async () => (memory ??= await openMemory({ path: String(values.db) }));
+    const engine = async () => (memory ??= await openMemory(typeof values.db === 'string' ? { path: values.db } : {}));
     return await command.run(engine, positionals, values, io);
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? String(e);

@@ -19,14 +19,24 @@ import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
+import { resolveConfig } from '../config/config.js';
 import { openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
 
+/**
+ * Options in code take precedence over MEMCORE_* environment variables, which take precedence
+ * over memcore.config.json|yaml (in the database folder, else the working directory), then
+ * defaults (see README, Configuration).
+ */
 export interface OpenMemoryOptions {
   /** Database folder; created when missing. Default `./.memcore`. */
   path?: string;
+  /** Where MEMCORE_* settings are read from. Default `process.env`; `{}` ignores the environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Where a memcore.config file is looked for besides the database folder. Default `process.cwd()`. */
+  cwd?: string;
   /** Default: the offline local model. */
   embedder?: EmbedderConfig;
   /** Context bundle cache (TTL LRU). `{ ttlMs: 0 }` turns it off. Default 500 bundles, 5 minutes. */
@@ -115,13 +125,6 @@ function checkLimit(v: unknown, name = 'limit'): number {
 
 const stripVector = ({ entry, similarity, why }: SearchHit & { vector?: Float32Array }): SearchHit => ({ entry, similarity, why });
 
-function resolveEmbedder(config: EmbedderConfig | undefined): Embedder {
-  if (!config || ('provider' in config && config.provider === 'local')) return localEmbedder();
-  if ('provider' in config && config.provider === 'openai') return openAIEmbedder(config);
-  if ('embed' in config && typeof config.embed === 'function') return config;
-  throw invalidInput('embedder must be { provider: "local" }, { provider: "openai", … } or an Embedder object');
-}
-
 /**
  * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
  * the same folder share it (and see each other's writes at once); it closes with the last engine.
@@ -130,11 +133,28 @@ const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>
 
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
-  const embedder = resolveEmbedder(options.embedder);
-  const dir = resolve(options.path ?? '.memcore');
+  const embedderObject = options.embedder && 'embed' in options.embedder ? options.embedder : undefined;
+  const chatObject = options.llm && 'completeJson' in options.llm ? options.llm : undefined;
+  // An Embedder object replaces every embedder setting, so the environment's are not consulted.
+  const env = embedderObject ? Object.fromEntries(Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('MEMCORE_EMBED'))) : options.env;
+  const { values } = resolveConfig({
+    options: {
+      db: options.path,
+      embedder: embedderObject ? undefined : options.embedder,
+      llm: chatObject ? undefined : options.llm,
+      cache: options.cache,
+      smallDimensions: options.smallDimensions,
+    },
+    env,
+    cwd: options.cwd,
+  });
+  const config = values as unknown as ConfigValues;
+  const embedder = embedderObject ?? (config.embedder.provider === 'openai' ? openAIEmbedder(config.embedder as OpenAIEmbedderOptions) : localEmbedder());
+  const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
+  const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
   if (!shared) {
-    shared = { stores: Stores.open(dir, embedder, { smallDimensions: options.smallDimensions }), engines: 0 };
+    shared = { stores: Stores.open(dir, embedder, { smallDimensions: config.smallDimensions }), engines: 0 };
     openStores.set(dir, shared);
     shared.stores.catch(() => openStores.delete(dir));
   }
@@ -149,7 +169,15 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
     await releaseStores(dir);
     throw e;
   }
-  return new MemoryEngine(stores, embedder, { cache: options.cache, llm: options.llm });
+  return new MemoryEngine(stores, embedder, { cache: config.cache, llm });
+}
+
+interface ConfigValues {
+  db: string;
+  smallDimensions?: number;
+  embedder: { provider: 'local' | 'openai' } & Partial<OpenAIEmbedderOptions>;
+  llm?: Partial<LlmOptions>;
+  cache: ContextCacheOptions;
 }
 
 async function releaseStores(dir: string): Promise<void> {
