@@ -6,7 +6,8 @@ export type {
 export type { TaskContextOptions, SearchFilterOptions } from './retrieve/taskContext.js';
 export type { ScoringWeights } from './retrieve/score.js';
 export { DEFAULT_WEIGHTS } from './retrieve/score.js';
-export type { IngestReport } from './ingest/indexer.js';
+export type { IngestReport, IngestOptions } from './ingest/indexer.js';
+export type { AutoLinkOptions } from './ingest/autoLink.js';
 export type { Embedder } from './embed/embedder.js';
 export { localEmbedder } from './embed/localEmbedder.js';
 export type { LocalEmbedderOptions } from './embed/localEmbedder.js';

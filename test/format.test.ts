@@ -3,7 +3,7 @@ import { formatContext, isInstructionLike, neutralize, PROMPT_HEADER, type Conte
 
 const entry = (id: string, content: string, over: Partial<ScoredEntry['entry']> = {}): ScoredEntry => ({
   entry: {
-    id, coreId: 'core', title: `Title ${id}`, content, entryType: 'lesson', confidence: 'high', importance: 5, tags: [],
+    id, coreId: 'core', title: `Title ${id}`, aliases: [], content, entryType: 'lesson', confidence: 'high', importance: 5, tags: [],
     source: 'adr/1.md', sensitivity: 'internal', createdAt: new Date(0), updatedAt: new Date(0), validFrom: null, validTo: null, contentHash: 'h',
     ...over,
   },

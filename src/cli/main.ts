@@ -88,6 +88,7 @@ Usage: memcore <command> [options]
 
 Commands:
   ingest <file>...          upsert memory files (.json, .jsonl, .yaml); all or nothing per file
+                            --auto-link: link entries that mention titles, aliases, code symbols or paths
   context "<task>"          the context an agent needs before the task (full pipeline)
   search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
   find "<query>"            search seeds expanded through the graph, scored (no code)
@@ -199,19 +200,20 @@ const print = (io: Io, json: boolean, value: unknown, text: () => string) => io.
 
 const COMMANDS: Record<string, Command> = {
   ingest: {
-    options: {},
+    options: { 'auto-link': { type: 'boolean', default: false } },
     args: [1, Infinity],
     async run(engine, files, values, io) {
       const memory = await engine();
       const reports = [];
       for (const [i, file] of files.entries()) {
         if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
-        const r = await memory.ingest(file);
+        const r = await memory.ingest(file, { autoLink: values['auto-link'] === true });
         reports.push(r);
         if (!values.json) {
           io.out(
             `${file}: ${r.entries.added} added, ${r.entries.updated} updated, ${r.entries.unchanged} unchanged; ` +
               `${r.embedded} embedded; ${r.codeLocations} code locations, ${r.goldenPaths} golden paths, ${r.relations} relations` +
+              (r.autoLinks > 0 ? ` (${r.autoLinks} found by auto-linking)` : '') +
               (r.changed ? '' : ' (nothing changed)'),
           );
         }

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { localEmbedder } from '../embed/localEmbedder.js';
 import { openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
-import { indexDocument, type IngestReport } from '../ingest/indexer.js';
+import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { validateMemoryDocument } from '../model/memoryFile.js';
@@ -228,20 +228,20 @@ export class MemoryEngine {
   }
 
   /** Reads a memory file (.json, .jsonl, .yaml) and upserts everything in it. All or nothing. */
-  ingest(file: string, options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
+  ingest(file: string, options: IngestOptions = {}): Promise<IngestReport> {
     if (typeof file !== 'string' || file === '') return Promise.reject(invalidInput('ingest needs a file path'));
     return this.serialized(async () => {
       const { document, external } = await loadMemoryFile(file);
-      return indexDocument(this.stores, this.embedder, file, document, external, options.signal);
+      return indexDocument(this.stores, this.embedder, file, document, external, options);
     });
   }
 
   /** Upserts a memory document given as an object in the memory file format. */
-  ingestDocument(doc: unknown, options: { source?: string; signal?: AbortSignal } = {}): Promise<IngestReport> {
+  ingestDocument(doc: unknown, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
     const source = options.source ?? 'api';
     return this.serialized(async () => {
       const { document, external } = validateMemoryDocument(source, doc);
-      return indexDocument(this.stores, this.embedder, source, document, external, options.signal);
+      return indexDocument(this.stores, this.embedder, source, document, external, options);
     });
   }
 

@@ -4,6 +4,7 @@ import { MemoryFileError, throwIfAborted } from '../model/errors.js';
 import type { EntryInput, ExternalReference, MemoryDocument } from '../model/memoryFile.js';
 import type { MemoryEntry } from '../model/types.js';
 import type { StoredEntry } from '../store/lance/entriesTable.js';
+import { findLinks, type AutoLinkOptions } from './autoLink.js';
 import { serializeStored, type Stores } from '../store/stores.js';
 
 export interface IngestReport {
@@ -17,6 +18,8 @@ export interface IngestReport {
   codeLocations: number;
   goldenPaths: number;
   relations: number;
+  /** Relations found by auto-linking (included in `relations`). */
+  autoLinks: number;
   /** False when the store already held exactly this content. */
   changed: boolean;
 }
@@ -36,7 +39,7 @@ function sameEntry(a: MemoryEntry, b: Omit<MemoryEntry, 'updatedAt'>): boolean {
   return (
     a.coreId === b.coreId && a.title === b.title && a.content === b.content && a.entryType === b.entryType &&
     a.confidence === b.confidence && a.importance === b.importance && a.source === b.source &&
-    a.sensitivity === b.sensitivity && a.tags.join('\u0000') === b.tags.join('\u0000') &&
+    a.sensitivity === b.sensitivity && a.tags.join('\u0000') === b.tags.join('\u0000') && a.aliases.join('\u0000') === b.aliases.join('\u0000') &&
     sameTime(a.createdAt, b.createdAt) && sameTime(a.validFrom, b.validFrom) && sameTime(a.validTo, b.validTo)
   );
 }
@@ -45,14 +48,35 @@ function sameEntry(a: MemoryEntry, b: Omit<MemoryEntry, 'updatedAt'>): boolean {
  * Writes a validated memory document: checks references against the store, embeds only new or
  * changed text (one batched call), then applies everything as one journaled write.
  */
+export interface IngestOptions {
+  /** Find mention links (titles, aliases, code symbols and paths in entry text). Default off. */
+  autoLink?: boolean | AutoLinkOptions;
+  signal?: AbortSignal;
+}
+
+/** Adds the mention links of the document's entries (against everything stored) to its relations. */
+async function withAutoLinks(stores: Stores, doc: MemoryDocument, options: AutoLinkOptions): Promise<{ doc: MemoryDocument; links: number }> {
+  const fromDoc = new Map(doc.entries.map((e) => [e.id, e] as const));
+  const stored = (await stores.table.read({})).map((s) => s.entry).filter((e) => !fromDoc.has(e.id));
+  const corpus = [...stored, ...doc.entries].map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
+  const docCode = new Set(doc.codeLocations.map((c) => c.id));
+  const code = [...(await stores.graph.allCodeLocations()).filter((c) => !docCode.has(c.id)), ...doc.codeLocations];
+  const stated = new Set(doc.relations.map((r) => `${r.type}\u0000${r.from}\u0000${r.to}`));
+  const links = findLinks(corpus, code, new Set(fromDoc.keys()), options).filter((r) => !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`));
+  return { doc: { ...doc, relations: [...doc.relations, ...links] }, links: links.length };
+}
+
 export async function indexDocument(
   stores: Stores,
   embedder: Embedder,
   source: string,
-  doc: MemoryDocument,
+  input: MemoryDocument,
   external: ExternalReference[],
-  signal?: AbortSignal,
+  options: IngestOptions = {},
 ): Promise<IngestReport> {
+  const signal = options.signal;
+  let doc = input;
+  let autoLinks = 0;
   throwIfAborted(signal);
   for (const kind of ['entry', 'code', 'path'] as const) {
     const wanted = external.filter((r) => r.kind === kind);
@@ -64,6 +88,11 @@ export async function indexDocument(
     }
   }
 
+  if (options.autoLink) {
+    ({ doc, links: autoLinks } = await withAutoLinks(stores, doc, options.autoLink === true ? {} : options.autoLink));
+    throwIfAborted(signal);
+  }
+
   const ids = doc.entries.map((e) => e.id);
   const existing = new Map(
     (await stores.table.read({ ids }, { withVectors: true })).map((s) => [s.entry.id, s] as const),
@@ -73,7 +102,7 @@ export async function indexDocument(
   const now = new Date();
   const report: IngestReport = {
     source, entries: { added: 0, updated: 0, unchanged: 0 }, embedded: 0, fromCache: 0,
-    codeLocations: doc.codeLocations.length, goldenPaths: doc.goldenPaths.length, relations: doc.relations.length, changed: false,
+    codeLocations: doc.codeLocations.length, goldenPaths: doc.goldenPaths.length, relations: doc.relations.length, autoLinks, changed: false,
   };
   const toWrite: StoredEntry[] = [];
   const toEmbed: { input: EntryInput; entry: MemoryEntry }[] = [];

@@ -9,6 +9,7 @@ export interface EntryInput {
   id: string;
   coreId: string;
   title: string;
+  aliases: string[];
   content: string;
   entryType: string;
   confidence: Confidence;
@@ -95,7 +96,7 @@ export type RecordNamer = (section: string, index: number, id?: string) => strin
 const defaultNamer: RecordNamer = (section, index, id) => `${section}[${index}]${id ? ` (id "${id}")` : ''}`;
 
 interface RawEntry {
-  id?: string; core_id?: string; title: string; content: string; entry_type?: string; confidence?: Confidence;
+  id?: string; core_id?: string; title: string; aliases?: string[]; content: string; entry_type?: string; confidence?: Confidence;
   importance?: number; tags?: string[]; source?: string; sensitivity?: Sensitivity;
   created_at?: string; valid_from?: string; valid_to?: string;
 }
@@ -178,7 +179,7 @@ export function validateMemoryDocument(
       throw new MemoryFileError(file, record, 'valid_to', 'must be later than valid_from');
     }
     return {
-      id, coreId, title: e.title, content: e.content, entryType: e.entry_type ?? 'fact',
+      id, coreId, title: e.title, aliases: e.aliases ?? [], content: e.content, entryType: e.entry_type ?? 'fact',
       confidence: e.confidence ?? 'medium', importance: e.importance ?? 5, tags: e.tags ?? [],
       source: e.source ?? null, sensitivity: e.sensitivity ?? 'internal',
       createdAt: parseTime(file, record, 'created_at', e.created_at), validFrom, validTo,

@@ -18,6 +18,8 @@ export interface MemoryEntry {
   /** Memory core (namespace), e.g. `auth-jwt`. */
   coreId: string;
   title: string;
+  /** Other names of the entry (auto-linking matches them like the title). */
+  aliases: string[];
   content: string;
   /** lesson, decision, pattern, convention, fact, … (open set). */
   entryType: string;

@@ -68,6 +68,8 @@ export interface GraphStore {
   goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]>;
   getGoldenPath(id: string): Promise<GoldenPath | null>;
   findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]>;
+  /** Every code location (auto-linking matches their symbols and paths). */
+  allCodeLocations(): Promise<CodeLocation[]>;
   counts(): Promise<GraphCounts>;
   close(): Promise<void>;
 }

@@ -307,6 +307,10 @@ export class KuzuGraphStore implements GraphStore {
     return rows.map((r) => ({ entryId: String(r.e_id), relevance: Number(r.relevance ?? 1), code: codeFromRow(r) }));
   }
 
+  async allCodeLocations(): Promise<CodeLocation[]> {
+    return (await this.run(`MATCH (c:CodeLocation) RETURN ${CODE_RETURN}`)).map((r) => codeFromRow(r));
+  }
+
   async counts(): Promise<GraphCounts> {
     const one = async (cypher: string) => Number((await this.run(cypher))[0]?.n ?? 0);
     const relations = Object.fromEntries(

@@ -42,6 +42,7 @@ interface EntryRow {
   id: string;
   core_id: string;
   title: string;
+  aliases: string[];
   content: string;
   search_text: string;
   entry_type: string;
@@ -60,8 +61,9 @@ interface EntryRow {
   vector_small: number[];
 }
 
-type ReadRow = Omit<EntryRow, 'tags' | 'vector' | 'vector_small'> & {
+type ReadRow = Omit<EntryRow, 'tags' | 'aliases' | 'vector' | 'vector_small'> & {
   tags: Iterable<string> | null;
+  aliases: Iterable<string> | null;
   vector?: Iterable<number>;
   vector_small?: Iterable<number>;
   _distance?: number;
@@ -76,8 +78,9 @@ function toRow(s: StoredEntry): EntryRow {
     id: e.id,
     core_id: e.coreId,
     title: e.title,
+    aliases: e.aliases,
     content: e.content,
-    search_text: `${e.title}\n${e.content}`,
+    search_text: [e.title, ...e.aliases, e.content].join('\n'),
     entry_type: e.entryType,
     confidence: e.confidence,
     confidence_rank: confidenceRank(e.confidence),
@@ -100,6 +103,7 @@ function fromRow(r: ReadRow): MemoryEntry {
     id: r.id,
     coreId: r.core_id,
     title: r.title,
+    aliases: r.aliases ? Array.from(r.aliases) : [],
     content: r.content,
     entryType: r.entry_type,
     confidence: r.confidence as MemoryEntry['confidence'],

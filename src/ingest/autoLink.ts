@@ -1,0 +1,160 @@
+/**
+ * Deterministic links found in text, no LLM: an entry that mentions another entry's title or
+ * alias gets a RELATED edge of kind `mention`; one that mentions a code symbol or file path gets
+ * REFERENCES_CODE. All patterns are matched in one Aho–Corasick pass per text, so the cost is
+ * linear in the corpus, not in the number of pairs.
+ */
+import type { CodeLocation, Relation } from '../model/types.js';
+
+interface Node {
+  next: Map<string, number>;
+  fail: number;
+  /** Pattern indexes that end here (own and inherited through fail links). */
+  out: number[];
+}
+
+/** Multi-pattern matcher over single characters. */
+export class AhoCorasick {
+  private readonly nodes: Node[] = [{ next: new Map(), fail: 0, out: [] }];
+
+  constructor(readonly patterns: string[]) {
+    patterns.forEach((p, i) => {
+      let s = 0;
+      for (const ch of p) {
+        let t = this.nodes[s]!.next.get(ch);
+        if (t === undefined) {
+          t = this.nodes.push({ next: new Map(), fail: 0, out: [] }) - 1;
+          this.nodes[s]!.next.set(ch, t);
+        }
+        s = t;
+      }
+      this.nodes[s]!.out.push(i);
+    });
+    const queue: number[] = [];
+    for (const t of this.nodes[0]!.next.values()) queue.push(t);
+    for (let q = 0; q < queue.length; q++) {
+      const s = queue[q]!;
+      for (const [ch, t] of this.nodes[s]!.next) {
+        let f = this.nodes[s]!.fail;
+        while (f !== 0 && !this.nodes[f]!.next.has(ch)) f = this.nodes[f]!.fail;
+        const g = this.nodes[f]!.next.get(ch);
+        this.nodes[t]!.fail = g !== undefined && g !== t ? g : 0;
+        this.nodes[t]!.out.push(...this.nodes[this.nodes[t]!.fail]!.out);
+        queue.push(t);
+      }
+    }
+  }
+
+  /** Every (pattern, end offset in characters) occurrence in `chars`. */
+  *search(chars: string[]): Generator<{ pattern: number; end: number }> {
+    let s = 0;
+    for (let i = 0; i < chars.length; i++) {
+      const ch = chars[i]!;
+      while (s !== 0 && !this.nodes[s]!.next.has(ch)) s = this.nodes[s]!.fail;
+      s = this.nodes[s]!.next.get(ch) ?? 0;
+      for (const p of this.nodes[s]!.out) yield { pattern: p, end: i + 1 };
+    }
+  }
+}
+
+const WORD = /[\p{L}\p{N}_]/u;
+/** One lower-case character per character, so offsets in the folded text match the original. */
+const fold = (text: string): string[] => Array.from(text, (ch) => {
+  const l = ch.toLowerCase();
+  return l.length === 1 ? l : ch;
+});
+
+const STOP = new Set(['the', 'and', 'for', 'with', 'this', 'that', 'from', 'into', 'about', 'note', 'notes', 'todo', 'none', 'other', 'general', 'misc', 'introduction', 'overview', 'summary']);
+
+export interface AutoLinkOptions {
+  /** Titles and aliases shorter than this are not matched (acronyms such as `JWT` from 3). Default 4. */
+  minLength?: number;
+  /**
+   * A pattern mentioned by more than this share of the entries is too common to mean a link
+   * (at least 5 entries are always allowed). Default 0.02.
+   */
+  maxMentionShare?: number;
+}
+
+interface TextEntry {
+  id: string;
+  title: string;
+  aliases: string[];
+  content: string;
+}
+
+/**
+ * Links among `corpus` (every entry, stored and new); only links that touch one of `focus` (the
+ * entries being written) are returned, since the others were found when their entries were.
+ */
+export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<string>, options: AutoLinkOptions = {}): Relation[] {
+  const minLength = options.minLength ?? 4;
+  // Patterns: case-folded unless short or written in capitals (acronyms, symbols), which must match exactly.
+  // `folded` is what the automaton matches; `text` is what an exact pattern must read in the original.
+  const patterns: { text: string; folded: string; exact: boolean; entryIds: string[]; codeIds: string[] }[] = [];
+  const byKey = new Map<string, number>();
+  const add = (raw: string, target: { entry?: string; code?: string }, alwaysExact = false) => {
+    const text = raw.trim();
+    const acronym = /^\p{Lu}[\p{Lu}\p{N}]+$/u.test(text); // DLQ, JWT, S3: matched exactly from 3 characters
+    if ([...text].length < (acronym ? 3 : minLength) || STOP.has(text.toLowerCase()) || !WORD.test(text)) return;
+    const exact = alwaysExact || acronym || text.length <= 5;
+    const folded = fold(text).join('');
+    const key = `${exact ? 'E' : 'F'}${exact ? text : folded}`;
+    let i = byKey.get(key);
+    if (i === undefined) {
+      i = patterns.push({ text, folded, exact, entryIds: [], codeIds: [] }) - 1;
+      byKey.set(key, i);
+    }
+    if (target.entry) patterns[i]!.entryIds.push(target.entry);
+    if (target.code) patterns[i]!.codeIds.push(target.code);
+  };
+  for (const e of corpus) for (const name of [e.title, ...e.aliases]) add(name, { entry: e.id });
+  for (const c of code) {
+    if (c.symbol && /^[\p{L}_$][\p{L}\p{N}_$.]{2,}$/u.test(c.symbol)) add(c.symbol, { code: c.id }, true);
+    add(c.filePath, { code: c.id }, true);
+    const base = c.filePath.split('/').at(-1) ?? '';
+    if (base.includes('.') && base !== c.filePath) add(base, { code: c.id }, true);
+  }
+  if (patterns.length === 0) return [];
+
+  const matcher = new AhoCorasick(patterns.map((p) => p.folded));
+  const mentions = new Map<number, Set<string>>(); // pattern → entries that mention it
+  for (const e of corpus) {
+    const original = Array.from(e.content);
+    const chars = fold(e.content);
+    for (const { pattern, end } of matcher.search(chars)) {
+      const p = patterns[pattern]!;
+      const len = Array.from(p.folded).length;
+      const start = end - len;
+      if ((start > 0 && WORD.test(original[start - 1]!)) || (end < original.length && WORD.test(original[end]!))) continue;
+      if (p.exact && original.slice(start, end).join('') !== p.text) continue;
+      let set = mentions.get(pattern);
+      if (!set) mentions.set(pattern, (set = new Set()));
+      set.add(e.id);
+    }
+  }
+
+  const limit = Math.max(5, Math.floor((options.maxMentionShare ?? 0.02) * corpus.length));
+  const seen = new Set<string>();
+  const links: Relation[] = [];
+  for (const [pattern, by] of mentions) {
+    if (by.size > limit) continue;
+    const p = patterns[pattern]!;
+    for (const from of by) {
+      for (const to of p.entryIds) {
+        const key = `R${from}\u0000${to}`;
+        if (from === to || seen.has(key) || (!focus.has(from) && !focus.has(to))) continue;
+        seen.add(key);
+        links.push({ type: 'RELATED', from, to, weight: 0.6, kind: 'mention' });
+      }
+      if (!focus.has(from)) continue;
+      for (const to of p.codeIds) {
+        const key = `C${from}\u0000${to}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        links.push({ type: 'REFERENCES_CODE', from, to, relevance: 0.5 });
+      }
+    }
+  }
+  return links.sort((a, b) => a.type.localeCompare(b.type) || a.from.localeCompare(b.from) || a.to.localeCompare(b.to));
+}

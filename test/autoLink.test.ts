@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { AhoCorasick, findLinks } from '../src/ingest/autoLink.js';
+import { openMemory } from '../src/index.js';
+import { tempDir, wordHashEmbedder } from './helpers.js';
+
+const e = (id: string, title: string, content: string, aliases: string[] = []) => ({ id, title, aliases, content });
+
+describe('Aho–Corasick', () => {
+  it('finds every occurrence of every pattern, overlapping ones included', () => {
+    const ac = new AhoCorasick(['he', 'she', 'his', 'hers']);
+    const hits = [...ac.search([...'ushers'])].map((h) => `${ac.patterns[h.pattern]}@${h.end}`);
+    expect(hits.sort()).toEqual(['he@4', 'hers@6', 'she@4']);
+  });
+});
+
+describe('findLinks', () => {
+  const corpus = [
+    e('kafka', 'Kafka consumer offsets', 'Commit offsets after processing.'),
+    e('dlq', 'Dead letter queue', 'Poison messages go to the dead letter queue; see Kafka consumer offsets.', ['DLQ']),
+    e('alert', 'Alerting', 'Page the owner when the DLQ grows. The dead-letter queue is not the same as a DLQueue.'),
+    e('short', 'API', 'Everything mentions the api and APIs.'),
+    e('code', 'Refresh handler', 'refreshTokens() in src/auth/refresh.ts does it; also refresh.ts.bak is unrelated.'),
+  ];
+  const code = [{ id: 'c1', codebaseId: 'x', filePath: 'src/auth/refresh.ts', symbol: 'refreshTokens', startLine: 1, endLine: 9, language: 'ts' }];
+
+  it('links mentions of titles and aliases at word boundaries, with case rules', () => {
+    const links = findLinks(corpus, code, new Set(corpus.map((c) => c.id)));
+    const related = links.filter((l) => l.type === 'RELATED').map((l) => `${l.from}->${l.to}`);
+    // dlq mentions the Kafka title (case-folded); alert mentions the alias DLQ (exact, word-bounded; not in "DLQueue")
+    expect(related).toEqual(['alert->dlq', 'dlq->kafka']);
+    expect(links.find((l) => l.type === 'RELATED')).toMatchObject({ weight: 0.6, kind: 'mention' });
+  });
+
+  it('links code symbols and paths, exactly', () => {
+    const refs = findLinks(corpus, code, new Set(['code'])).filter((l) => l.type === 'REFERENCES_CODE');
+    expect(refs).toEqual([{ type: 'REFERENCES_CODE', from: 'code', to: 'c1', relevance: 0.5 }]);
+    // the symbol alone is enough, and only in its own case
+    const bySymbol = (text: string) => findLinks([e('s', 'Some title', text)], code, new Set(['s'])).length;
+    expect(bySymbol('call refreshTokens first')).toBe(1);
+    expect(bySymbol('call refreshtokens first')).toBe(0);
+    expect(bySymbol('call refreshTokensLater first')).toBe(0);
+  });
+
+  it('skips short titles and titles too common to mean a link', () => {
+    const many = Array.from({ length: 30 }, (_, i) => e(`m${i}`, `Note ${i}`, 'We use Postgres here.'));
+    const links = findLinks([...many, e('pg', 'Postgres', 'The database.')], [], new Set(['pg', ...many.map((m) => m.id)]), { maxMentionShare: 0.1 });
+    expect(links).toEqual([]); // mentioned by 30 of 31 entries
+    const few = findLinks([...many.slice(0, 2), e('pg', 'Postgres', 'The database.')], [], new Set(['pg']));
+    expect(few.map((l) => `${l.from}->${l.to}`)).toEqual(['m0->pg', 'm1->pg']);
+  });
+
+  it('only returns links that touch the entries being written', () => {
+    expect(findLinks(corpus, code, new Set(['kafka'])).map((l) => `${l.from}->${l.to}`)).toEqual(['dlq->kafka']);
+  });
+});
+
+describe('ingest with autoLink', () => {
+  it('writes mention edges both ways across ingests, idempotently', async () => {
+    const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder(), env: {} });
+    try {
+      const first = await m.ingestDocument({ core_id: 'c', entries: [corpusEntry('kafka', 'Kafka consumer offsets', 'Commit after processing.')] }, { autoLink: true });
+      expect(first.autoLinks).toBe(0);
+      const second = await m.ingestDocument(
+        { core_id: 'c', entries: [corpusEntry('dlq', 'Dead letter queue', 'Failed Kafka consumer offsets commits end here.')] },
+        { autoLink: true, source: 'second' },
+      );
+      expect(second.autoLinks).toBe(1);
+      expect((await m.traverse('kafka', { depth: 1 })).map((h) => [h.entry.id, h.path])).toEqual([['dlq', [{ type: 'RELATED', from: 'dlq', to: 'kafka' }]]]);
+      const again = await m.ingestDocument(
+        { core_id: 'c', entries: [corpusEntry('dlq', 'Dead letter queue', 'Failed Kafka consumer offsets commits end here.')] },
+        { autoLink: true, source: 'second' },
+      );
+      expect(again.changed).toBe(false);
+      expect((await m.stats()).relations.RELATED).toBe(1);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+function corpusEntry(id: string, title: string, content: string) {
+  return { id, title, content };
+}
