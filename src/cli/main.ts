@@ -4,12 +4,16 @@
  *   0 success · 1 unexpected failure · 2 bad command line · 3 invalid input (file, option or
  *   value) · 4 not found · 5 database mismatch (other embedding model)
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { codeSpan, describeReason } from '../format/formatBundle.js';
 import { formatContext, type ContextStyle } from '../format/formatContext.js';
 import { describeConfig, resolveConfig } from '../config/config.js';
+import { ADAPTERS } from '../eval/adapters/index.js';
+import { loadEvalFile, type EvalFile } from '../eval/evalFile.js';
+import { formatReport, runEval, STRATEGIES, type Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type GoldenPath, type MemoryEntry } from '../model/types.js';
 import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryEngine.js';
@@ -101,6 +105,7 @@ Commands:
   index                     build indexes and refit the small-vector projection
   stats                     what the database holds
   config                    the effective configuration and where each setting came from
+  eval <file|dataset>       retrieval quality: an eval file, or 2wiki | hotpotqa | locomo | scifact
 
 Common options:
   --db <dir>                database folder (default MEMCORE_DB, a config file's db, or ./.memcore)
@@ -135,6 +140,16 @@ search options:
   --limit <n>               default 10
   --candidates <n>          stage-1 candidates for matryoshka and hybrid (default 100)
   --fusion <rrf|weighted>   hybrid fusion (default rrf)
+
+eval options:
+  --strategies <list>       vector,matryoshka,keyword,hybrid,graph,graph-ppr,context (default all)
+  --k <list>                cut-offs, e.g. 2,5,8,10 (default: the dataset's published ones, else 2,5,8,10,25,50)
+  --data <dir>              dataset folder (default ../shared/eval-data/<dataset>)
+  --split <name>            scifact qrels split (default train)
+  --auto-link / --no-auto-link   mention links at ingest (default on for 2wiki and hotpotqa)
+  --limit-queries <n>       the first n queries only (smoke runs)
+  --out <file>              also write the JSON report there
+  --save-eval-file <file>   write the eval file an adapter built
 
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
@@ -242,6 +257,41 @@ const COMMANDS: Record<string, Command> = {
         ...(llmFilter ? { llmFilter } : {}),
       });
       io.out(formatContext(bundle, { style: style as ContextStyle }));
+      return EXIT.ok;
+    },
+  },
+  eval: {
+    options: {
+      strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
+      'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
+      out: { type: 'string' }, 'save-eval-file': { type: 'string' },
+    },
+    args: [1, 1],
+    async run(_engine, [target], v, io) {
+      const adapter = ADAPTERS[target!];
+      const list = (name: string) => (typeof v[name] === 'string' ? (v[name] as string).split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+      const strategies = list('strategies');
+      for (const s of strategies ?? []) if (!STRATEGIES.includes(s as Strategy)) throw new UsageError(`--strategies takes ${STRATEGIES.join(', ')}; got "${s}"`);
+      const ks = list('k')?.map((k) => int('k', k)!);
+      let file: EvalFile;
+      if (adapter && !existsSync(target!)) {
+        if (io.isTTY && !v.json) io.err(`building the ${target} eval file …`);
+        file = await adapter.build({ ...(typeof v.data === 'string' ? { data: v.data } : {}), ...(typeof v.split === 'string' ? { split: v.split } : {}) });
+      } else {
+        file = await loadEvalFile(target!);
+      }
+      const limit = v['limit-queries'] !== undefined ? int('limit-queries', v['limit-queries'] as string) : undefined;
+      if (limit !== undefined) file = { ...file, queries: file.queries.slice(0, limit) };
+      if (typeof v['save-eval-file'] === 'string') await writeFile(v['save-eval-file'], JSON.stringify(file));
+      const autoLink = v['no-auto-link'] ? false : v['auto-link'] ? true : adapter?.autoLink ?? false;
+      const report = await runEval(file, {
+        ...(strategies ? { strategies: strategies as Strategy[] } : {}),
+        ks: ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50],
+        autoLink,
+        onProgress: (m) => io.isTTY && !v.json && io.err(m),
+      });
+      if (typeof v.out === 'string') await writeFile(v.out, JSON.stringify(report, null, 2));
+      print(io, v.json === true, report, () => formatReport(report, adapter && !existsSync(target!) ? adapter.reference : []));
       return EXIT.ok;
     },
   },

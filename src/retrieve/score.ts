@@ -63,7 +63,11 @@ function graphProximity(c: Candidate, seedSimilarity: Map<string, number>, w: Sc
   return best;
 }
 
-export function scoreCandidates(candidates: Candidate[], opts: { weights?: Partial<ScoringWeights>; now?: Date } = {}): ScoredEntry[] {
+/**
+ * Scores and orders candidates. `graphScores` (0–1, e.g. personalised PageRank) replaces the
+ * shortest-path proximity as the graph component when given.
+ */
+export function scoreCandidates(candidates: Candidate[], opts: { weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number> } = {}): ScoredEntry[] {
   const w = resolveWeights(opts.weights);
   const now = (opts.now ?? new Date()).getTime();
   const seedSimilarity = new Map(candidates.filter((c) => c.why.some(isDirectHit)).map((c) => [c.entry.id, c.similarity]));
@@ -76,7 +80,7 @@ export function scoreCandidates(candidates: Candidate[], opts: { weights?: Parti
       const score =
         w.similarity * c.similarity +
         w.keyword * keyword +
-        w.graph * graphProximity(c, seedSimilarity, w) +
+        w.graph * (opts.graphScores ? opts.graphScores.get(e.id) ?? 0 : graphProximity(c, seedSimilarity, w)) +
         w.confidence * (CONFIDENCE_LEVELS.indexOf(e.confidence) / (CONFIDENCE_LEVELS.length - 1)) +
         w.importance * (e.importance / 10) +
         w.recency * Math.pow(0.5, age / halfLifeMs);

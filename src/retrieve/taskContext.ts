@@ -15,7 +15,8 @@ import { attachCode } from './attachCode.js';
 import { dedupeCandidates } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { diversify, scoreCandidates, type ScoringWeights } from './score.js';
+import { diversify, resolveWeights, scoreCandidates, type ScoringWeights } from './score.js';
+import { personalizedPageRank } from './personalizedPageRank.js';
 import type { FusionOptions } from './fuse.js';
 import { hybridCandidates } from './hybridCandidates.js';
 import type { JsonChat } from '../llm/chatClient.js';
@@ -62,6 +63,11 @@ export interface TaskContextOptions extends SearchFilterOptions {
   includeCode?: boolean;
   /** Override scoring weights (see ScoringWeights). */
   weights?: Partial<ScoringWeights>;
+  /**
+   * How the graph counts in the score: 'proximity' (default: seed similarity decayed per hop and
+   * edge type) or 'pagerank' (personalised PageRank from the seeds over the candidates' subgraph).
+   */
+  graphRanking?: 'proximity' | 'pagerank';
   /** MMR diversity, 0 (off, default) to 1. */
   diversity?: number;
   /**
@@ -145,6 +151,7 @@ export function resolveTaskContextOptions(o: TaskContextOptions) {
     keyword: o.keyword !== false,
     fusion: o.fusion,
     diversity: o.diversity ?? 0,
+    graphRanking: o.graphRanking === undefined ? 'proximity' : oneOf('graphRanking', o.graphRanking, ['proximity', 'pagerank'] as const)!,
     includeCode: o.includeCode !== false,
     llmFilter: resolveLlmFilter(o.llmFilter),
   };
@@ -198,7 +205,15 @@ export async function buildTaskContext(
   const { kept, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
-  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf });
+  let graphScores: Map<string, number> | undefined;
+  if (o.graphRanking === 'pagerank') {
+    const ids = kept.map((c) => c.entry.id);
+    const edges = await stores.graph.edgesAmong(ids, o.relationTypes);
+    throwIfAborted(signal);
+    const seedWeights = new Map(seeds.map((s) => [s.entry.id, s.fused ?? s.similarity]));
+    graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(options.weights).edgeWeights });
+  }
+  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores });
   if (o.diversity > 0) {
     const vectors = new Map(kept.flatMap((c) => (c.vector ? [[c.entry.id, c.vector] as const] : [])));
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);

@@ -85,6 +85,7 @@ export class Stores {
     const projection = fitPca(all.map((s) => s.vector!), this.meta.smallDimensions);
     // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.
     await this.table.upsert(all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) })));
+    await this.table.refreshFullTextIndex();
     const tmp = join(this.dir, `${PROJECTION_FILE}.${process.pid}.tmp`);
     await writeFile(tmp, JSON.stringify(projection));
     await rename(tmp, join(this.dir, PROJECTION_FILE));
@@ -156,10 +157,11 @@ export class Stores {
   private async applyToStores(intent: WriteIntent): Promise<void> {
     if (intent.op === 'upsert') {
       await this.table.upsert(intent.entries.map(reviveStored));
-      await this.table.ensureFullTextIndex();
+      await this.table.refreshFullTextIndex();
       await this.graph.write(intent.graph);
     } else {
       await this.table.delete(intent.ids);
+      await this.table.refreshFullTextIndex();
       await this.graph.deleteEntries(intent.ids);
     }
   }

@@ -68,6 +68,8 @@ export interface GraphStore {
   goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]>;
   getGoldenPath(id: string): Promise<GoldenPath | null>;
   findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]>;
+  /** Every entry edge among the given entries (for graph-aware ranking). */
+  edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<{ from: string; to: string; type: EntryEdgeType; weight?: number }[]>;
   /** Every code location (auto-linking matches their symbols and paths). */
   allCodeLocations(): Promise<CodeLocation[]>;
   counts(): Promise<GraphCounts>;

@@ -307,6 +307,17 @@ export class KuzuGraphStore implements GraphStore {
     return rows.map((r) => ({ entryId: String(r.e_id), relevance: Number(r.relevance ?? 1), code: codeFromRow(r) }));
   }
 
+  async edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<{ from: string; to: string; type: EntryEdgeType; weight?: number }[]> {
+    if (ids.length < 2 || edgeTypes.length === 0) return [];
+    for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
+    const rows = await this.run(
+      `MATCH (a:MemoryEntry)-[r:${edgeTypes.join('|')}]->(b:MemoryEntry) WHERE a.id IN $ids AND b.id IN $ids
+       RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
+      { ids: [...ids] },
+    );
+    return rows.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) }));
+  }
+
   async allCodeLocations(): Promise<CodeLocation[]> {
     return (await this.run(`MATCH (c:CodeLocation) RETURN ${CODE_RETURN}`)).map((r) => codeFromRow(r));
   }

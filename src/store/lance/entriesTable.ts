@@ -202,7 +202,8 @@ export class EntriesTable {
       .limit(opts.limit);
     const where = entryFilterSql(opts.filter);
     if (where) q = q.where(where);
-    const rows = (await q.toArray()) as (ReadRow & { _score?: number })[];
+    // Sorted here too: LanceDB's order is not guaranteed while some rows are outside the index.
+    const rows = ((await q.toArray()) as (ReadRow & { _score?: number })[]).sort((a, b) => (b._score ?? 0) - (a._score ?? 0));
     return rows.map((r) => ({
       entry: fromRow(r),
       score: r._score ?? 0,
@@ -214,11 +215,18 @@ export class EntriesTable {
     return (await this.table.listIndices()).some((i) => i.columns.includes(column));
   }
 
-  /** Creates the full-text index when it is missing (cheap while the table is small). */
-  async ensureFullTextIndex(): Promise<void> {
-    if (!(await this.hasIndex(FTS_COLUMN)) && (await this.table.countRows()) > 0) {
-      await this.table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts() });
+  /**
+   * Keeps the full-text index covering every row: creates it on the first write and folds new
+   * rows in after later ones. Rows outside the index are not just slower: LanceDB then returns
+   * full-text hits unsorted and cuts the limit before merging, so good hits go missing.
+   */
+  async refreshFullTextIndex(): Promise<void> {
+    const index = (await this.table.listIndices()).find((i) => i.columns.includes(FTS_COLUMN));
+    if (!index) {
+      if ((await this.table.countRows()) > 0) await this.table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts() });
+      return;
     }
+    if (((await this.table.indexStats(index.name))?.numUnindexedRows ?? 0) > 0) await this.table.optimize();
   }
 
   /**

@@ -1,0 +1,141 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openMemory, type MemoryEngine, type OpenMemoryOptions } from '../engine/memoryEngine.js';
+import type { AutoLinkOptions } from '../ingest/autoLink.js';
+import { invalidInput } from '../model/errors.js';
+import { aggregate, type MetricRow } from './metrics.js';
+import { memoryPart, type EvalFile, type EvalQuery } from './evalFile.js';
+
+export const STRATEGIES = ['vector', 'matryoshka', 'keyword', 'hybrid', 'graph', 'graph-ppr', 'context'] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+export const STRATEGY_HELP: Record<Strategy, string> = {
+  vector: 'exact cosine on full vectors (semanticSearch)',
+  matryoshka: 'two-stage: vector_small candidates, full-vector rerank',
+  keyword: 'BM25 full-text (keywordSearch)',
+  hybrid: 'two-stage vector + BM25, RRF (hybridSearch)',
+  graph: 'hybrid seeds + 2-hop graph expansion, proximity scoring',
+  'graph-ppr': 'hybrid seeds + 2-hop expansion, personalised PageRank',
+  context: 'buildTaskContext with default options',
+};
+
+/** Ranked entry ids for one query under one strategy. */
+async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number): Promise<string[]> {
+  const cores = q.cores ? { cores: q.cores } : {};
+  const candidates = Math.max(100, k * 2);
+  const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id);
+  const graph = { ...cores, maxEntries: k, candidates, threshold: -1, seeds: 5, depth: 2, relationTypes: ['RELATED', 'DEPENDS_ON'] as ('RELATED' | 'DEPENDS_ON')[] };
+  switch (s) {
+    case 'vector':
+      return ids(await m.semanticSearch(q.text, { ...cores, limit: k }));
+    case 'matryoshka':
+      return ids((await m.matryoshkaSearch(q.text, { ...cores, limit: k, candidates })).hits);
+    case 'keyword':
+      return ids(await m.keywordSearch(q.text, { ...cores, limit: k }));
+    case 'hybrid':
+      return ids(await m.hybridSearch(q.text, { ...cores, limit: k, candidates }));
+    case 'graph':
+      return ids(await m.findWithContext(q.text, graph));
+    case 'graph-ppr':
+      return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'pagerank' }));
+    case 'context':
+      return ids((await m.buildTaskContext(q.text, { ...cores, maxEntries: k })).entries);
+  }
+}
+
+export interface StrategyResult {
+  overall: MetricRow;
+  byCategory: Record<string, MetricRow>;
+  msPerQuery: number;
+}
+
+export interface EvalReport {
+  name: string;
+  entries: number;
+  relations: number;
+  queries: number;
+  ks: number[];
+  ingestMs: number;
+  embedder: string;
+  strategies: Partial<Record<Strategy, StrategyResult>>;
+}
+
+export interface RunEvalOptions {
+  strategies?: Strategy[];
+  ks?: number[];
+  autoLink?: boolean | AutoLinkOptions;
+  /** Embedder and other engine settings; the database is always a fresh temp folder. */
+  engine?: Omit<OpenMemoryOptions, 'path' | 'cache'>;
+  onProgress?: (message: string) => void;
+}
+
+/** Ingests the eval file into a fresh temp database, runs each strategy on every query, scores them. */
+export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Promise<EvalReport> {
+  const strategies = options.strategies ?? [...STRATEGIES];
+  for (const s of strategies) if (!STRATEGIES.includes(s)) throw invalidInput(`unknown strategy "${s}"; one of ${STRATEGIES.join(', ')}`);
+  const ks = [...new Set(options.ks ?? [2, 5, 8, 10, 25, 50])].sort((a, b) => a - b);
+  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw invalidInput('k values must be whole numbers from 1 to 1000');
+  const maxK = Math.max(...ks, 10);
+  const progress = options.onProgress ?? (() => undefined);
+  const dir = await mkdtemp(join(tmpdir(), 'memcore-eval-'));
+  const m = await openMemory({ ...options.engine, path: dir, cache: { ttlMs: 0 } });
+  try {
+    const started = performance.now();
+    const memory = memoryPart(file);
+    progress(`ingesting ${(memory.entries as unknown[] | undefined)?.length ?? 0} entries${options.autoLink ? ' with auto-linking' : ''} …`);
+    const ingest = await m.ingestDocument(memory, { source: file.name ?? 'eval', autoLink: options.autoLink });
+    const ingestMs = performance.now() - started;
+    const report: EvalReport = {
+      name: file.name ?? 'eval', entries: ingest.entries.added + ingest.entries.updated + ingest.entries.unchanged,
+      relations: ingest.relations, queries: file.queries.length, ks, ingestMs, embedder: m.embedder.id, strategies: {},
+    };
+    for (const s of strategies) {
+      const results: { ranked: string[]; gold: string[]; category: string }[] = [];
+      const t0 = performance.now();
+      for (const [i, q] of file.queries.entries()) {
+        results.push({ ranked: await rank(m, s, q, maxK), gold: q.gold, category: String(q.category ?? 'all') });
+        if ((i + 1) % 25 === 0) progress(`${s}: ${i + 1}/${file.queries.length} queries`);
+      }
+      const byCategory: Record<string, MetricRow> = {};
+      for (const c of [...new Set(results.map((r) => r.category))].sort()) byCategory[c] = aggregate(results.filter((r) => r.category === c), ks);
+      report.strategies[s] = { overall: aggregate(results, ks), byCategory, msPerQuery: (performance.now() - t0) / Math.max(1, results.length) };
+      progress(`${s}: done`);
+    }
+    return report;
+  } finally {
+    await m.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const pct = (x: number) => (100 * x).toFixed(1);
+
+/** The report as a table: one row per strategy, recall@k and all-gold@k, nDCG@10, MRR, ms/query. */
+export function formatReport(r: EvalReport, reference: string[] = []): string {
+  const head = ['strategy', ...r.ks.map((k) => `R@${k}`), ...r.ks.map((k) => `AG@${k}`), 'nDCG@10', 'MRR', 'ms/q'];
+  const rows = (Object.entries(r.strategies) as [Strategy, StrategyResult][]).map(([s, res]) => [
+    s, ...r.ks.map((k) => pct(res.overall.recall[k]!)), ...r.ks.map((k) => pct(res.overall.allGold[k]!)),
+    pct(res.overall.ndcg10), pct(res.overall.mrr), res.msPerQuery.toFixed(1),
+  ]);
+  const table = (h: string[], body: string[][]) => {
+    const widths = h.map((c, i) => Math.max(c.length, ...body.map((b) => b[i]!.length)));
+    return [h, ...body].map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+  };
+  const out = [
+    `${r.name}: ${r.entries} entries, ${r.relations} relations, ${r.queries} queries; embedder ${r.embedder}; ingest ${(r.ingestMs / 1000).toFixed(1)} s`,
+    'R = recall, AG = all-gold (every gold id in the top k), in %',
+    '',
+    table(head, rows),
+  ];
+  const categories = Object.keys(Object.values(r.strategies)[0]?.byCategory ?? {});
+  if (categories.length > 1) {
+    out.push('', `per category, R@${r.ks.join('/R@')}:`);
+    const catRows = (Object.entries(r.strategies) as [Strategy, StrategyResult][]).map(([s, res]) => [
+      s, ...categories.map((c) => r.ks.map((k) => pct(res.byCategory[c]!.recall[k]!)).join('/')),
+    ]);
+    out.push(table(['strategy', ...categories.map((c) => `cat ${c} (${Object.values(r.strategies)[0]!.byCategory[c]!.queries})`)], catRows));
+  }
+  if (reference.length > 0) out.push('', 'Published reference numbers (same metric, same kind of data):', ...reference.map((l) => `  ${l}`));
+  return out.join('\n');
+}
