@@ -27,7 +27,9 @@ export function checkEvalFile(file: string, data: unknown): EvalFile {
   if (!validate(data)) {
     const e = validate.errors![0]!;
     const m = /^\/queries\/(\d+)(?:\/(.*))?$/.exec(e.instancePath);
-    throw new MemoryFileError(file, m ? `queries[${m[1]}]` : null, m?.[2] ?? (e.instancePath.slice(1) || null), e.message ?? 'is invalid');
+    const missing = e.keyword === 'required' ? String((e.params as { missingProperty: string }).missingProperty) : null;
+    const field = missing ?? (m ? m[2] ?? null : e.instancePath.slice(1) || null);
+    throw new MemoryFileError(file, m ? `queries[${m[1]}]` : null, field, missing ? 'is required' : e.message ?? 'is invalid');
   }
   const ids = new Set<string>();
   (data as EvalFile).queries.forEach((q, i) => {

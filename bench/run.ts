@@ -1,0 +1,193 @@
+/**
+ * npm run bench [-- --sizes 10000,100000 --queries 200]
+ * Ingest throughput (precomputed vectors), buildTaskContext latency cold and warm with a per-stage
+ * breakdown, two-stage recall@10 against exact search, cache-hit latency, peak RSS; side by side
+ * with the naive pipeline and plain LanceDB vector search. Prints a table, writes JSON and an SVG
+ * chart to bench/results/.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { openMemory, type Embedder } from '../src/index.js';
+import { NaivePipeline } from './naivePipeline.js';
+import { syntheticStore } from './synthetic.js';
+import { project, type Projection } from '../src/embed/matryoshka.js';
+import { readFile } from 'node:fs/promises';
+
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' } } });
+const sizes = values.sizes.split(',').map(Number);
+const queryCount = Number(values.queries);
+if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10) {
+  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 (sizes ≥ 100, queries ≥ 10)');
+  process.exit(2);
+}
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
+
+function lookupEmbedder(vectors: Map<string, Float32Array>, dimensions: number): Embedder {
+  return {
+    id: `bench:precomputed-${dimensions}`,
+    dimensions,
+    truncatable: false,
+    async embed(texts) {
+      return texts.map((t) => {
+        const v = vectors.get(t);
+        if (!v) throw new Error(`no precomputed vector for ${t.slice(0, 40)}`);
+        return v;
+      });
+    },
+  };
+}
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
+
+interface SizeResult {
+  size: number;
+  ingest: { entriesPerSec: number; entriesMs: number; relationsMs: number; indexMs: number };
+  context: { cold: ReturnType<typeof stats>; warm: ReturnType<typeof stats>; stages: Record<string, number> };
+  twoStageRecallAt10: number;
+  naive: ReturnType<typeof stats>;
+  plainVector: ReturnType<typeof stats>;
+  speedupVsNaive: number;
+  peakRssMb: number;
+}
+
+async function benchSize(n: number): Promise<SizeResult> {
+  progress(`${n}: generating …`);
+  const store = syntheticStore(n, { queries: queryCount });
+  for (const q of store.queries) store.vectors.set(q.text, q.vector);
+  const dir = await mkdtemp(join(tmpdir(), `memcore-bench-${n}-`));
+  const embedder = lookupEmbedder(store.vectors, 512);
+  const m = await openMemory({ path: dir, embedder, env: {}, cache: { ttlMs: 600_000, max: 10_000 } });
+  const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
+  try {
+    await m.ingestDocument({ code_locations: store.doc.code_locations, golden_paths: store.doc.golden_paths }, { source: 'code' });
+    const batch = 5000;
+    let t = performance.now();
+    for (let i = 0; i < n; i += batch) {
+      progress(`${n}: ingesting entries ${i}/${n}`);
+      await m.ingestDocument({ entries: store.doc.entries.slice(i, i + batch) }, { source: `entries-${i}` });
+    }
+    const entriesMs = performance.now() - t;
+    t = performance.now();
+    for (let i = 0; i < store.doc.relations.length; i += batch * 2) {
+      progress(`${n}: ingesting relations ${i}/${store.doc.relations.length}`);
+      await m.ingestDocument({ relations: store.doc.relations.slice(i, i + batch * 2) }, { source: `relations-${i}` });
+    }
+    const relationsMs = performance.now() - t;
+    progress(`${n}: building indexes …`);
+    t = performance.now();
+    await m.index({ annMinRows: 50_000 });
+    const indexMs = performance.now() - t;
+
+    const cold: number[] = [];
+    const stageSums: Record<string, number> = {};
+    for (const [i, q] of store.queries.entries()) {
+      progress(`${n}: context (cold) ${i}/${store.queries.length}`);
+      const t0 = performance.now();
+      const b = await m.buildTaskContext(q.text, { cores, maxEntries: 12 });
+      cold.push(performance.now() - t0);
+      for (const [k, v] of Object.entries(b.timings)) stageSums[k] = (stageSums[k] ?? 0) + v;
+    }
+    const warm: number[] = [];
+    for (const q of store.queries) {
+      const t0 = performance.now();
+      const b = await m.buildTaskContext(q.text, { cores, maxEntries: 12 });
+      warm.push(performance.now() - t0);
+      if (!b.cacheHit) throw new Error('expected a cache hit');
+    }
+    let overlap = 0;
+    for (const [i, q] of store.queries.entries()) {
+      progress(`${n}: two-stage recall ${i}/${store.queries.length}`);
+      const exact = new Set((await m.semanticSearch(q.text, { limit: 10 })).map((h) => h.entry.id));
+      const two = (await m.matryoshkaSearch(q.text, { limit: 10, candidates: 100 })).hits;
+      overlap += two.filter((h) => exact.has(h.entry.id)).length / Math.max(1, exact.size);
+    }
+    await m.close();
+
+    const projection = JSON.parse(await readFile(join(dir, 'projection.json'), 'utf8').catch(() => 'null')) as Projection | null;
+    const naive = await NaivePipeline.open(dir);
+    const naiveMs: number[] = [];
+    const plainMs: number[] = [];
+    for (const [i, q] of store.queries.entries()) {
+      progress(`${n}: naive pipeline ${i}/${store.queries.length}`);
+      const small = projection ? project(q.vector, projection) : q.vector.slice(0, 128);
+      let t0 = performance.now();
+      await naive.query(q.vector, small, cores);
+      naiveMs.push(performance.now() - t0);
+      t0 = performance.now();
+      await naive.plainVector(q.vector, 12);
+      plainMs.push(performance.now() - t0);
+    }
+    await naive.close();
+    const coldStats = stats(cold);
+    const naiveStats = stats(naiveMs);
+    return {
+      size: n,
+      ingest: { entriesPerSec: n / (entriesMs / 1000), entriesMs, relationsMs, indexMs },
+      context: { cold: coldStats, warm: stats(warm), stages: Object.fromEntries(Object.entries(stageSums).map(([k, v]) => [k, v / store.queries.length])) },
+      twoStageRecallAt10: overlap / store.queries.length,
+      naive: naiveStats,
+      plainVector: stats(plainMs),
+      speedupVsNaive: naiveStats.p50 / coldStats.p50,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+    };
+  } finally {
+    await m.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function svgChart(results: SizeResult[]): string {
+  const W = 640, H = 360, L = 70, B = 50, T = 30, R = 150;
+  const series: [string, string, (r: SizeResult) => number][] = [
+    ['buildTaskContext p50 (cold)', '#1f77b4', (r) => r.context.cold.p50],
+    ['naive pipeline p50', '#d62728', (r) => r.naive.p50],
+    ['plain LanceDB vector p50', '#2ca02c', (r) => r.plainVector.p50],
+    ['cache hit p50', '#9467bd', (r) => r.context.warm.p50],
+  ];
+  const xs = results.map((r) => Math.log10(r.size));
+  const all = results.flatMap((r) => series.map(([, , f]) => Math.max(0.001, f(r))));
+  const [ymin, ymax] = [Math.floor(Math.log10(Math.min(...all))), Math.ceil(Math.log10(Math.max(...all)))];
+  const [xmin, xmax] = [Math.min(...xs) - 0.2, Math.max(...xs) + 0.2];
+  const px = (x: number) => L + ((x - xmin) / (xmax - xmin)) * (W - L - R);
+  const py = (y: number) => T + (1 - (Math.log10(Math.max(0.001, y)) - ymin) / Math.max(1, ymax - ymin)) * (H - T - B);
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`, `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${L}" y="18" font-size="13">memcore latency vs store size (ms, log scale)</text>`];
+  for (let e = ymin; e <= ymax; e++) parts.push(`<line x1="${L}" x2="${W - R}" y1="${py(10 ** e)}" y2="${py(10 ** e)}" stroke="#ddd"/><text x="${L - 6}" y="${py(10 ** e) + 4}" text-anchor="end">${10 ** e}</text>`);
+  results.forEach((r) => parts.push(`<text x="${px(Math.log10(r.size))}" y="${H - B + 16}" text-anchor="middle">${r.size.toLocaleString('en')}</text>`));
+  parts.push(`<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">entries</text>`);
+  series.forEach(([name, color, f], i) => {
+    const pts = results.map((r) => `${px(Math.log10(r.size))},${py(f(r))}`).join(' ');
+    parts.push(`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"/>`);
+    results.forEach((r) => parts.push(`<circle cx="${px(Math.log10(r.size))}" cy="${py(f(r))}" r="3" fill="${color}"/>`));
+    parts.push(`<rect x="${W - R + 10}" y="${T + i * 18}" width="10" height="10" fill="${color}"/><text x="${W - R + 24}" y="${T + i * 18 + 9}">${name}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+const results: SizeResult[] = [];
+for (const n of sizes) results.push(await benchSize(n));
+progress('');
+const f = (x: number, d = 2) => x.toFixed(d);
+const rows = [
+  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', '2-stage R@10', 'RSS MB'],
+  ...results.map((r) => [r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50), `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.peakRssMb, 0)]),
+];
+const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+console.log('latencies in ms; ctx = buildTaskContext with the query vector given (cold cache), hit = cache hit, naive = the seed design\'s pipeline, plain = one LanceDB vector search');
+for (const r of rows) console.log(r.map((c, i) => c.padStart(widths[i]!)).join('  '));
+for (const r of results) console.log(`${r.size}: stages (mean ms) ${Object.entries(r.context.stages).map(([k, v]) => `${k} ${f(v)}`).join(', ')}; ingest entries ${f(r.ingest.entriesMs / 1000, 1)} s, relations ${f(r.ingest.relationsMs / 1000, 1)} s, index ${f(r.ingest.indexMs / 1000, 1)} s`);
+await mkdir(resultsDir, { recursive: true });
+const json = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, queries: queryCount, results };
+const name = values.out ?? `bench-${sizes.join('-')}`;
+await writeFile(join(resultsDir, `${name}.json`), JSON.stringify(json, null, 2));
+await writeFile(join(resultsDir, `${name}.svg`), svgChart(results));
+console.log(`wrote bench/results/${name}.json and .svg`);

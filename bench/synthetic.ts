@@ -1,0 +1,78 @@
+/**
+ * Synthetic but realistic stores: clustered unit vectors at the local model's dimension, texts
+ * from a vocabulary (so full-text search has work), a graph of average degree ~4 across the
+ * entry edge types, code locations and golden paths. Deterministic for a given seed.
+ */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function gaussian(rand: () => number): number {
+  return Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
+}
+
+function unit(v: Float32Array): Float32Array {
+  const n = Math.hypot(...v);
+  for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+}
+
+const WORDS = ('token refresh rotation cache eviction migration schema index backfill retry timeout idempotent queue consumer offset ' +
+  'webhook signature payment invoice currency rounding cursor pagination version header deprecation sunset error problem json ' +
+  'validation field pointer transaction outbox event relay publish logging request trace span metric alert pager runbook deploy ' +
+  'rollback flag canary release branch review lint test fixture container database postgres redis kafka s3 bucket upload image ' +
+  'thumbnail cdn dns certificate tls session cookie csrf cors oauth scope tenant quota limit burst window clock skew drift').split(' ');
+
+export interface SyntheticStore {
+  doc: { entries: Record<string, unknown>[]; code_locations: Record<string, unknown>[]; golden_paths: Record<string, unknown>[]; relations: Record<string, unknown>[] };
+  /** Text embedded for each entry (title + "\n" + content) → its vector. */
+  vectors: Map<string, Float32Array>;
+  queries: { text: string; vector: Float32Array }[];
+}
+
+export function syntheticStore(n: number, opts: { dimensions?: number; clusters?: number; queries?: number; seed?: number } = {}): SyntheticStore {
+  const d = opts.dimensions ?? 512;
+  const rand = rng(opts.seed ?? 7);
+  const clusters = Array.from({ length: opts.clusters ?? Math.max(8, Math.round(Math.sqrt(n) / 2)) }, () => unit(Float32Array.from({ length: d }, () => gaussian(rand))));
+  const near = (center: Float32Array, spread: number) => unit(Float32Array.from(center, (x) => x + spread * gaussian(rand) / Math.sqrt(d)));
+  const words = (k: number) => Array.from({ length: k }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ');
+  const types = ['lesson', 'decision', 'pattern', 'convention', 'fact'];
+  const entries: Record<string, unknown>[] = [];
+  const vectors = new Map<string, Float32Array>();
+  for (let i = 0; i < n; i++) {
+    const title = `${words(4)} #${i}`;
+    const content = `${words(30)}.`;
+    entries.push({
+      id: `e${i}`, core_id: `core-${i % 8}`, title, content, entry_type: types[i % types.length],
+      confidence: ['low', 'medium', 'high'][i % 3], importance: 1 + (i % 10), tags: [WORDS[i % WORDS.length]!],
+    });
+    vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
+  }
+  const codes = Math.max(10, Math.floor(n / 10));
+  const code_locations = Array.from({ length: codes }, (_, i) => ({ id: `c${i}`, codebase_id: 'bench', file_path: `src/mod${i % 50}/file${i}.ts`, symbol: `fn${i}`, start_line: 1 + (i % 100), end_line: 20 + (i % 100) }));
+  const relations: Record<string, unknown>[] = [];
+  const pick = () => `e${Math.floor(rand() * n)}`;
+  // ~2 edges per entry between entries → average degree ~4
+  for (let i = 0; i < n; i++) {
+    const kinds = ['RELATED', 'RELATED', 'DEPENDS_ON'];
+    for (let j = 0; j < 2; j++) {
+      const to = i % 50 === 0 && j === 0 ? `e${(i + 1) % n}` : pick();
+      if (to === `e${i}`) continue;
+      const type = i % 50 === 0 && j === 0 ? 'SUPERSEDES' : kinds[Math.floor(rand() * kinds.length)]!;
+      relations.push(type === 'RELATED' ? { type, from: `e${i}`, to, weight: 0.5 } : { type, from: `e${i}`, to });
+    }
+    if (i % 3 === 0) relations.push({ type: 'REFERENCES_CODE', from: `e${i}`, to: `c${i % codes}`, relevance: 0.8 });
+  }
+  const paths = Math.max(2, Math.floor(n / 1000));
+  const golden_paths = Array.from({ length: paths }, (_, i) => ({ id: `g${i}`, name: `path ${i}`, concept: words(2), steps: [0, 1, 2].map((s) => ({ code: `c${(i * 3 + s) % codes}` })) }));
+  for (let i = 0; i < paths; i++) relations.push({ type: 'IMPLEMENTS', from: `e${i * 7 % n}`, to: `g${i}` });
+  const queries = Array.from({ length: opts.queries ?? 200 }, (_, i) => ({ text: `query ${i} ${words(5)}`, vector: near(clusters[i % clusters.length]!, 1.2) }));
+  return { doc: { entries, code_locations, golden_paths, relations }, vectors, queries };
+}
