@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { sqlIn } from './filter.js';
+import { toFloat32 } from './entriesTable.js';
 
 /**
  * Vectors by (model id, dimensions, text hash), kept across runs in the database folder, so text
@@ -34,7 +35,7 @@ export class EmbeddingCacheTable {
     if (texts.length === 0) return new Map();
     const keyToText = new Map(texts.map((t) => [this.key(t), t]));
     const rows = (await this.table.query().where(sqlIn('key', [...keyToText.keys()])).toArray()) as { key: string; vector: Iterable<number> }[];
-    return new Map(rows.map((r) => [keyToText.get(r.key)!, Float32Array.from(r.vector)]));
+    return new Map(rows.map((r) => [keyToText.get(r.key)!, toFloat32(r.vector)]));
   }
 
   async put(items: { text: string; vector: Float32Array }[]): Promise<void> {

@@ -69,6 +69,15 @@ type ReadRow = Omit<EntryRow, 'tags' | 'aliases' | 'vector' | 'vector_small'> & 
   _distance?: number;
 };
 
+/**
+ * Copies a vector cell out of a result row. LanceDB hands back Arrow vectors: their `toArray()`
+ * is a typed-array view, far cheaper than iterating the cell element by element.
+ */
+export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number> }): Float32Array {
+  if (typeof (cell as { toArray?: unknown }).toArray === 'function') return Float32Array.from((cell as { toArray(): ArrayLike<number> }).toArray());
+  return Float32Array.from(cell as Iterable<number>);
+}
+
 const FTS_COLUMN = 'search_text';
 const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small').map((c) => c.name);
 
@@ -162,8 +171,8 @@ export class EntriesTable {
     const rows = (await q.toArray()) as ReadRow[];
     return rows.map((r) => ({
       entry: fromRow(r),
-      vector: r.vector ? Float32Array.from(r.vector) : undefined,
-      vectorSmall: r.vector_small ? Float32Array.from(r.vector_small) : undefined,
+      vector: r.vector ? toFloat32(r.vector) : undefined,
+      vectorSmall: r.vector_small ? toFloat32(r.vector_small) : undefined,
     }));
   }
 
@@ -185,7 +194,7 @@ export class EntriesTable {
     return rows.map((r) => ({
       entry: fromRow(r),
       similarity: 1 - (r._distance ?? 1),
-      ...(r.vector ? { vector: Float32Array.from(r.vector) } : {}),
+      ...(r.vector ? { vector: toFloat32(r.vector) } : {}),
     }));
   }
 
@@ -207,7 +216,7 @@ export class EntriesTable {
     return rows.map((r) => ({
       entry: fromRow(r),
       score: r._score ?? 0,
-      ...(r.vector ? { vector: Float32Array.from(r.vector) } : {}),
+      ...(r.vector ? { vector: toFloat32(r.vector) } : {}),
     }));
   }
 
