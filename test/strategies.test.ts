@@ -247,6 +247,12 @@ describe('supersession in every search', () => {
       expect(ids(await m.keywordSearch('deploy', { limit: 5 }))).toEqual(['new']);
       expect(ids(await m.hybridSearch('deploy steps', { limit: 1 }))).toEqual(['new']);
       expect(ids(await m.semanticSearch('deploy steps', { limit: 2, asOf: new Date('2022-01-01') }))).toContain('old');
+      // a supersession added later takes effect at once
+      expect(ids(await m.semanticSearch('noise 3', { limit: 1 }))).toEqual(['n3']);
+      await m.link([{ type: 'SUPERSEDES', from: 'n4', to: 'n3' }]);
+      expect(ids(await m.semanticSearch('noise 3', { limit: 1 }))).not.toEqual(['n3']);
+      await m.delete(['n4']);
+      expect(ids(await m.semanticSearch('noise 3', { limit: 1 }))).toEqual(['n3']);
     } finally {
       await m.close();
     }

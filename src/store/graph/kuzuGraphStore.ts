@@ -76,6 +76,7 @@ function pathsFromRows(rows: Row[]): Map<string, GoldenPath & { entryIds: string
  *  edge-type names from a fixed list are written into query text. */
 export class KuzuGraphStore implements GraphStore {
   private readonly statements = new Map<string, Promise<PreparedStatement>>();
+  private supersessions: Promise<Map<string, string>> | undefined;
 
   private constructor(
     private readonly db: kuzu.Database,
@@ -121,6 +122,7 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
+    this.supersessions = undefined;
     await this.exec('BEGIN TRANSACTION');
     try {
       if (batch.entries.length > 0) {
@@ -148,6 +150,7 @@ export class KuzuGraphStore implements GraphStore {
       }
       await this.writeRelations(batch.relations);
       await this.exec('COMMIT');
+      this.supersessions = undefined; // a read during the transaction may have cached the old edges
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
       throw e;
@@ -191,6 +194,7 @@ export class KuzuGraphStore implements GraphStore {
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
+    this.supersessions = undefined;
     await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
   }
 
@@ -251,8 +255,13 @@ export class KuzuGraphStore implements GraphStore {
 
   async supersededBy(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.run('MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) WHERE o.id IN $ids RETURN o.id AS old, n.id AS new', { ids: [...ids] });
-    return new Map(rows.map((r) => [String(r.old), String(r.new)]));
+    // SUPERSEDES edges are few and asked for on every query: all of them are read once and kept
+    // until the next write through this store (Kuzu's file lock keeps other processes from writing).
+    this.supersessions ??= this.run('MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) RETURN o.id AS old, n.id AS new').then(
+      (rows) => new Map(rows.map((r) => [String(r.old), String(r.new)])),
+    );
+    const all = await this.supersessions;
+    return new Map(ids.flatMap((id) => (all.has(id) ? [[id, all.get(id)!] as const] : [])));
   }
 
   async codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]> {
