@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AhoCorasick, findLinks } from '../src/ingest/autoLink.js';
+import { NameIndex } from '../src/retrieve/mentionCandidates.js';
 import { openMemory } from '../src/index.js';
 import { tempDir, wordHashEmbedder } from './helpers.js';
 
@@ -72,6 +73,47 @@ describe('ingest with autoLink', () => {
       );
       expect(again.changed).toBe(false);
       expect((await m.stats()).relations.RELATED).toBe(1);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('entries named in the task', () => {
+  it('matches titles and aliases by whole words, longest first, with the auto-link case rules', () => {
+    const index = new NameIndex([
+      { id: 'dlq', title: 'Dead letter queue', aliases: ['DLQ'] },
+      { id: 'kafka', title: 'Kafka consumer offsets', aliases: [] },
+      { id: 'api', title: 'API', aliases: [] },
+      { id: 'duncan', title: 'William Duncan (actor)', aliases: ['William Duncan'] },
+    ]);
+    const ids = (task: string) => index.match(task).map((m) => `${m.id}:${m.mention}`);
+    expect(ids('Why does the dead-letter queue fill when KAFKA consumer offsets lag?')).toEqual(['dlq:dead letter queue', 'kafka:KAFKA consumer offsets']); // both three words: by id
+    expect(ids('drain the DLQ')).toEqual(['dlq:DLQ']);
+    expect(ids('drain the dlq, or the DLQueue')).toEqual([]); // short names match in their own case, whole words only
+    expect(ids('Which film did William Duncan direct?')).toEqual(['duncan:William Duncan']);
+    expect(ids('the api')).toEqual([]); // "API" is an acronym: exact only
+  });
+
+  it('seeds buildTaskContext with them, says so, and obeys the filters', async () => {
+    const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingestDocument({
+        entries: [
+          { id: 'zebra', core_id: 'ops', title: 'Zebra cluster', content: 'Runs the nightly batch jobs.' },
+          { id: 'other', core_id: 'ops', title: 'Backups', content: 'Snapshots every hour.' },
+          { id: 'hidden', core_id: 'private', title: 'Giraffe vault', content: 'Holds keys.' },
+        ],
+      });
+      const bundle = await m.buildTaskContext('restart the zebra cluster after the outage', { threshold: 0.99, keyword: false });
+      expect(bundle.entries.map((e) => e.entry.id)).toEqual(['zebra']);
+      expect(bundle.entries[0]!.why).toContainEqual({ kind: 'mention', rank: 1, mention: 'zebra cluster' });
+      expect((await m.buildTaskContext('restart the zebra cluster', { threshold: 0.99, keyword: false, mentions: false })).entries).toEqual([]);
+      expect((await m.buildTaskContext('open the giraffe vault', { threshold: 0.99, keyword: false, cores: ['ops'] })).entries).toEqual([]);
+      expect((await m.hybridSearch('open the giraffe vault', { threshold: 0.99, mentions: true })).map((h) => h.entry.id)).toEqual(['hidden']);
+      // a write moves the generation, so a new title is matched at once
+      await m.upsert([{ id: 'okapi', core_id: 'ops', title: 'Okapi runbook', content: 'Steps.' }]);
+      expect((await m.buildTaskContext('follow the okapi runbook', { threshold: 0.99, keyword: false })).entries.map((e) => e.entry.id)).toEqual(['okapi']);
     } finally {
       await m.close();
     }

@@ -58,7 +58,10 @@ describe('memcore CLI', () => {
     const related = JSON.parse((await run('related-to-code', 'src/auth/tokenService.ts', 'token reuse', '--db', db, '--json')).out) as unknown[];
     expect(related).toHaveLength(2);
     const found = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2')).out) as { entry: { id: string } }[];
-    expect(found[0]!.entry.id).toBe('auth-logout-everywhere');
+    // PageRank lifts the rotation decision that most seeds link to; proximity keeps the best direct hit first.
+    expect(found.map((f) => f.entry.id).sort()).toEqual(['auth-logout-everywhere', 'auth-refresh-rotation']);
+    const nearest = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2', '--graph-ranking', 'proximity')).out) as { entry: { id: string } }[];
+    expect(nearest[0]!.entry.id).toBe('auth-logout-everywhere');
     const index = JSON.parse((await run('index', '--db', db, '--json')).out) as { fullText: boolean; rows: number };
     expect(index).toMatchObject({ fullText: true, rows: 44 });
 

@@ -84,10 +84,11 @@ describe('adapters', () => {
       return join(root, name);
     };
     const wiki = await ADAPTERS['2wiki']!.build({ data: await dir('w', {
-      'corpus.json': JSON.stringify([{ title: 'A', text: 'a' }, { title: 'A', text: 'again' }, { title: 'B', text: 'b' }]),
+      'corpus.json': JSON.stringify([{ title: 'A', text: 'a' }, { title: 'A', text: 'again' }, { title: 'B', text: 'b' }, { title: 'William Duncan (actor)', text: 'd' }]),
       'questions_dev.json': JSON.stringify([{ question: 'q?', gold_titles: ['A', 'B'] }]),
     }) });
-    expect((wiki.entries as { id: string }[]).map((e) => e.id)).toEqual(['A', 'A (2)', 'B']);
+    expect((wiki.entries as { id: string }[]).map((e) => e.id)).toEqual(['A', 'A (2)', 'B', 'William Duncan (actor)']);
+    expect((wiki.entries as { aliases?: string[] }[]).map((e) => e.aliases)).toEqual([undefined, undefined, undefined, ['William Duncan']]);
     expect(wiki.queries).toEqual([{ id: 'questions_dev.json#0', text: 'q?', gold: ['A', 'B'] }]);
 
     const hotpot = await ADAPTERS.hotpotqa!.build({ data: await dir('h', {

@@ -49,6 +49,8 @@ const CONTEXT_OPTIONS = {
   candidates: { type: 'string' },
   diversity: { type: 'string' },
   'no-keyword': { type: 'boolean', default: false },
+  'no-mentions': { type: 'boolean', default: false },
+  'graph-ranking': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 function relationList(v: unknown): EntryEdgeType[] | undefined {
@@ -60,6 +62,8 @@ function relationList(v: unknown): EntryEdgeType[] | undefined {
 
 function contextOptions(v: Record<string, unknown>): TaskContextOptions {
   const relationTypes = relationList(v.relations);
+  const ranking = v['graph-ranking'];
+  if (ranking !== undefined && ranking !== 'pagerank' && ranking !== 'proximity') throw new UsageError(`--graph-ranking must be pagerank or proximity, got "${String(ranking)}"`);
   const opt = (name: string, parse: (n: string, s: string) => number | undefined) => (v[name] !== undefined ? parse(name, v[name] as string) : undefined);
   const numbers = {
     depth: opt('depth', int), maxEntries: opt('max-entries', int), maxTokens: opt('max-tokens', int),
@@ -71,6 +75,8 @@ function contextOptions(v: Record<string, unknown>): TaskContextOptions {
     ...(relationTypes ? { relationTypes } : {}),
     ...(typeof v['project-core'] === 'string' ? { projectCore: v['project-core'] } : {}),
     ...(v['no-keyword'] ? { keyword: false } : {}),
+    ...(v['no-mentions'] ? { mentions: false } : {}),
+    ...(ranking ? { graphRanking: ranking } : {}),
   };
 }
 
@@ -126,10 +132,12 @@ context and find options:
   --max-entries <n>         default 12
   --max-tokens <n>          token budget for entry text
   --project-core <id>       core always searched besides --core
-  --seeds <n>               hits that seed the graph expansion (default 6)
+  --seeds <n>               hits that seed the graph expansion (default 4)
   --candidates <n>          stage-1 over-retrieval (default 100)
   --diversity <0..1>        MMR diversity (default 0)
+  --graph-ranking <r>       pagerank (default) or proximity: how graph evidence counts
   --no-keyword              vectors only
+  --no-mentions             do not seed from entries whose title or alias the task names
   --no-code                 leave out code references and golden paths (context)
   --llm                     let the configured LLM keep what matters (context; falls back to top-N)
   --max-select <n>          entries the LLM keeps at most (default 10)
@@ -140,6 +148,7 @@ search options:
   --limit <n>               default 10
   --candidates <n>          stage-1 candidates for matryoshka and hybrid (default 100)
   --fusion <rrf|weighted>   hybrid fusion (default rrf)
+  --mentions                hybrid: also fuse in entries whose title or alias the query names
 
 eval options:
   --strategies <list>       vector,matryoshka,keyword,hybrid,graph,graph-ppr,context (default all)
@@ -150,6 +159,7 @@ eval options:
   --limit-queries <n>       the first n queries only (smoke runs)
   --out <file>              also write the JSON report there
   --save-eval-file <file>   write the eval file an adapter built
+  --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
 
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
@@ -264,7 +274,7 @@ const COMMANDS: Record<string, Command> = {
     options: {
       strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
       'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
-      out: { type: 'string' }, 'save-eval-file': { type: 'string' },
+      out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' },
     },
     args: [1, 1],
     async run(_engine, [target], v, io) {
@@ -288,6 +298,7 @@ const COMMANDS: Record<string, Command> = {
         ...(strategies ? { strategies: strategies as Strategy[] } : {}),
         ks: ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50],
         autoLink,
+        ...(typeof v['keep-db'] === 'string' ? { keepDb: v['keep-db'] } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });
       if (typeof v.out === 'string') await writeFile(v.out, JSON.stringify(report, null, 2));
@@ -322,7 +333,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   search: {
-    options: { ...FILTERS, limit: { type: 'string' }, mode: { type: 'string', default: 'hybrid' }, candidates: { type: 'string' }, fusion: { type: 'string' } },
+    options: { ...FILTERS, limit: { type: 'string' }, mode: { type: 'string', default: 'hybrid' }, candidates: { type: 'string' }, fusion: { type: 'string' }, mentions: { type: 'boolean' } },
     args: [1, 1],
     async run(engine, [query], v, io) {
       const memory = await engine();
@@ -349,7 +360,7 @@ const COMMANDS: Record<string, Command> = {
           result = hits = await memory.keywordSearch(query!, base);
           break;
         case 'hybrid':
-          result = hits = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}) });
+          result = hits = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}), ...(v.mentions ? { mentions: true } : {}) });
           break;
         default:
           throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);

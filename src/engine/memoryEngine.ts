@@ -78,6 +78,8 @@ export interface HybridSearchOptions extends MatryoshkaSearchOptions {
   weights?: [number, number];
   /** RRF constant. Default 60. */
   k?: number;
+  /** Also fuse in the entries whose title or alias the query names (weight 1). Default false. */
+  mentions?: boolean;
 }
 
 export interface TraverseOptions {
@@ -336,7 +338,7 @@ export class MemoryEngine {
     const vector = await this.embedQuery(query, options.signal);
     const fusion: FusionOptions = { method: options.fusion ?? 'rrf', ...(options.weights ? { weights: options.weights } : {}), ...(options.k !== undefined ? { k: options.k } : {}) };
     return this.current(limit, options, async (n) =>
-      (await hybridCandidates(this.stores, query, vector, { filter, candidates: Math.max(candidates, n), threshold, signal: options.signal, fusion })).fused.slice(0, n),
+      (await hybridCandidates(this.stores, query, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
     );
   }
 

@@ -15,8 +15,8 @@ export const STRATEGY_HELP: Record<Strategy, string> = {
   matryoshka: 'two-stage: vector_small candidates, full-vector rerank',
   keyword: 'BM25 full-text (keywordSearch)',
   hybrid: 'two-stage vector + BM25, RRF (hybridSearch)',
-  graph: 'hybrid seeds + 2-hop graph expansion, proximity scoring',
-  'graph-ppr': 'hybrid seeds + 2-hop expansion, personalised PageRank',
+  graph: 'hybrid + mention seeds, 2-hop graph expansion, proximity scoring',
+  'graph-ppr': 'hybrid + mention seeds, 2-hop expansion, personalised PageRank',
   context: 'buildTaskContext with default options',
 };
 
@@ -25,7 +25,7 @@ async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number): Prom
   const cores = q.cores ? { cores: q.cores } : {};
   const candidates = Math.max(100, k * 2);
   const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id);
-  const graph = { ...cores, maxEntries: k, candidates, threshold: -1, seeds: 5, depth: 2, relationTypes: ['RELATED', 'DEPENDS_ON'] as ('RELATED' | 'DEPENDS_ON')[] };
+  const graph = { ...cores, maxEntries: k, candidates, threshold: -1 };
   switch (s) {
     case 'vector':
       return ids(await m.semanticSearch(q.text, { ...cores, limit: k }));
@@ -36,7 +36,7 @@ async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number): Prom
     case 'hybrid':
       return ids(await m.hybridSearch(q.text, { ...cores, limit: k, candidates }));
     case 'graph':
-      return ids(await m.findWithContext(q.text, graph));
+      return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'proximity' }));
     case 'graph-ppr':
       return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'pagerank' }));
     case 'context':
@@ -65,8 +65,14 @@ export interface RunEvalOptions {
   strategies?: Strategy[];
   ks?: number[];
   autoLink?: boolean | AutoLinkOptions;
-  /** Embedder and other engine settings; the database is always a fresh temp folder. */
+  /** Embedder and other engine settings. */
   engine?: Omit<OpenMemoryOptions, 'path' | 'cache'>;
+  /**
+   * Database folder to ingest into and keep. A later run on the same folder re-ingests, which
+   * embeds only new or changed entries, so strategies can be compared again without re-embedding.
+   * Default: a fresh temp folder, removed afterwards.
+   */
+  keepDb?: string;
   onProgress?: (message: string) => void;
 }
 
@@ -78,7 +84,7 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
   if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw invalidInput('k values must be whole numbers from 1 to 1000');
   const maxK = Math.max(...ks, 10);
   const progress = options.onProgress ?? (() => undefined);
-  const dir = await mkdtemp(join(tmpdir(), 'memcore-eval-'));
+  const dir = options.keepDb ?? (await mkdtemp(join(tmpdir(), 'memcore-eval-')));
   const m = await openMemory({ ...options.engine, path: dir, cache: { ttlMs: 0 } });
   try {
     const started = performance.now();
@@ -105,7 +111,7 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
     return report;
   } finally {
     await m.close();
-    await rm(dir, { recursive: true, force: true });
+    if (options.keepDb === undefined) await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -66,6 +66,18 @@ const fold = (text: string): string[] => Array.from(text, (ch) => {
 
 const STOP = new Set(['the', 'and', 'for', 'with', 'this', 'that', 'from', 'into', 'about', 'note', 'notes', 'todo', 'none', 'other', 'general', 'misc', 'introduction', 'overview', 'summary']);
 
+/**
+ * Whether a title or alias is specific enough to count as a mention wherever it appears, and how it
+ * must be matched: `exact` (case-sensitive) for acronyms and names of five characters or fewer,
+ * case-folded otherwise. Shared by ingest-time linking and the task's mention search.
+ */
+export function linkableName(raw: string, minLength = 4): { text: string; exact: boolean } | null {
+  const text = raw.trim();
+  const acronym = /^\p{Lu}[\p{Lu}\p{N}]+$/u.test(text); // DLQ, JWT, S3: matched exactly from 3 characters
+  if ([...text].length < (acronym ? 3 : minLength) || STOP.has(text.toLowerCase()) || !WORD.test(text)) return null;
+  return { text, exact: acronym || text.length <= 5 };
+}
+
 export interface AutoLinkOptions {
   /** Titles and aliases shorter than this are not matched (acronyms such as `JWT` from 3). Default 4. */
   minLength?: number;
@@ -94,10 +106,10 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
   const patterns: { text: string; folded: string; exact: boolean; entryIds: string[]; codeIds: string[] }[] = [];
   const byKey = new Map<string, number>();
   const add = (raw: string, target: { entry?: string; code?: string }, alwaysExact = false) => {
-    const text = raw.trim();
-    const acronym = /^\p{Lu}[\p{Lu}\p{N}]+$/u.test(text); // DLQ, JWT, S3: matched exactly from 3 characters
-    if ([...text].length < (acronym ? 3 : minLength) || STOP.has(text.toLowerCase()) || !WORD.test(text)) return;
-    const exact = alwaysExact || acronym || text.length <= 5;
+    const name = linkableName(raw, minLength);
+    if (!name) return;
+    const { text } = name;
+    const exact = alwaysExact || name.exact;
     const folded = fold(text).join('');
     const key = `${exact ? 'E' : 'F'}${exact ? text : folded}`;
     let i = byKey.get(key);

@@ -90,6 +90,8 @@ export type Reason =
   | { kind: 'vector'; rank: number; similarity: number }
   /** `score`: BM25 relative to the best keyword hit of the query (0–1); `bm25`: the raw score. */
   | { kind: 'keyword'; rank: number; score: number; bm25: number }
+  /** The task names the entry: `mention` is the title or alias as the task wrote it. */
+  | { kind: 'mention'; rank: number; mention: string }
   | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
 
 export interface ScoredEntry {

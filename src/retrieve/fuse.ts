@@ -16,7 +16,7 @@ export interface FusionOptions {
 function listScore(c: Candidate): number {
   const r = c.why[0];
   if (!r) return 0;
-  return r.kind === 'keyword' ? r.score : r.kind === 'vector' ? r.similarity : 0;
+  return r.kind === 'keyword' ? r.score : r.kind === 'vector' ? r.similarity : r.kind === 'mention' ? 1 : 0;
 }
 
 /** Fuses ranked lists into one, best first; every reason is kept and `fused` is set. */

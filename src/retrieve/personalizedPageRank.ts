@@ -6,7 +6,7 @@
 import type { EntryEdgeType } from '../model/types.js';
 
 export interface PageRankOptions {
-  /** Probability of jumping back to a seed at each step. Default 0.5. */
+  /** Probability of jumping back to a seed at each step. Default 0.15 (PageRank's damping 0.85); measured best of 0.15–0.7 on HotpotQA, 2Wiki and LoCoMo. */
   restart?: number;
   /** Default 20. */
   iterations?: number;
@@ -45,7 +45,7 @@ export function personalizedPageRank(
   }
   if (seedMass === 0) return new Map();
   for (let i = 0; i < n; i++) teleport[i]! /= seedMass;
-  const restart = options.restart ?? 0.5;
+  const restart = options.restart ?? 0.15;
   let rank = Float64Array.from(teleport);
   for (let it = 0; it < (options.iterations ?? 20); it++) {
     const next = new Float64Array(n);

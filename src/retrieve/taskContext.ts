@@ -47,9 +47,11 @@ export interface TaskContextOptions extends SearchFilterOptions {
   candidates?: number;
   /** Use BM25 keyword search beside vectors. Default true. */
   keyword?: boolean;
-  /** How vector and keyword lists are fused. Default RRF (k 60). */
+  /** Entries whose title or alias the task names join the candidates (a third fused list). Default true. */
+  mentions?: boolean;
+  /** How the vector, keyword and mention lists are fused. Default RRF (k 60), weights [1, 1, 2]. */
   fusion?: FusionOptions;
-  /** Best fused hits that seed the graph expansion. Default 6. */
+  /** Best fused hits that seed the graph expansion. Default 4. */
   seeds?: number;
   /** Hops from a seed. Default 2 (0 turns expansion off). */
   depth?: number;
@@ -64,8 +66,9 @@ export interface TaskContextOptions extends SearchFilterOptions {
   /** Override scoring weights (see ScoringWeights). */
   weights?: Partial<ScoringWeights>;
   /**
-   * How the graph counts in the score: 'proximity' (default: seed similarity decayed per hop and
-   * edge type) or 'pagerank' (personalised PageRank from the seeds over the candidates' subgraph).
+   * How the graph counts in the score: 'pagerank' (default: personalised PageRank from the seeds
+   * over the candidates' subgraph, so an entry several seeds reach ranks higher) or 'proximity'
+   * (seed similarity decayed per hop and edge type).
    */
   graphRanking?: 'proximity' | 'pagerank';
   /** MMR diversity, 0 (off, default) to 1. */
@@ -143,15 +146,16 @@ export function resolveTaskContextOptions(o: TaskContextOptions) {
     filter: resolveFilter(o, o.projectCore),
     threshold: resolveThreshold(o.threshold, 0.2),
     candidates: positiveInt('candidates', o.candidates, 100),
-    seeds: positiveInt('seeds', o.seeds, 6),
+    seeds: positiveInt('seeds', o.seeds, 4),
     depth: positiveInt('depth', o.depth, 2, 0, 10),
     maxEntries: positiveInt('maxEntries', o.maxEntries, 12),
     maxTokens: o.maxTokens === undefined ? undefined : positiveInt('maxTokens', o.maxTokens, 0, 1, 10_000_000),
     relationTypes,
     keyword: o.keyword !== false,
+    mentions: o.mentions !== false,
     fusion: o.fusion,
     diversity: o.diversity ?? 0,
-    graphRanking: o.graphRanking === undefined ? 'proximity' : oneOf('graphRanking', o.graphRanking, ['proximity', 'pagerank'] as const)!,
+    graphRanking: o.graphRanking === undefined ? 'pagerank' : oneOf('graphRanking', o.graphRanking, ['proximity', 'pagerank'] as const)!,
     includeCode: o.includeCode !== false,
     llmFilter: resolveLlmFilter(o.llmFilter),
   };
@@ -195,7 +199,7 @@ export async function buildTaskContext(
   const [queryVector] = await embedder.embed([task], signal);
   lap('embed');
   const { fused, stage1 } = await hybridCandidates(stores, task, queryVector!, {
-    filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, fusion: o.fusion, signal,
+    filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal,
   });
   lap('candidates');
   const seeds = fused.slice(0, o.seeds);

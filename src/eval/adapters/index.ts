@@ -42,13 +42,21 @@ function dataDir(name: string, options: AdapterOptions): string {
   return dir;
 }
 
-/** Titles are the ids of passage corpora; a repeated title gets a numbered id so none is lost. */
+/**
+ * Titles are the ids of passage corpora; a repeated title gets a numbered id so none is lost. A
+ * Wikipedia disambiguator ("William Duncan (actor)") is left off in an alias, since text and
+ * questions name the subject without it.
+ */
 function passageEntries(core: string, passages: { title: string; text: string }[]) {
   const seen = new Map<string, number>();
   return passages.map((p) => {
     const n = (seen.get(p.title) ?? 0) + 1;
     seen.set(p.title, n);
-    return { id: n === 1 ? p.title : `${p.title} (${n})`, core_id: core, title: p.title, content: p.text || p.title, entry_type: 'fact' };
+    const plain = p.title.replace(/\s*\([^()]*\)\s*$/u, '');
+    return {
+      id: n === 1 ? p.title : `${p.title} (${n})`, core_id: core, title: p.title, content: p.text || p.title, entry_type: 'fact',
+      ...(plain !== p.title && plain !== '' ? { aliases: [plain] } : {}),
+    };
   });
 }
 

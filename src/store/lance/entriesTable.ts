@@ -176,6 +176,12 @@ export class EntriesTable {
     }));
   }
 
+  /** Id, title and aliases of every entry (all cores, all validity), for name matching; a narrow read. */
+  async names(): Promise<{ id: string; title: string; aliases: string[] }[]> {
+    const rows = (await this.table.query().select(['id', 'title', 'aliases']).toArray()) as { id: string; title: string; aliases: Iterable<string> | null }[];
+    return rows.map((r) => ({ id: r.id, title: r.title, aliases: r.aliases ? Array.from(r.aliases) : [] }));
+  }
+
   /** Nearest entries by cosine distance on `column`, filter pushed down before the limit. */
   async nearest(
     vector: Float32Array,

@@ -1,0 +1,100 @@
+import { cosineSimilarity } from '../embed/embedder.js';
+import { linkableName } from '../ingest/autoLink.js';
+import { throwIfAborted } from '../model/errors.js';
+import type { Stores } from '../store/stores.js';
+import type { EntryFilter } from '../store/lance/filter.js';
+import type { Candidate } from './candidate.js';
+
+/** Longest name, in words, that a task can mention. */
+const MAX_NAME_WORDS = 12;
+/** A name shared by more entries than this says too little about which one is meant. */
+const MAX_ENTRIES_PER_NAME = 10;
+
+const words = (text: string) => text.split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
+
+/**
+ * Every entry title and alias, keyed by its words: case-folded, or exact for acronyms and short
+ * names (the rules of ingest-time auto-linking). A task is matched by looking up its word n-grams,
+ * so matching costs O(words in the task), whatever the number of entries.
+ */
+export class NameIndex {
+  private readonly byKey = new Map<string, string[]>();
+
+  constructor(names: { id: string; title: string; aliases: string[] }[]) {
+    for (const n of names) {
+      for (const raw of new Set([n.title, ...n.aliases])) {
+        const name = linkableName(raw);
+        if (!name) continue;
+        const w = words(name.text);
+        if (w.length === 0 || w.length > MAX_NAME_WORDS) continue;
+        const key = name.exact ? `E${w.join(' ')}` : `F${w.join(' ').toLowerCase()}`;
+        const ids = this.byKey.get(key);
+        if (!ids) this.byKey.set(key, [n.id]);
+        else if (!ids.includes(n.id)) ids.push(n.id);
+      }
+    }
+  }
+
+  /** Entries named in `text`, longest mention first, each with the words that named it. */
+  match(text: string): { id: string; mention: string; words: number }[] {
+    const w = words(text);
+    const found = new Map<string, { id: string; mention: string; words: number }>();
+    for (let i = 0; i < w.length; i++) {
+      for (let n = Math.min(MAX_NAME_WORDS, w.length - i); n >= 1; n--) {
+        const span = w.slice(i, i + n).join(' ');
+        for (const key of [`E${span}`, `F${span.toLowerCase()}`]) {
+          const ids = this.byKey.get(key);
+          if (!ids || ids.length > MAX_ENTRIES_PER_NAME) continue;
+          for (const id of ids) {
+            const seen = found.get(id);
+            if (!seen || seen.words < n) found.set(id, { id, mention: span, words: n });
+          }
+        }
+      }
+    }
+    return [...found.values()].sort((a, b) => b.words - a.words || a.id.localeCompare(b.id));
+  }
+}
+
+// One index per store, rebuilt when the generation moves (any write, in any process).
+const indexes = new WeakMap<Stores, { generation: number; index: Promise<NameIndex> }>();
+
+async function nameIndex(stores: Stores): Promise<NameIndex> {
+  const generation = await stores.currentGeneration();
+  const cached = indexes.get(stores);
+  if (cached && cached.generation === generation) return cached.index;
+  const index = stores.table.names().then((names) => new NameIndex(names));
+  indexes.set(stores, { generation, index });
+  index.catch(() => indexes.delete(stores));
+  return index;
+}
+
+/**
+ * Entries whose title or alias the task names ("… the refresh-token rotation decision …"): the
+ * most direct evidence of relevance there is, and one that embeddings of a long task blur. The
+ * filter applies as for every other search.
+ */
+export async function mentionCandidates(
+  stores: Stores,
+  task: string,
+  queryVector: Float32Array,
+  opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
+): Promise<Candidate[]> {
+  throwIfAborted(opts.signal);
+  const matches = (await nameIndex(stores)).match(task).slice(0, opts.limit);
+  throwIfAborted(opts.signal);
+  if (matches.length === 0) return [];
+  const stored = new Map((await stores.table.read({ ...opts.filter, ids: matches.map((m) => m.id) }, { withVectors: true })).map((s) => [s.entry.id, s]));
+  throwIfAborted(opts.signal);
+  return matches
+    .filter((m) => stored.has(m.id))
+    .map((m, i) => {
+      const { entry, vector } = stored.get(m.id)!;
+      return {
+        entry,
+        similarity: vector ? cosineSimilarity(queryVector, vector) : 0,
+        why: [{ kind: 'mention', rank: i + 1, mention: m.mention }],
+        ...(vector ? { vector } : {}),
+      };
+    });
+}
