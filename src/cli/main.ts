@@ -147,7 +147,7 @@ search options:
   --mode <mode>             hybrid (default), semantic, matryoshka or keyword
   --limit <n>               default 10
   --candidates <n>          stage-1 candidates for matryoshka and hybrid (default 100)
-  --fusion <rrf|weighted>   hybrid fusion (default rrf)
+  --fusion <weighted|rrf>   hybrid fusion (default weighted, vector 0.3 : keyword 1)
   --mentions                hybrid: also fuse in entries whose title or alias the query names
 
 eval options:

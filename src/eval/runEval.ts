@@ -14,7 +14,7 @@ export const STRATEGY_HELP: Record<Strategy, string> = {
   vector: 'exact cosine on full vectors (semanticSearch)',
   matryoshka: 'two-stage: vector_small candidates, full-vector rerank',
   keyword: 'BM25 full-text (keywordSearch)',
-  hybrid: 'two-stage vector + BM25, RRF (hybridSearch)',
+  hybrid: 'two-stage vector + BM25, weighted fusion (hybridSearch)',
   graph: 'hybrid + mention seeds, 2-hop graph expansion, proximity scoring',
   'graph-ppr': 'hybrid + mention seeds, 2-hop expansion, personalised PageRank',
   context: 'buildTaskContext with default options',

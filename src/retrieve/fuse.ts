@@ -4,7 +4,10 @@ import { dedupeCandidates } from './candidate.js';
 export type FusionMethod = 'rrf' | 'weighted';
 
 export interface FusionOptions {
-  /** 'rrf' (default): Σ weight / (k + rank); 'weighted': Σ weight × normalised score. */
+  /**
+   * 'rrf' (default): Σ weight / (k + rank); 'weighted': Σ weight × the list's score min-max
+   * normalised within the list (so a cosine of 0.3–0.6 and a BM25 of 5–30 count alike).
+   */
   method?: FusionMethod;
   /** Weight of each list, in the order given. Default 1 each. */
   weights?: number[];
@@ -26,8 +29,11 @@ export function fuseCandidates(lists: Candidate[][], opts: FusionOptions = {}): 
   const fused = new Map<string, number>();
   lists.forEach((list, li) => {
     const w = opts.weights?.[li] ?? 1;
+    const scores = list.map(listScore);
+    const lo = Math.min(...scores);
+    const span = Math.max(...scores) - lo;
     list.forEach((c, rank) => {
-      const add = method === 'rrf' ? w / (k + rank + 1) : w * listScore(c);
+      const add = method === 'rrf' ? w / (k + rank + 1) : w * (span > 0 ? (scores[rank]! - lo) / span : 1);
       fused.set(c.entry.id, (fused.get(c.entry.id) ?? 0) + add);
     });
   });
