@@ -3,16 +3,7 @@
  * from a vocabulary (so full-text search has work), a graph of average degree ~4 across the
  * entry edge types, code locations and golden paths. Deterministic for a given seed.
  */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../src/embed/matryoshka.js';
 
 function gaussian(rand: () => number): number {
   return Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());

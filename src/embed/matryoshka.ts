@@ -38,7 +38,7 @@ export function project(full: Float32Array, projection: Projection): Float32Arra
 }
 
 /** A small deterministic PRNG so a refit on the same data gives the same projection. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
