@@ -155,7 +155,7 @@ describe('patterns on the example core', () => {
 
   it('findWithContext returns scored seeds and graph-reached entries without code', async () => {
     await withExample(async (m) => {
-      const entries = await m.findWithContext('refresh token family redis ttl', { seeds: 1, maxEntries: 20, threshold: 0.3, keyword: false });
+      const entries = await m.findWithContext('refresh token family redis ttl', { seeds: 1, maxEntries: 20, threshold: 0.3, keyword: false, graphRanking: 'proximity' });
       const byId = new Map(entries.map((e) => [e.entry.id, e]));
       expect(entries[0]!.entry.id).toBe('auth-revocation-store');
       const reached = byId.get('auth-logout-everywhere')!;
