@@ -31,6 +31,7 @@ function lookupEmbedder(vectors: Map<string, Float32Array>, dimensions: number):
     id: `bench:precomputed-${dimensions}`,
     dimensions,
     truncatable: false,
+    cacheVectors: false, // precomputed: a cache read would cost more than the lookup
     async embed(texts) {
       return texts.map((t) => {
         const v = vectors.get(t);

@@ -7,7 +7,7 @@ import { openMemory, MemoryFileError, type MemoryEngine } from '../src/index.js'
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 /** Reads what is really on disk, with the stores' own clients, behind the engine's back. */
-async function onDisk(dir: string): Promise<{ lanceIds: string[]; lanceVersion: number; graphIds: string[]; edges: number }> {
+async function onDisk(dir: string): Promise<{ lanceIds: string[]; lanceVersion: number; graphIds: string[]; edges: number; related: string[] }> {
   const db = await lancedb.connect(join(dir, 'lance'));
   const table = await db.openTable('entries');
   const lanceIds = ((await table.query().select(['id']).toArray()) as { id: string }[]).map((r) => r.id).sort();
@@ -23,9 +23,10 @@ async function onDisk(dir: string): Promise<{ lanceIds: string[]; lanceVersion: 
   };
   const graphIds = (await q('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id)).sort();
   const edges = Number((await q('MATCH ()-[r]->() RETURN count(r) AS n'))[0]!.n);
+  const related = (await q('MATCH (a)-[r:RELATED]->(b) RETURN a.id AS a, b.id AS b, r.weight AS w, r.kind AS k')).map((r) => `${String(r.a)}→${String(r.b)} ${String(r.w)} ${String(r.k)}`).sort();
   await conn.close();
   await g.close();
-  return { lanceIds, lanceVersion, graphIds, edges };
+  return { lanceIds, lanceVersion, graphIds, edges, related };
 }
 
 async function withEngine<T>(dir: string, fn: (m: MemoryEngine) => Promise<T>, embedder = wordHashEmbedder()): Promise<T> {
@@ -184,6 +185,22 @@ describe('writes', () => {
     await writeFile(bad, JSON.stringify({ entries: [{ id: 'new-1', core_id: 'x', title: 'fine', content: 'fine' }], relations: [{ type: 'DEPENDS_ON', from: 'new-1', to: 'auth-es256' }] }));
     await withEngine(dir, (m) => m.ingest(bad));
     expect((await onDisk(dir)).edges).toBe(before.edges + 1);
+  });
+
+  it('re-linking updates an edge in place: one edge per pair and type, last properties win', async () => {
+    const dir = await tempDir();
+    await withEngine(dir, async (m) => {
+      await m.ingestDocument({ core_id: 'c', entries: ['a', 'b', 'c'].map((id) => ({ id, title: `entry ${id}`, content: id })) });
+      await m.link([
+        { type: 'RELATED', from: 'a', to: 'b', weight: 0.5 },
+        { type: 'RELATED', from: 'a', to: 'b', weight: 0.9, kind: 'mention' },
+        { type: 'DEPENDS_ON', from: 'b', to: 'c' },
+      ]);
+      await m.link([{ type: 'RELATED', from: 'a', to: 'b', weight: 0.3 }, { type: 'RELATED', from: 'a', to: 'c' }, { type: 'DEPENDS_ON', from: 'b', to: 'c' }]);
+    });
+    const disk = await onDisk(dir);
+    expect(disk.edges).toBe(3);
+    expect(disk.related).toEqual(['a→b 0.3 related', 'a→c 1 related']);
   });
 
   it('replays a write that was journaled but not finished', async () => {

@@ -14,6 +14,11 @@ export interface Embedder {
   readonly truncatable: boolean;
   /** For Matryoshka models: the sizes they were trained for; a database's small-vector length must be one. */
   readonly matryoshkaDimensions?: number[];
+  /**
+   * Keep this model's vectors in the persistent embedding cache (default true). Set false for an
+   * embedder that is cheaper than a cache read, such as a lookup of precomputed vectors.
+   */
+  readonly cacheVectors?: boolean;
   /** One vector per text, in order, each normalised to length 1. */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }

@@ -128,10 +128,11 @@ export async function indexDocument(
   }
 
   const texts = toEmbed.map((t) => embeddingText(t.input));
-  const cached = await stores.embeddingCache.get(texts);
+  const useCache = embedder.cacheVectors !== false;
+  const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
   const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
   const fresh = await embedder.embed(missing, signal);
-  await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: fresh[i]! })));
+  if (useCache) await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: fresh[i]! })));
   missing.forEach((text, i) => cached.set(text, fresh[i]!));
   report.embedded = missing.length;
   report.fromCache = texts.length - missing.length;

@@ -19,7 +19,15 @@ type SerializedEntry = Omit<MemoryEntry, 'createdAt' | 'updatedAt' | 'validFrom'
   createdAt: string; updatedAt: string; validFrom: string | null; validTo: string | null;
 };
 
-type JournalEntry = { entry: SerializedEntry; vector: number[]; vectorSmall: number[] };
+/** Vectors travel as base64 of their float32 bytes: exact, and ~10× cheaper to write than JSON numbers. */
+type JournalEntry = { entry: SerializedEntry; vector: string; vectorSmall: string };
+
+const encodeVector = (v: Float32Array): string => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+function decodeVector(v: string | number[]): Float32Array {
+  if (Array.isArray(v)) return Float32Array.from(v); // journals written before vectors were encoded
+  const bytes = Buffer.from(v, 'base64');
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
 
 /** One write, as the journal records it. */
 export type WriteIntent =
@@ -35,8 +43,8 @@ export function serializeStored(s: StoredEntry): JournalEntry {
   const e = s.entry;
   return {
     entry: { ...e, createdAt: e.createdAt.toISOString(), updatedAt: e.updatedAt.toISOString(), validFrom: e.validFrom?.toISOString() ?? null, validTo: e.validTo?.toISOString() ?? null },
-    vector: Array.from(s.vector),
-    vectorSmall: Array.from(s.vectorSmall),
+    vector: encodeVector(s.vector),
+    vectorSmall: encodeVector(s.vectorSmall),
   };
 }
 
@@ -45,8 +53,8 @@ function reviveStored(s: JournalEntry): StoredEntry {
   const date = (v: string | null) => (v === null ? null : new Date(v));
   return {
     entry: { ...e, createdAt: new Date(e.createdAt), updatedAt: new Date(e.updatedAt), validFrom: date(e.validFrom), validTo: date(e.validTo) },
-    vector: Float32Array.from(s.vector),
-    vectorSmall: Float32Array.from(s.vectorSmall),
+    vector: decodeVector(s.vector),
+    vectorSmall: decodeVector(s.vectorSmall),
   };
 }
 

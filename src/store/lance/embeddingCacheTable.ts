@@ -40,7 +40,7 @@ export class EmbeddingCacheTable {
 
   async put(items: { text: string; vector: Float32Array }[]): Promise<void> {
     if (items.length === 0) return;
-    const rows = items.map((i) => ({ key: this.key(i.text), vector: Array.from(i.vector) }));
+    const rows = items.map((i) => ({ key: this.key(i.text), vector: i.vector }));
     await this.table.mergeInsert('key').whenNotMatchedInsertAll().execute(rows);
   }
 
