@@ -1,0 +1,13 @@
+import { openMemory, type Embedder } from '../src/index.js';
+import { syntheticStore } from './synthetic.js';
+const n = Number(process.argv[2]); const dir = process.argv[3]!;
+const store = syntheticStore(n, { queries: 50 });
+for (const q of store.queries) store.vectors.set(q.text, q.vector);
+const embedder: Embedder = { id: 'bench:precomputed-512', dimensions: 512, truncatable: false, cacheVectors: false, async embed(t) { return t.map((x) => store.vectors.get(x)!); } };
+const m = await openMemory({ path: dir, embedder, env: {} });
+await m.ingestDocument({ code_locations: store.doc.code_locations, golden_paths: store.doc.golden_paths }, { source: 'code' });
+for (let i = 0; i < n; i += 5000) await m.ingestDocument({ entries: store.doc.entries.slice(i, i + 5000) }, { source: `e${i}` });
+for (let i = 0; i < store.doc.relations.length; i += 10000) await m.ingestDocument({ relations: store.doc.relations.slice(i, i + 10000) }, { source: `r${i}` });
+await m.index({ annMinRows: 50_000 });
+await m.close();
+console.log('built');
