@@ -60,7 +60,10 @@ export interface SemanticSearchOptions extends SearchFilterOptions {
 }
 
 export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
-  /** Stage-1 candidates taken on `vector_small` before the exact rerank. Default 100. */
+  /**
+   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default 400: on the 100K
+   * synthetic bench, 100 candidates keep 71% of the exact top 10, 400 keep 98.7%.
+   */
   candidates?: number;
   /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
   smallDims?: number;
@@ -305,7 +308,7 @@ export class MemoryEngine {
    */
   async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
     const limit = checkLimit(options.limit);
-    const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
+    const candidates = checkLimit(options.candidates ?? Math.max(400, limit), 'candidates');
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
       throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
