@@ -16,6 +16,7 @@ export interface StoreMeta {
 }
 
 const META_FILE = 'meta.json';
+export const metaPath = (dir: string): string => join(dir, META_FILE);
 
 export async function readMeta(dir: string): Promise<StoreMeta | null> {
   let text: string;
