@@ -62,7 +62,7 @@ export interface SemanticSearchOptions extends SearchFilterOptions {
 export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
   /**
    * Stage-1 candidates taken on `vector_small` before the exact rerank. Default 400: on the 100K
-   * synthetic bench, 100 candidates keep 71% of the exact top 10, 400 keep 98.7%.
+   * synthetic bench, 100 candidates keep 64% of the exact top 10, 400 keep 97.5%.
    */
   candidates?: number;
   /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
