@@ -16,6 +16,7 @@ import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
 import type { Candidate } from '../retrieve/candidate.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
+import { expandWithPaths } from '../store/graph/expandWithPaths.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
@@ -86,7 +87,7 @@ export interface HybridSearchOptions extends MatryoshkaSearchOptions {
   weights?: [number, number];
   /** RRF constant. Default 60. */
   k?: number;
-  /** Also fuse in the entries whose title or alias the query names (weight 1). Default false. */
+  /** Also fuse in the entries whose title or alias the query names (weight 2). Default false. */
   mentions?: boolean;
 }
 
@@ -360,7 +361,7 @@ export class MemoryEngine {
     const edgeTypes = options.relationTypes ?? [...ENTRY_EDGE_TYPES];
     for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`relationTypes: unknown type ${JSON.stringify(t)}`);
     if ((await this.stores.graph.existingIds('entry', [startId])).size === 0) throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
-    const reaches = await this.stores.graph.expand([startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
+    const { reaches } = await expandWithPaths(this.stores.graph, [startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
     const entries = new Map((await this.stores.table.read({ ids: reaches.map((r) => r.targetId) })).map((s) => [s.entry.id, s.entry]));
     return reaches
       .flatMap((r) => {

@@ -1,28 +1,31 @@
 import { cosineSimilarity } from '../embed/embedder.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { EntryEdgeType, Reason } from '../model/types.js';
-import type { GraphStore } from '../store/graph/graphStore.js';
+import type { GraphEdge, GraphStore } from '../store/graph/graphStore.js';
+import { expandWithPaths } from '../store/graph/expandWithPaths.js';
 import type { EntriesTable } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { Candidate } from './candidate.js';
 
 /**
- * Entries reachable from the seeds within `depth` hops over `edgeTypes`: one Cypher query for all
- * seeds, then one filtered LanceDB read to hydrate them (so expansion obeys the same filters).
- * Each reached entry keeps its shortest path from every seed that reached it.
+ * Entries reachable from the seeds within `depth` hops over `edgeTypes` (see expandWithPaths), then
+ * one filtered LanceDB read to hydrate them (so expansion obeys the same filters). Each reached
+ * entry keeps its shortest path from every seed that reached it. The edges read on the way, among
+ * seeds, reached entries and `alsoAmong`, are returned for graph-aware ranking.
  */
 export async function expandThroughGraph(
   graph: GraphStore,
   table: EntriesTable,
   seeds: Candidate[],
   queryVector: Float32Array,
-  opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; filter: EntryFilter; signal?: AbortSignal },
-): Promise<Candidate[]> {
+  opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; filter: EntryFilter; alsoAmong?: readonly string[]; signal?: AbortSignal },
+): Promise<{ reached: Candidate[]; edges: GraphEdge[] }> {
   throwIfAborted(opts.signal);
   const seedIds = new Set(seeds.map((s) => s.entry.id));
-  const reaches = (await graph.expand([...seedIds], { depth: opts.depth, edgeTypes: opts.edgeTypes })).filter((r) => !seedIds.has(r.targetId));
+  const expansion = await expandWithPaths(graph, [...seedIds], { depth: opts.depth, edgeTypes: opts.edgeTypes, alsoAmong: opts.alsoAmong });
+  const reaches = expansion.reaches.filter((r) => !seedIds.has(r.targetId));
   throwIfAborted(opts.signal);
-  if (reaches.length === 0) return [];
+  if (reaches.length === 0) return { reached: [], edges: expansion.edges };
   const reasons = new Map<string, Reason[]>();
   for (const r of reaches) {
     const list = reasons.get(r.targetId) ?? [];
@@ -31,10 +34,11 @@ export async function expandThroughGraph(
   }
   const hydrated = await table.read({ ...opts.filter, ids: [...reasons.keys()] }, { withVectors: true });
   throwIfAborted(opts.signal);
-  return hydrated.map(({ entry, vector }) => ({
+  const reached = hydrated.map(({ entry, vector }) => ({
     entry,
     similarity: vector ? cosineSimilarity(queryVector, vector) : 0,
     why: reasons.get(entry.id) ?? [],
     ...(vector ? { vector } : {}),
   }));
+  return { reached, edges: expansion.edges };
 }

@@ -203,16 +203,23 @@ export async function buildTaskContext(
   });
   lap('candidates');
   const seeds = fused.slice(0, o.seeds);
-  const reached = o.depth > 0 ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, { depth: o.depth, edgeTypes: o.relationTypes, filter: o.filter, signal }) : [];
+  const pagerank = o.graphRanking === 'pagerank';
+  // With PageRank the expansion also reads the edges among the fused candidates: one edge read serves both.
+  const expansion = o.depth > 0
+    ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, {
+        depth: o.depth, edgeTypes: o.relationTypes, filter: o.filter, signal, ...(pagerank ? { alsoAmong: fused.map((c) => c.entry.id) } : {}),
+      })
+    : undefined;
+  const reached = expansion?.reached ?? [];
   lap('expand');
   const pool = dedupeCandidates([fused, reached]);
   const { kept, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
   let graphScores: Map<string, number> | undefined;
-  if (o.graphRanking === 'pagerank') {
+  if (pagerank) {
     const ids = kept.map((c) => c.entry.id);
-    const edges = await stores.graph.edgesAmong(ids, o.relationTypes);
+    const edges = expansion?.edges ?? (await stores.graph.edgesAmong(ids, o.relationTypes));
     throwIfAborted(signal);
     const seedWeights = new Map(seeds.map((s) => [s.entry.id, s.fused ?? s.similarity]));
     graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(options.weights).edgeWeights });

@@ -12,12 +12,24 @@ export interface EntryNode {
 /** Which way edges are followed: along their direction, against it, or both. */
 export type Direction = 'outgoing' | 'incoming' | 'both';
 
-/** An entry reached from a seed through the graph, by one shortest path. */
-export interface GraphReach {
+/** An entry reached from a seed through the graph, and in how many hops at least. */
+export interface GraphHit {
   seedId: string;
   targetId: string;
   hops: number;
+}
+
+/** The same, with one shortest path (see `expandWithPaths`). */
+export interface GraphReach extends GraphHit {
   path: PathHop[];
+}
+
+/** A directed edge between two entries; `weight` is RELATED's weight, 1 for the other types. */
+export interface GraphEdge {
+  from: string;
+  to: string;
+  type: EntryEdgeType;
+  weight: number;
 }
 
 export interface EntryCodeReference {
@@ -57,8 +69,8 @@ export interface GraphStore {
   deleteEntries(ids: readonly string[]): Promise<void>;
   /** Which of `ids` exist, per node kind. */
   existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>>;
-  /** Shortest paths (≤ depth hops over `edgeTypes`, in `direction`, default both) from every seed, in one query. */
-  expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphReach[]>;
+  /** Entries within `depth` hops over `edgeTypes` (in `direction`, default both) of every seed, with the fewest hops, in one query. */
+  reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphHit[]>;
   /** Golden paths whose name, concept, description or step key concepts contain any of the concepts (case-insensitive), most concepts matched first. */
   findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]>;
   /** For each id that a newer entry supersedes: the id of the newer entry. */
@@ -68,8 +80,8 @@ export interface GraphStore {
   goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]>;
   getGoldenPath(id: string): Promise<GoldenPath | null>;
   findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]>;
-  /** Every entry edge among the given entries (for graph-aware ranking). */
-  edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<{ from: string; to: string; type: EntryEdgeType; weight?: number }[]>;
+  /** Every entry edge among the given entries (shortest paths, graph-aware ranking). */
+  edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<GraphEdge[]>;
   /** Every code location (auto-linking matches their symbols and paths). */
   allCodeLocations(): Promise<CodeLocation[]>;
   counts(): Promise<GraphCounts>;

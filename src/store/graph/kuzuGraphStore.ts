@@ -3,7 +3,7 @@ import kuzu from 'kuzu';
 import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
 import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type PathHop, type Relation } from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
-import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphReach, GraphStore } from './graphStore.js';
+import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphStore } from './graphStore.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
   .split('\n')
@@ -210,52 +210,21 @@ export class KuzuGraphStore implements GraphStore {
     return new Set(rows.map((r) => String(r.id)));
   }
 
-  async expand(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphReach[]> {
+  async reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphHit[]> {
     if (seedIds.length === 0 || opts.edgeTypes.length === 0) return [];
     if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
     for (const t of opts.edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
     const direction = opts.direction ?? 'both';
     if (!['outgoing', 'incoming', 'both'].includes(direction)) throw invalidInput(`direction must be outgoing, incoming or both, got "${String(direction)}"`);
     const [left, right] = { outgoing: ['-', '->'], incoming: ['<-', '-'], both: ['-', '-'] }[direction];
-    const seeds = [...new Set(seedIds)];
+    // No paths in the result: returning nodes(p)/rels(p) makes Kuzu materialise them (~130 ms more at 100K entries).
     const rows = await this.run(
       `MATCH (s:MemoryEntry)${left}[p:${opts.edgeTypes.join('|')}* SHORTEST 1..${opts.depth}]${right}(t:MemoryEntry)
        WHERE s.id IN $seeds AND t.id <> s.id
        RETURN s.id AS seed, t.id AS target, length(p) AS hops`,
-      { seeds },
+      { seeds: [...new Set(seedIds)] },
     );
-    // Returning the paths from that query makes Kuzu materialise them (~130 ms more at 100K entries).
-    // Every node on a shortest path is itself reached in fewer hops, so the edges among the seeds and
-    // the targets hold every path: they are read in one more query and walked here.
-    const targets = [...new Set(rows.map((r) => String(r.target)))];
-    const edges = await this.edgesAmong([...new Set([...seeds, ...targets])], opts.edgeTypes);
-    const next = new Map<string, { node: string; hop: PathHop }[]>();
-    const link = (a: string, b: string, hop: PathHop) => next.set(a, [...(next.get(a) ?? []), { node: b, hop }]);
-    for (const { from, to, type } of edges) {
-      if (direction !== 'incoming') link(from, to, { type, from, to });
-      if (direction !== 'outgoing') link(to, from, { type, from, to });
-    }
-    const pathsFrom = new Map<string, Map<string, PathHop[]>>();
-    const shortestPaths = (seed: string) => {
-      const paths = new Map<string, PathHop[]>([[seed, []]]);
-      for (let frontier = [seed], hop = 0; frontier.length > 0 && hop < opts.depth; hop++) {
-        const reached: string[] = [];
-        for (const node of frontier) {
-          for (const { node: to, hop: edge } of next.get(node) ?? []) {
-            if (paths.has(to)) continue;
-            paths.set(to, [...paths.get(node)!, edge]);
-            reached.push(to);
-          }
-        }
-        frontier = reached;
-      }
-      return paths;
-    };
-    return rows.map((r) => {
-      const seed = String(r.seed);
-      if (!pathsFrom.has(seed)) pathsFrom.set(seed, shortestPaths(seed));
-      return { seedId: seed, targetId: String(r.target), hops: Number(r.hops), path: pathsFrom.get(seed)!.get(String(r.target)) ?? [] };
-    });
+    return rows.map((r) => ({ seedId: String(r.seed), targetId: String(r.target), hops: Number(r.hops) }));
   }
 
   async findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]> {
@@ -341,7 +310,7 @@ export class KuzuGraphStore implements GraphStore {
     return rows.map((r) => ({ entryId: String(r.e_id), relevance: Number(r.relevance ?? 1), code: codeFromRow(r) }));
   }
 
-  async edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<{ from: string; to: string; type: EntryEdgeType; weight?: number }[]> {
+  async edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<GraphEdge[]> {
     if (ids.length < 2 || edgeTypes.length === 0) return [];
     for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
     // A string IN list is tested against every node (~300 ms for 250 ids at 100K entries); primary-key

@@ -1,0 +1,46 @@
+import type { EntryEdgeType, PathHop } from '../../model/types.js';
+import type { Direction, GraphEdge, GraphReach, GraphStore } from './graphStore.js';
+
+/**
+ * The entries within `depth` hops of the seeds, each with one shortest path, in two round trips:
+ * which entries and how far (`reach`), then the edges among seeds, targets and `alsoAmong`. Every
+ * node on a shortest path is itself reached in fewer hops, so those edges hold every path; the
+ * caller gets them too (graph-aware ranking needs the edges among its candidates, `alsoAmong`).
+ */
+export async function expandWithPaths(
+  graph: GraphStore,
+  seedIds: readonly string[],
+  opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction; alsoAmong?: readonly string[] },
+): Promise<{ reaches: GraphReach[]; edges: GraphEdge[] }> {
+  const hits = await graph.reach(seedIds, opts);
+  const edges = await graph.edgesAmong([...new Set([...seedIds, ...hits.map((h) => h.targetId), ...(opts.alsoAmong ?? [])])], opts.edgeTypes);
+  const direction = opts.direction ?? 'both';
+  const next = new Map<string, { node: string; hop: PathHop }[]>();
+  const link = (a: string, b: string, hop: PathHop) => next.set(a, [...(next.get(a) ?? []), { node: b, hop }]);
+  for (const { from, to, type } of edges) {
+    if (direction !== 'incoming') link(from, to, { type, from, to });
+    if (direction !== 'outgoing') link(to, from, { type, from, to });
+  }
+  // Breadth first from each seed, once: the first path found to a node is a shortest one.
+  const pathsFrom = new Map<string, Map<string, PathHop[]>>();
+  const shortestPaths = (seed: string) => {
+    const paths = new Map<string, PathHop[]>([[seed, []]]);
+    for (let frontier = [seed], hop = 0; frontier.length > 0 && hop < opts.depth; hop++) {
+      const reached: string[] = [];
+      for (const node of frontier) {
+        for (const { node: to, hop: edge } of next.get(node) ?? []) {
+          if (paths.has(to)) continue;
+          paths.set(to, [...paths.get(node)!, edge]);
+          reached.push(to);
+        }
+      }
+      frontier = reached;
+    }
+    return paths;
+  };
+  const reaches = hits.map((h) => {
+    if (!pathsFrom.has(h.seedId)) pathsFrom.set(h.seedId, shortestPaths(h.seedId));
+    return { ...h, path: pathsFrom.get(h.seedId)!.get(h.targetId) ?? [] };
+  });
+  return { reaches, edges };
+}
