@@ -24,8 +24,7 @@ type SerializedEntry = Omit<MemoryEntry, 'createdAt' | 'updatedAt' | 'validFrom'
 type JournalEntry = { entry: SerializedEntry; vector: string; vectorSmall: string };
 
 const encodeVector = (v: Float32Array): string => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
-function decodeVector(v: string | number[]): Float32Array {
-  if (Array.isArray(v)) return Float32Array.from(v); // journals written before vectors were encoded
+function decodeVector(v: string): Float32Array {
   const bytes = Buffer.from(v, 'base64');
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
