@@ -28,7 +28,7 @@ export class NaivePipeline {
     const reached = new Set<string>(seeds);
     for (const id of seeds) {
       const r = (await this.conn.query(`MATCH (s:MemoryEntry {id: '${id}'})-[:RELATED|DEPENDS_ON*1..2]-(t:MemoryEntry) RETURN DISTINCT t.id AS id`)) as kuzu.QueryResult;
-      for (const row of await r.getAll()) reached.add(String(row.id));
+      for (const row of r.getAllSync()) reached.add(String(row.id));
       r.close();
     }
     const rows = await this.table.query().where(`id IN (${[...reached].map((id) => `'${id}'`).join(', ')})`).select(['id', 'title', 'content']).toArray();

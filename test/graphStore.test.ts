@@ -1,5 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import kuzu from 'kuzu';
+import type { KuzuValue, QueryResult } from 'kuzu';
+import { mulberry32 } from '../src/embed/matryoshka.js';
+import type { EntryEdgeType, Relation } from '../src/model/types.js';
+import type { Direction, GraphEdge, GraphHit } from '../src/store/graph/graphStore.js';
 import { KuzuGraphStore } from '../src/store/graph/kuzuGraphStore.js';
 import { tempDir } from './helpers.js';
 
@@ -32,3 +37,74 @@ describe('Kuzu graph store', () => {
     }
   });
 });
+
+describe('entry edges in memory', () => {
+  it('answer reach, edgesAmong and supersededBy as Kuzu Cypher does, across upserts and deletes', async () => {
+    const file = join(await tempDir(), 'graph.kuzu');
+    const rand = mulberry32(11);
+    const ids = Array.from({ length: 40 }, (_, i) => (i % 7 === 0 ? `e'${i} \\ ü` : `e${i}`));
+    const pick = () => ids[Math.floor(rand() * ids.length)]!;
+    const types = ['RELATED', 'DEPENDS_ON', 'SUPERSEDES'] as const;
+    const randomEdges = (n: number) => Array.from({ length: n }, () => {
+      const type = types[Math.floor(rand() * types.length)]!;
+      return type === 'RELATED' ? { type, from: pick(), to: pick(), weight: Math.round(rand() * 100) / 100 } : { type, from: pick(), to: pick() };
+    });
+    const g = await KuzuGraphStore.open(file);
+    const seedSets = [[ids[0]!, ids[1]!], [ids[7]!], ids.slice(10, 15)];
+    const asked: { seeds: string[]; depth: number; edgeTypes: EntryEdgeType[]; direction: Direction }[] = [];
+    for (const seeds of seedSets) {
+      for (const depth of [1, 2, 3]) {
+        for (const direction of ['both', 'outgoing', 'incoming'] as const) asked.push({ seeds, depth, direction, edgeTypes: depth === 2 ? ['RELATED', 'DEPENDS_ON'] : [...types] });
+      }
+    }
+    let inMemory: { reach: string[][]; edges: string[]; supersededBy: [string, string][] };
+    try {
+      const write = (relations: Relation[]) => g.write({ entries: [], codeLocations: [], goldenPaths: [], relations });
+      await g.write({ entries: ids.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })), codeLocations: [], goldenPaths: [], relations: randomEdges(40) });
+      expect((await g.edgesAmong(ids, [...types])).length).toBeGreaterThan(30); // loaded from Kuzu here
+      await write(randomEdges(40)); // some pairs again, with new weights
+      await g.deleteEntries([ids[3]!, ids[20]!]);
+      await write(randomEdges(20).filter((e) => ![ids[3], ids[20]].includes(e.from) && ![ids[3], ids[20]].includes(e.to)));
+      inMemory = {
+        reach: await Promise.all(asked.map(async (q) => hitKeys(await g.reach(q.seeds, q)))),
+        edges: edgeKeys(await g.edgesAmong(ids, [...types])),
+        supersededBy: [...(await g.supersededBy(ids))].sort(),
+      };
+    } finally {
+      await g.close();
+    }
+
+    // What Kuzu answers itself, on the database the store left behind.
+    const db = new kuzu.Database(file);
+    const conn = new kuzu.Connection(db);
+    const cypher = async (query: string, params: Record<string, KuzuValue> = {}) => {
+      const result = (await conn.execute(await conn.prepare(query), params)) as QueryResult;
+      try {
+        return await result.getAll();
+      } finally {
+        result.close();
+      }
+    };
+    try {
+      for (const [i, q] of asked.entries()) {
+        const [left, right] = { outgoing: ['-', '->'], incoming: ['<-', '-'], both: ['-', '-'] }[q.direction];
+        const rows = await cypher(
+          `MATCH (s:MemoryEntry)${left}[p:${q.edgeTypes.join('|')}* SHORTEST 1..${q.depth}]${right}(t:MemoryEntry) WHERE s.id IN $seeds AND t.id <> s.id RETURN s.id AS seedId, t.id AS targetId, length(p) AS hops`,
+          { seeds: q.seeds },
+        );
+        expect(inMemory.reach[i], JSON.stringify(q)).toEqual(hitKeys(rows.map((r) => ({ seedId: String(r.seedId), targetId: String(r.targetId), hops: Number(r.hops) }))));
+      }
+      expect(inMemory.reach.some((r) => r.length > 5)).toBe(true);
+      const edges = await cypher(`MATCH (a:MemoryEntry)-[r]->(b:MemoryEntry) RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`);
+      expect(inMemory.edges).toEqual(edgeKeys(edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight) }))));
+      const superseding = await cypher('MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) WHERE n.id <> o.id RETURN o.id AS old, min(n.id) AS newer');
+      expect(inMemory.supersededBy).toEqual(superseding.map((r) => [String(r.old), String(r.newer)]).sort());
+    } finally {
+      await conn.close();
+      await db.close();
+    }
+  });
+});
+
+const hitKeys = (hits: GraphHit[]) => hits.map((h) => `${h.seedId} → ${h.targetId} in ${h.hops}`).sort();
+const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} → ${e.to} ${e.weight}`).sort();
