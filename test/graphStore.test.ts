@@ -108,3 +108,37 @@ describe('entry edges in memory', () => {
 
 const hitKeys = (hits: GraphHit[]) => hits.map((h) => `${h.seedId} → ${h.targetId} in ${h.hops}`).sort();
 const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} → ${e.to} ${e.weight}`).sort();
+
+describe('code links in memory', () => {
+  it('follow writes of code, golden paths and references, and deletes', async () => {
+    const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
+    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts' });
+    const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
+    try {
+      await g.write({
+        ...none,
+        entries: ['a', 'b', "c'\\ü"].map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
+        codeLocations: [code('c1', 'refresh')],
+        goldenPaths: [{ id: 'p1', name: 'Refresh flow', concept: 'auth', steps: [] }],
+        relations: [
+          { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.5 },
+          { type: 'IMPLEMENTS', from: "c'\\ü", to: 'p1' },
+          { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 1, description: 'start here' },
+        ],
+      });
+      expect((await g.codeReferencesOf(['a', 'b'])).map((r) => [r.entryId, r.code.symbol, r.relevance])).toEqual([['a', 'refresh', 0.5]]);
+      // a new location and reference, and a changed relevance, after the links were loaded
+      await g.write({ ...none, codeLocations: [code('c2', 'rotate')], relations: [{ type: 'REFERENCES_CODE', from: 'b', to: 'c2' }, { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.9 }] });
+      expect((await g.codeReferencesOf(['a', 'b'])).map((r) => [r.entryId, r.code.symbol, r.relevance])).toEqual([['a', 'refresh', 0.9], ['b', 'rotate', 1]]);
+      await g.write({ ...none, relations: [{ type: 'PATH_STEP', from: 'p1', to: 'c2', stepOrder: 2 }, { type: 'IMPLEMENTS', from: 'a', to: 'p1' }] });
+      const [path] = await g.goldenPathsOf(["c'\\ü", 'a', 'b']);
+      expect(path?.entryIds).toEqual(["c'\\ü", 'a']);
+      expect(path?.steps.map((s) => [s.order, s.code.symbol, s.description])).toEqual([[1, 'refresh', 'start here'], [2, 'rotate', null]]);
+      await g.deleteEntries(['a']);
+      expect((await g.codeReferencesOf(['a', 'b'])).map((r) => r.entryId)).toEqual(['b']);
+      expect((await g.goldenPathsOf(['a', "c'\\ü"]))[0]?.entryIds).toEqual(["c'\\ü"]);
+    } finally {
+      await g.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
 import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type Relation } from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
 import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphStore } from './graphStore.js';
+import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
@@ -110,6 +111,8 @@ export class KuzuGraphStore implements GraphStore {
   private readonly statements = new Map<string, Promise<PreparedStatement>>();
   /** Entry-to-entry edges in memory (see EntryAdjacency): loaded on first use, kept in step by writes. */
   private adjacency: Promise<EntryAdjacency> | undefined;
+  /** Entries' code references and golden paths in memory (see CodeLinks): reloaded after a write that touches code. */
+  private codeLinks: Promise<CodeLinks> | undefined;
 
   private constructor(
     private readonly db: kuzu.Database,
@@ -181,10 +184,13 @@ export class KuzuGraphStore implements GraphStore {
       await this.exec('COMMIT');
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
-      this.adjacency = undefined; // a load during the transaction may hold edges that were rolled back
+      // a load during the transaction may hold what was rolled back
+      this.adjacency = undefined;
+      this.codeLinks = undefined;
       throw e;
     }
     adjacency?.upsert(entryEdges);
+    if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type))) this.codeLinks = undefined;
   }
 
   /** Upserts nodes by id; every row has every column of the table, in schema order. */
@@ -217,6 +223,22 @@ export class KuzuGraphStore implements GraphStore {
     if (ids.length === 0) return;
     await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
     (await this.adjacency)?.removeEntries(ids);
+    (await this.codeLinks)?.removeEntries(ids);
+  }
+
+  /** Loads every entry's code references and golden paths, with the code and paths themselves (four scans). */
+  private loadCodeLinks(): Promise<CodeLinks> {
+    this.codeLinks ??= (async () => {
+      const references = (await this.run('MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e, c.id AS c, r.relevance AS relevance'))
+        .map((r) => ({ entryId: String(r.e), codeId: String(r.c), relevance: Number(r.relevance ?? 1) }));
+      const implementations = (await this.run('MATCH (e:MemoryEntry)-[:IMPLEMENTS]->(g:GoldenPath) RETURN e.id AS e, g.id AS g'))
+        .map((r) => ({ entryId: String(r.e), pathId: String(r.g) }));
+      return new CodeLinks({ references, implementations, codeLocations: await this.allCodeLocations(), goldenPaths: await this.goldenPathsByIds() });
+    })().catch((e: unknown) => {
+      this.codeLinks = undefined;
+      throw e;
+    });
+    return this.codeLinks;
   }
 
   /** Loads the entry-to-entry edges once (one scan of the three edge tables). */
@@ -276,25 +298,20 @@ export class KuzuGraphStore implements GraphStore {
 
   async codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]> {
     if (entryIds.length === 0) return [];
-    const rows = await this.run(
-      `UNWIND $ids AS i MATCH (e:MemoryEntry {id: i})-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e_id, r.relevance AS relevance, ${CODE_RETURN}`,
-      { ids: [...new Set(entryIds)] },
-    );
-    return rows.map((r) => ({ entryId: String(r.e_id), relevance: Number(r.relevance ?? 1), code: codeFromRow(r) }));
+    return (await this.loadCodeLinks()).codeReferencesOf(entryIds);
   }
 
   async goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]> {
     if (entryIds.length === 0) return [];
-    const rows = await this.run(
-      `UNWIND $ids AS i MATCH (e:MemoryEntry {id: i})-[:IMPLEMENTS]->(g:GoldenPath)
-       OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN e.id AS e_id, ${PATH_RETURN}`,
-      { ids: [...new Set(entryIds)] },
-    );
-    return [...pathsFromRows(rows).values()];
+    return (await this.loadCodeLinks()).goldenPathsOf(entryIds);
   }
 
-  private async goldenPathsByIds(ids: string[]): Promise<GoldenPath[]> {
-    const rows = await this.run(`MATCH (g:GoldenPath) WHERE g.id IN $ids OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN ${PATH_RETURN}`, { ids });
+  /** The golden paths with these ids (all of them without ids), steps ordered. */
+  private async goldenPathsByIds(ids?: string[]): Promise<GoldenPath[]> {
+    const rows = await this.run(
+      `MATCH (g:GoldenPath)${ids ? ' WHERE g.id IN $ids' : ''} OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN ${PATH_RETURN}`,
+      ids ? { ids } : {},
+    );
     return [...pathsFromRows(rows).values()].map(({ entryIds: _unused, ...path }) => path);
   }
 
