@@ -52,7 +52,7 @@ interface SizeResult {
   size: number;
   ingest: { entriesPerSec: number; entriesMs: number; relationsMs: number; indexMs: number };
   context: { cold: ReturnType<typeof stats>; warm: ReturnType<typeof stats>; stages: Record<string, number> };
-  /** matryoshkaSearch at its default candidates (400) against exact full-dimension search. */
+  /** matryoshkaSearch at its default candidates (600) against exact full-dimension search. */
   twoStageRecallAt10: number;
   /** The same with 100 candidates, as buildTaskContext's vector stage uses. */
   twoStageRecallAt10With100: number;
@@ -106,7 +106,7 @@ async function benchSize(n: number): Promise<SizeResult> {
       warm.push(performance.now() - t0);
       if (!b.cacheHit) throw new Error('expected a cache hit');
     }
-    // matryoshkaSearch at its default (400 candidates) and at buildTaskContext's 100
+    // matryoshkaSearch at its default (600 candidates) and at buildTaskContext's 100
     const overlap = { default: 0, at100: 0 };
     for (const [i, q] of store.queries.entries()) {
       progress(`${n}: two-stage recall ${i}/${store.queries.length}`);
@@ -185,7 +185,7 @@ for (const n of sizes) results.push(await benchSize(n));
 progress('');
 const f = (x: number, d = 2) => x.toFixed(d);
 const rows = [
-  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 400c', 'R@10 100c', 'RSS MB'],
+  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 600c', 'R@10 100c', 'RSS MB'],
   ...results.map((r) => [r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50), `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0)]),
 ];
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -57,7 +57,7 @@ describe('entry edges in memory', () => {
         for (const direction of ['both', 'outgoing', 'incoming'] as const) asked.push({ seeds, depth, direction, edgeTypes: depth === 2 ? ['RELATED', 'DEPENDS_ON'] : [...types] });
       }
     }
-    let inMemory: { reach: string[][]; edges: string[]; supersededBy: [string, string][] };
+    let inMemory: { reach: string[][]; edges: string[]; supersededBy: [string, string][]; entries: string[] };
     try {
       const write = (relations: Relation[]) => g.write({ entries: [], codeLocations: [], goldenPaths: [], relations });
       await g.write({ entries: ids.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })), codeLocations: [], goldenPaths: [], relations: randomEdges(40) });
@@ -65,10 +65,13 @@ describe('entry edges in memory', () => {
       await write(randomEdges(40)); // some pairs again, with new weights
       await g.deleteEntries([ids[3]!, ids[20]!]);
       await write(randomEdges(20).filter((e) => ![ids[3], ids[20]].includes(e.from) && ![ids[3], ids[20]].includes(e.to)));
+      // an existing entry renamed beside a new one: one update, one insert
+      await g.write({ entries: [{ id: ids[5]!, coreId: 'c', title: 'renamed', entryType: 'lesson' }, { id: 'new', coreId: 'c', title: 'new', entryType: 'fact' }], codeLocations: [], goldenPaths: [], relations: [] });
       inMemory = {
         reach: await Promise.all(asked.map(async (q) => hitKeys(await g.reach(q.seeds, q)))),
         edges: edgeKeys(await g.edgesAmong(ids, [...types])),
         supersededBy: [...(await g.supersededBy(ids))].sort(),
+        entries: [...(await g.existingIds('entry', [...ids, 'new', 'missing']))].sort(),
       };
     } finally {
       await g.close();
@@ -99,6 +102,10 @@ describe('entry edges in memory', () => {
       expect(inMemory.edges).toEqual(edgeKeys(edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight) }))));
       const superseding = await cypher('MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) WHERE n.id <> o.id RETURN o.id AS old, min(n.id) AS newer');
       expect(inMemory.supersededBy).toEqual(superseding.map((r) => [String(r.old), String(r.newer)]).sort());
+      const nodes = await cypher('MATCH (e:MemoryEntry) RETURN e.id AS id, e.title AS title');
+      expect(inMemory.entries).toEqual(nodes.map((r) => String(r.id)).sort());
+      expect(inMemory.entries).toHaveLength(ids.length - 2 + 1);
+      expect(nodes.find((r) => r.id === ids[5])?.title).toBe('renamed');
     } finally {
       await conn.close();
       await db.close();
@@ -119,7 +126,7 @@ describe('code links in memory', () => {
         ...none,
         entries: ['a', 'b', "c'\\ü"].map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
         codeLocations: [code('c1', 'refresh')],
-        goldenPaths: [{ id: 'p1', name: 'Refresh flow', concept: 'auth', steps: [] }],
+        goldenPaths: [{ id: 'p1', name: 'Refresh flow', concept: 'auth', description: null }],
         relations: [
           { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.5 },
           { type: 'IMPLEMENTS', from: "c'\\ü", to: 'p1' },

@@ -4,8 +4,9 @@ import type { Direction, GraphEdge, GraphHit } from './graphStore.js';
 const edgeKey = (e: Pick<GraphEdge, 'from' | 'to' | 'type'>) => `${e.type}\u0000${e.from}\u0000${e.to}`;
 
 /**
- * The entry-to-entry edges (RELATED, DEPENDS_ON, SUPERSEDES) in memory, for the reads every query
- * makes: reach from the seeds, edges among candidates, supersession. A Kuzu round trip costs
+ * The entry ids and entry-to-entry edges (RELATED, DEPENDS_ON, SUPERSEDES) in memory, for the
+ * reads every query makes (reach from the seeds, edges among candidates, supersession) and for
+ * writes, which then need not ask Kuzu which rows exist. A Kuzu round trip costs
  * 40–90 ms at 100K entries whatever it asks; a breadth-first walk here costs microseconds. The
  * graph database stays the system of record: this is loaded from it once and kept in step by the
  * writes that go through the same store (Kuzu's file lock keeps other processes from writing).
@@ -14,9 +15,19 @@ export class EntryAdjacency {
   /** Every edge touching an entry, listed under both ends (one shared object per edge). */
   private readonly edgesOf = new Map<string, GraphEdge[]>();
   private readonly byKey = new Map<string, GraphEdge>();
+  private readonly entries: Set<string>;
 
-  constructor(edges: Iterable<GraphEdge> = []) {
+  constructor(entryIds: Iterable<string> = [], edges: Iterable<GraphEdge> = []) {
+    this.entries = new Set(entryIds);
     this.upsert(edges);
+  }
+
+  hasEntry(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  addEntries(ids: Iterable<string>): void {
+    for (const id of ids) this.entries.add(id);
   }
 
   get size(): number {
@@ -48,6 +59,7 @@ export class EntryAdjacency {
         this.byKey.delete(edgeKey(e));
       }
       this.edgesOf.delete(id);
+      this.entries.delete(id);
     }
   }
 

@@ -160,11 +160,16 @@ export class KuzuGraphStore implements GraphStore {
 
   async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
     const entryEdges = batch.relations.filter((r): r is Relation & { type: EntryEdgeType } => isEntryEdgeType(r.type)).map(graphEdgeOf);
-    // New entry edges skip the existence query (~1.5 s for 2,300 edges at 100K entries): the adjacency knows.
-    const adjacency = entryEdges.length > 0 ? await this.entryEdges() : undefined;
+    // New entries and entry edges skip the existence query, which grows with the table (~2 s for
+    // 5,000 entries, ~1.5 s for 2,300 edges at 100K entries): the adjacency knows what exists.
+    const adjacency = entryEdges.length > 0 || batch.entries.length > 0 ? await this.entryEdges() : undefined;
     await this.exec('BEGIN TRANSACTION');
     try {
-      await this.mergeNodes('MemoryEntry', batch.entries.map((e) => ({ id: e.id, core_id: e.coreId, title: e.title, entry_type: e.entryType })));
+      await this.mergeNodes(
+        'MemoryEntry',
+        batch.entries.map((e) => ({ id: e.id, core_id: e.coreId, title: e.title, entry_type: e.entryType })),
+        adjacency && ((row) => adjacency.hasEntry(String(row.id))),
+      );
       await this.mergeNodes('CodeLocation', batch.codeLocations.map((c) => ({
         id: c.id, codebase_id: c.codebaseId, file_path: c.filePath, symbol: c.symbol ?? ABSENT_TEXT,
         start_line: c.startLine ?? ABSENT_LINE, end_line: c.endLine ?? ABSENT_LINE, language: c.language ?? ABSENT_TEXT,
@@ -189,12 +194,13 @@ export class KuzuGraphStore implements GraphStore {
       this.codeLinks = undefined;
       throw e;
     }
+    adjacency?.addEntries(batch.entries.map((e) => e.id));
     adjacency?.upsert(entryEdges);
     if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type))) this.codeLinks = undefined;
   }
 
   /** Upserts nodes by id; every row has every column of the table, in schema order. */
-  private async mergeNodes(table: string, rows: Params[]): Promise<void> {
+  private async mergeNodes(table: string, rows: Params[], known?: (row: Params) => boolean): Promise<void> {
     if (rows.length === 0) return;
     const props = Object.keys(rows[0]!).filter((k) => k !== 'id').map((k): [string, string] => [k, `row.${k}`]);
     const unique = new Map(rows.map((r) => [String(r.id), { key: r.id ?? null, ...r }]));
@@ -202,6 +208,7 @@ export class KuzuGraphStore implements GraphStore {
       [...unique.values()],
       `UNWIND $rows AS row MATCH (n:${table} {id: row.id})${setClause('n', props)} RETURN row.key AS k`,
       `COPY ${table} FROM (UNWIND $rows AS row RETURN row.id${props.map(([, expr]) => `, ${expr}`).join('')})`,
+      known,
     );
   }
 
@@ -241,23 +248,28 @@ export class KuzuGraphStore implements GraphStore {
     return this.codeLinks;
   }
 
-  /** Loads the entry-to-entry edges once (one scan of the three edge tables). */
+  /** Loads the entry ids and entry-to-entry edges once (a scan of the entry table and of the three edge tables). */
   private entryEdges(): Promise<EntryAdjacency> {
-    this.adjacency ??= this.run(
-      `MATCH (a:MemoryEntry)-[r:${ENTRY_EDGE_TYPES.join('|')}]->(b:MemoryEntry)
-       RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
-    ).then(
-      (rows) => new EntryAdjacency(rows.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) }))),
-      (e: unknown) => {
-        this.adjacency = undefined;
-        throw e;
-      },
-    );
+    this.adjacency ??= (async () => {
+      const ids = (await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id));
+      const edges = await this.run(
+        `MATCH (a:MemoryEntry)-[r:${ENTRY_EDGE_TYPES.join('|')}]->(b:MemoryEntry)
+         RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
+      );
+      return new EntryAdjacency(ids, edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) })));
+    })().catch((e: unknown) => {
+      this.adjacency = undefined;
+      throw e;
+    });
     return this.adjacency;
   }
 
   async existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
+    if (kind === 'entry') {
+      const adjacency = await this.entryEdges();
+      return new Set(ids.filter((id) => adjacency.hasEntry(id)));
+    }
     const rows = await this.run(`UNWIND $ids AS i MATCH (n:${NODE_TABLE[kind]} {id: i}) RETURN n.id AS id`, { ids: [...new Set(ids)] });
     return new Set(rows.map((r) => String(r.id)));
   }
