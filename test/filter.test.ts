@@ -42,5 +42,7 @@ describe('sqlString: the one escaping helper for LanceDB filters', () => {
         '((valid_from IS NULL OR valid_from <= 1000) AND (valid_to IS NULL OR valid_to > 1000))',
     );
     expect(entryFilterSql({})).toBeUndefined();
+    expect(entryFilterSql({ notIds: ["x'); --", 'ü\\'] })).toBe("(NOT (id IN ('x''); --', 'ü\\')))");
+    expect(entryFilterSql({ notIds: [] })).toBeUndefined();
   });
 });

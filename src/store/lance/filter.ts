@@ -52,12 +52,15 @@ export interface EntryFilter {
   validAt?: Date;
   /** Only these ids. */
   ids?: readonly string[];
+  /** None of these ids. */
+  notIds?: readonly string[];
 }
 
 export function entryFilterSql(f: EntryFilter): string | undefined {
   const t = f.validAt ? sqlNumber(f.validAt.getTime()) : undefined;
   return sqlAnd([
     f.ids ? sqlIn('id', f.ids) : undefined,
+    f.notIds && f.notIds.length > 0 ? `NOT (${sqlIn('id', f.notIds)})` : undefined,
     f.cores ? sqlIn('core_id', f.cores) : undefined,
     f.entryTypes ? sqlIn('entry_type', f.entryTypes) : undefined,
     f.minConfidence ? `confidence_rank >= ${confidenceRank(f.minConfidence)}` : undefined,
