@@ -9,8 +9,9 @@ import type { Candidate } from './candidate.js';
 
 /**
  * Entries reachable from the seeds within `depth` hops over `edgeTypes` (see expandWithPaths), then
- * one filtered LanceDB read to hydrate them (so expansion obeys the same filters). Each reached
- * entry keeps its shortest path from every seed that reached it. The edges read on the way, among
+ * one filtered LanceDB read to hydrate them (so expansion obeys the same filters); entries in
+ * `known` (read by an earlier stage under the same filter) are not read again. Each reached entry
+ * keeps its shortest path from every seed that reached it. The edges read on the way, among
  * seeds, reached entries and `alsoAmong`, are returned for graph-aware ranking.
  */
 export async function expandThroughGraph(
@@ -18,7 +19,7 @@ export async function expandThroughGraph(
   table: EntriesTable,
   seeds: Candidate[],
   queryVector: Float32Array,
-  opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; filter: EntryFilter; alsoAmong?: readonly string[]; signal?: AbortSignal },
+  opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; filter: EntryFilter; alsoAmong?: readonly string[]; known?: readonly Candidate[]; signal?: AbortSignal },
 ): Promise<{ reached: Candidate[]; edges: GraphEdge[] }> {
   throwIfAborted(opts.signal);
   const seedIds = new Set(seeds.map((s) => s.entry.id));
@@ -32,13 +33,21 @@ export async function expandThroughGraph(
     list.push({ kind: 'graph', seedId: r.seedId, hops: r.hops, path: r.path });
     reasons.set(r.targetId, list);
   }
-  const hydrated = await table.read({ ...opts.filter, ids: [...reasons.keys()] }, { withVectors: true });
+  const known = new Map((opts.known ?? []).map((c) => [c.entry.id, c]));
+  const unread = [...reasons.keys()].filter((id) => !known.has(id));
+  const hydrated = unread.length > 0 ? await table.read({ ...opts.filter, ids: unread }, { withVectors: true }) : [];
   throwIfAborted(opts.signal);
-  const reached = hydrated.map(({ entry, vector }) => ({
-    entry,
-    similarity: vector ? cosineSimilarity(queryVector, vector) : 0,
-    why: reasons.get(entry.id) ?? [],
-    ...(vector ? { vector } : {}),
-  }));
+  const reached = [
+    ...[...reasons.keys()].flatMap((id) => {
+      const c = known.get(id);
+      return c ? [{ entry: c.entry, similarity: c.similarity, why: reasons.get(id)!, ...(c.vector ? { vector: c.vector } : {}) }] : [];
+    }),
+    ...hydrated.map(({ entry, vector }) => ({
+      entry,
+      similarity: vector ? cosineSimilarity(queryVector, vector) : 0,
+      why: reasons.get(entry.id) ?? [],
+      ...(vector ? { vector } : {}),
+    })),
+  ];
   return { reached, edges: expansion.edges };
 }

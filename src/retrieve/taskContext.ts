@@ -207,7 +207,7 @@ export async function buildTaskContext(
   // With PageRank the expansion also reads the edges among the fused candidates: one edge read serves both.
   const expansion = o.depth > 0
     ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, {
-        depth: o.depth, edgeTypes: o.relationTypes, filter: o.filter, signal, ...(pagerank ? { alsoAmong: fused.map((c) => c.entry.id) } : {}),
+        depth: o.depth, edgeTypes: o.relationTypes, filter: o.filter, signal, known: fused, ...(pagerank ? { alsoAmong: fused.map((c) => c.entry.id) } : {}),
       })
     : undefined;
   const reached = expansion?.reached ?? [];
