@@ -46,3 +46,20 @@ describe('entries table: validity filter', () => {
     }
   });
 });
+
+describe('entries table: upsert', () => {
+  it('writes more rows than one merge takes, and replaces them by id', async () => {
+    const table = await EntriesTable.open(await tempDir(), 4, 2);
+    try {
+      const rows = Array.from({ length: 12_345 }, (_, i) => stored(`e${i}`, null, null));
+      await table.upsert(rows);
+      expect(await table.count()).toBe(12_345);
+      rows[12_000]!.entry.title = 'changed past the first merge';
+      await table.upsert(rows);
+      expect(await table.count()).toBe(12_345);
+      expect((await table.read({ ids: ['e12000'] }))[0]?.entry.title).toBe('changed past the first merge');
+    } finally {
+      table.close();
+    }
+  });
+});

@@ -79,6 +79,7 @@ export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number
 }
 
 const FTS_COLUMN = 'search_text';
+const UPSERT_BATCH = 10_000;
 const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small').map((c) => c.name);
 
 function toRow(s: StoredEntry): EntryRow {
@@ -176,11 +177,17 @@ export class EntriesTable {
     return new EntriesTable(table);
   }
 
-  /** Insert or replace by id, in one merge. */
+  /**
+   * Insert or replace by id, in merges of at most 10,000 rows: LanceDB's hash join for a merge
+   * reserves memory from a fixed pool (100 MB), and re-deriving 100K rows in one merge fails with
+   * "Resources exhausted". Each merge is idempotent, so a crash between two is repaired by replay.
+   */
   async upsert(entries: StoredEntry[]): Promise<void> {
     if (entries.length === 0) return;
     try {
-      await this.table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(entries.map(toRow) as unknown as Record<string, unknown>[]);
+      for (let i = 0; i < entries.length; i += UPSERT_BATCH) {
+        await this.table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(entries.slice(i, i + UPSERT_BATCH).map(toRow) as unknown as Record<string, unknown>[]);
+      }
     } finally {
       this.timeBounded = undefined; // after the write: a read meanwhile may have loaded the old bounds
     }
