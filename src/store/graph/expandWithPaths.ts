@@ -2,7 +2,7 @@ import type { EntryEdgeType, PathHop } from '../../model/types.js';
 import type { Direction, GraphEdge, GraphReach, GraphStore } from './graphStore.js';
 
 /**
- * The entries within `depth` hops of the seeds, each with one shortest path, in two round trips:
+ * The entries within `depth` hops of the seeds, each with one shortest path, from two graph reads:
  * which entries and how far (`reach`), then the edges among seeds, targets and `alsoAmong`. Every
  * node on a shortest path is itself reached in fewer hops, so those edges hold every path; the
  * caller gets them too (graph-aware ranking needs the edges among its candidates, `alsoAmong`).

@@ -69,7 +69,7 @@ export interface GraphStore {
   deleteEntries(ids: readonly string[]): Promise<void>;
   /** Which of `ids` exist, per node kind. */
   existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>>;
-  /** Entries within `depth` hops over `edgeTypes` (in `direction`, default both) of every seed, with the fewest hops, in one query. */
+  /** Entries within `depth` hops over `edgeTypes` (in `direction`, default both) of every seed, with the fewest hops. */
   reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphHit[]>;
   /** Golden paths whose name, concept, description or step key concepts contain any of the concepts (case-insensitive), most concepts matched first. */
   findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]>;
