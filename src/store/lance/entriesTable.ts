@@ -78,9 +78,24 @@ export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number
   return Float32Array.from(cell as Iterable<number>);
 }
 
+/**
+ * A query's result as plain objects, read column by column. Row proxies (`toArray()`) cost ~2.5 µs
+ * a field, ~5 ms for 100 rows of an entry — a quarter of a vector search at 100K entries.
+ */
+async function plainRows<T>(q: { toArrow(): Promise<arrow.Table> }): Promise<T[]> {
+  const table = await q.toArrow();
+  const rows = Array.from({ length: table.numRows }, () => ({}) as Record<string, unknown>);
+  for (const field of table.schema.fields) {
+    const column = table.getChild(field.name)!;
+    for (let i = 0; i < rows.length; i++) rows[i]![field.name] = column.get(i);
+  }
+  return rows as T[];
+}
+
 const FTS_COLUMN = 'search_text';
 const UPSERT_BATCH = 10_000;
-const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small').map((c) => c.name);
+/** What a read returns: every column but the vectors and the derived full-text column (a copy of title, aliases and content). */
+const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small' && c.name !== FTS_COLUMN).map((c) => c.name);
 
 function toRow(s: StoredEntry): EntryRow {
   const e = s.entry;
@@ -204,7 +219,7 @@ export class EntriesTable {
     const where = await this.whereSql(filter);
     if (where) q = q.where(where);
     if (opts.limit !== undefined) q = q.limit(opts.limit);
-    const rows = (await q.toArray()) as ReadRow[];
+    const rows = await plainRows<ReadRow>(q);
     return rows.map((r) => ({
       entry: fromRow(r),
       vector: r.vector ? toFloat32(r.vector) : undefined,
@@ -232,7 +247,7 @@ export class EntriesTable {
       .limit(opts.limit);
     const where = await this.whereSql(opts.filter);
     if (where) q = q.where(where);
-    const rows = (await q.toArray()) as ReadRow[];
+    const rows = await plainRows<ReadRow>(q);
     return rows.map((r) => ({
       entry: fromRow(r),
       similarity: 1 - (r._distance ?? 1),
@@ -254,7 +269,7 @@ export class EntriesTable {
     const where = await this.whereSql(opts.filter);
     if (where) q = q.where(where);
     // Sorted here too: LanceDB's order is not guaranteed while some rows are outside the index.
-    const rows = ((await q.toArray()) as (ReadRow & { _score?: number })[]).sort((a, b) => (b._score ?? 0) - (a._score ?? 0));
+    const rows = (await plainRows<ReadRow & { _score?: number }>(q)).sort((a, b) => (b._score ?? 0) - (a._score ?? 0));
     return rows.map((r) => ({
       entry: fromRow(r),
       score: r._score ?? 0,
