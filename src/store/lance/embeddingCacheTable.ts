@@ -3,6 +3,7 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 import { sqlIn } from './filter.js';
 import { toFloat32 } from './entriesTable.js';
+import { plainRows } from './plainRows.js';
 
 /**
  * Vectors by (model id, dimensions, text hash), kept across runs in the database folder, so text
@@ -34,7 +35,7 @@ export class EmbeddingCacheTable {
   async get(texts: string[]): Promise<Map<string, Float32Array>> {
     if (texts.length === 0) return new Map();
     const keyToText = new Map(texts.map((t) => [this.key(t), t]));
-    const rows = (await this.table.query().where(sqlIn('key', [...keyToText.keys()])).toArray()) as { key: string; vector: Iterable<number> }[];
+    const rows = await plainRows<{ key: string; vector: Iterable<number> }>(this.table.query().where(sqlIn('key', [...keyToText.keys()])));
     return new Map(rows.map((r) => [keyToText.get(r.key)!, toFloat32(r.vector)]));
   }
 
