@@ -112,7 +112,7 @@ export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: numb
 
   // Covariance (flat d × d): upper triangle, then mirrored.
   const cov = new Float64Array(d * d);
-  const centred = new Float32Array(d);
+  const centred = new Float64Array(d);
   for (const v of sample) {
     for (let i = 0; i < d; i++) centred[i] = v[i]! - mean[i]!;
     for (let i = 0; i < d; i++) {

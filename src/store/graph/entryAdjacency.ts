@@ -30,10 +30,6 @@ export class EntryAdjacency {
     for (const id of ids) this.entries.add(id);
   }
 
-  get size(): number {
-    return this.byKey.size;
-  }
-
   /** Adds edges; an edge of the same type between the same ends (in order) is replaced. */
   upsert(edges: Iterable<GraphEdge>): void {
     for (const e of edges) {

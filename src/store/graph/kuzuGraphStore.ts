@@ -82,16 +82,15 @@ const CODE_RETURN = 'c.id AS c_id, c.codebase_id AS c_codebase_id, c.file_path A
 const PATH_RETURN = `g.id AS g_id, g.name AS g_name, g.concept AS g_concept, g.description AS g_description, s.step_order AS step_order, s.description AS step_description, s.key_concepts AS key_concepts, ${CODE_RETURN}`;
 
 /** Groups golden-path rows (one per step) into paths with ordered steps. */
-function pathsFromRows(rows: Row[]): Map<string, GoldenPath & { entryIds: string[] }> {
-  const paths = new Map<string, GoldenPath & { entryIds: string[] }>();
+function pathsFromRows(rows: Row[]): GoldenPath[] {
+  const paths = new Map<string, GoldenPath>();
   for (const r of rows) {
     const id = String(r.g_id);
     let p = paths.get(id);
     if (!p) {
-      p = { id, name: String(r.g_name), concept: text(r.g_concept), description: text(r.g_description), steps: [], entryIds: [] };
+      p = { id, name: String(r.g_name), concept: text(r.g_concept), description: text(r.g_description), steps: [] };
       paths.set(id, p);
     }
-    if (typeof r.e_id === 'string' && !p.entryIds.includes(r.e_id)) p.entryIds.push(r.e_id);
     if (r.c_id !== null && r.c_id !== undefined && !p.steps.some((s) => s.order === Number(r.step_order) && s.code.id === r.c_id)) {
       p.steps.push({
         order: Number(r.step_order),
@@ -102,7 +101,7 @@ function pathsFromRows(rows: Row[]): Map<string, GoldenPath & { entryIds: string
     }
   }
   for (const p of paths.values()) p.steps.sort((a, b) => a.order - b.order);
-  return paths;
+  return [...paths.values()];
 }
 
 /** Kuzu driver for GraphStore. Every value travels as a parameter; only validated integers and
@@ -324,7 +323,7 @@ export class KuzuGraphStore implements GraphStore {
       `MATCH (g:GoldenPath)${ids ? ' WHERE g.id IN $ids' : ''} OPTIONAL MATCH (g)-[s:PATH_STEP]->(c:CodeLocation) RETURN ${PATH_RETURN}`,
       ids ? { ids } : {},
     );
-    return [...pathsFromRows(rows).values()].map(({ entryIds: _unused, ...path }) => path);
+    return pathsFromRows(rows);
   }
 
   async getGoldenPath(id: string): Promise<GoldenPath | null> {
