@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AhoCorasick, findLinks } from '../src/ingest/autoLink.js';
+import { AhoCorasick, findLinks, outermost } from '../src/ingest/autoLink.js';
 import { NameIndex } from '../src/retrieve/mentionCandidates.js';
 import { openMemory } from '../src/index.js';
 import { tempDir, wordHashEmbedder } from './helpers.js';
@@ -11,6 +11,15 @@ describe('Aho–Corasick', () => {
     const ac = new AhoCorasick(['he', 'she', 'his', 'hers']);
     const hits = [...ac.search([...'ushers'])].map((h) => `${ac.patterns[h.pattern]}@${h.end}`);
     expect(hits.sort()).toEqual(['he@4', 'hers@6', 'she@4']);
+  });
+});
+
+describe('outermost', () => {
+  it('drops spans inside a longer span and keeps overlapping and equal ones', () => {
+    const span = (start: number, end: number, tag = '') => ({ start, end, tag });
+    const kept = outermost([span(2, 4), span(0, 3), span(1, 2), span(0, 2), span(5, 7, 'a'), span(5, 7, 'b'), span(6, 7)]);
+    expect(kept.map((s) => `${s.start}-${s.end}${s.tag}`).sort()).toEqual(['0-3', '2-4', '5-7a', '5-7b']);
+    expect(outermost([])).toEqual([]);
   });
 });
 
@@ -48,6 +57,18 @@ describe('findLinks', () => {
     expect(links).toEqual([]); // mentioned by 30 of 31 entries
     const few = findLinks([...many.slice(0, 2), e('pg', 'Postgres', 'The database.')], [], new Set(['pg']));
     expect(few.map((l) => `${l.from}->${l.to}`)).toEqual(['m0->pg', 'm1->pg']);
+  });
+
+  it('counts a name only where it is not part of a longer name', () => {
+    const people = [
+      e('murry', 'John Middleton Murry', 'An English writer.'),
+      e('architect', 'John Middleton (architect)', 'A Victorian architect.', ['John Middleton']),
+      e('mansfield', 'Katherine Mansfield', 'She married John Middleton Murry in 1918.'),
+      e('letters', 'Letters', 'John Middleton drew the church; John Middleton Murry reviewed it.'),
+    ];
+    const related = findLinks(people, [], new Set(people.map((p) => p.id))).map((l) => `${l.from}->${l.to}`);
+    // "John Middleton" inside "John Middleton Murry" is Murry, not the architect; on its own it is the architect
+    expect(related).toEqual(['letters->architect', 'letters->murry', 'mansfield->murry']);
   });
 
   it('only returns links that touch the entries being written', () => {
@@ -93,6 +114,21 @@ describe('entries named in the task', () => {
     expect(ids('drain the dlq, or the DLQueue')).toEqual([]); // short names match in their own case, whole words only
     expect(ids('Which film did William Duncan direct?')).toEqual(['duncan:William Duncan']);
     expect(ids('the api')).toEqual([]); // "API" is an acronym: exact only
+  });
+
+  it('lets a longer name hide the names inside it, unless the longer one does not count', () => {
+    const index = new NameIndex([
+      { id: 'murry', title: 'John Middleton Murry', aliases: [] },
+      { id: 'architect', title: 'John Middleton (architect)', aliases: ['John Middleton'] },
+      { id: 'heart', title: 'Heart (1987 film)', aliases: ['Heart'] },
+      { id: 'doreon', title: 'The Heart of Doreon', aliases: [] },
+    ]);
+    const ids = (task: string, counts?: (id: string) => boolean) => index.match(task, counts).map((m) => m.id);
+    expect(ids("Why did John Middleton Murry's wife die?")).toEqual(['murry']);
+    expect(ids('Did John Middleton know John Middleton Murry?')).toEqual(['murry', 'architect']);
+    expect(ids('Who directed The Heart Of Doreon?')).toEqual(['doreon']);
+    // an entry the filter hides cannot hide another: the shorter name stands
+    expect(ids('Who directed The Heart Of Doreon?', (id) => id !== 'doreon')).toEqual(['heart']);
   });
 
   it('seeds buildTaskContext with them, says so, and obeys the filters', async () => {

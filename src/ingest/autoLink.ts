@@ -78,6 +78,27 @@ export function linkableName(raw: string, minLength = 4): { text: string; exact:
   return { text, exact: acronym || text.length <= 5 };
 }
 
+/**
+ * The spans not inside a longer one: "John Middleton Murry" names Murry, not the "John Middleton"
+ * its first two words also spell. Spans are half-open [start, end); equal spans are all kept.
+ */
+export function outermost<T extends { start: number; end: number }>(spans: T[]): T[] {
+  // By start, longest first: a span is inside a longer one exactly when an earlier span with
+  // another extent reaches as far. O(m log m), since a long text can hold many matches.
+  const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end);
+  const kept: T[] = [];
+  let reach = -Infinity; // furthest end of the spans before the current extent
+  for (let i = 0; i < sorted.length; ) {
+    const { start, end } = sorted[i]!;
+    let j = i;
+    while (j < sorted.length && sorted[j]!.start === start && sorted[j]!.end === end) j++;
+    if (end > reach) kept.push(...sorted.slice(i, j));
+    reach = Math.max(reach, end);
+    i = j;
+  }
+  return kept;
+}
+
 export interface AutoLinkOptions {
   /** Titles and aliases shorter than this are not matched (acronyms such as `JWT` from 3). Default 4. */
   minLength?: number;
@@ -134,14 +155,17 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
   for (const e of corpus) {
     const original = Array.from(e.content);
     const chars = fold(e.content);
+    const found: { pattern: number; start: number; end: number }[] = [];
     for (const { pattern, end } of matcher.search(chars)) {
       const p = patterns[pattern]!;
-      const len = Array.from(p.folded).length;
-      const start = end - len;
+      const start = end - Array.from(p.folded).length;
       if ((start > 0 && WORD.test(original[start - 1]!)) || (end < original.length && WORD.test(original[end]!))) continue;
       if (p.exact && original.slice(start, end).join('') !== p.text) continue;
-      let set = mentions.get(pattern);
-      if (!set) mentions.set(pattern, (set = new Set()));
+      found.push({ pattern, start, end });
+    }
+    for (const f of outermost(found)) {
+      let set = mentions.get(f.pattern);
+      if (!set) mentions.set(f.pattern, (set = new Set()));
       set.add(e.id);
     }
   }

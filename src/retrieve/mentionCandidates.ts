@@ -1,5 +1,5 @@
 import { cosineSimilarity } from '../embed/embedder.js';
-import { linkableName } from '../ingest/autoLink.js';
+import { linkableName, outermost } from '../ingest/autoLink.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
@@ -35,25 +35,46 @@ export class NameIndex {
     }
   }
 
-  /** Entries named in `text`, longest mention first, each with the words that named it. */
-  match(text: string): { id: string; mention: string; words: number }[] {
+  /** Every place in `text` where a name stands: the entry, its word span, its length in words. */
+  occurrences(text: string): NameOccurrence[] {
     const w = words(text);
-    const found = new Map<string, { id: string; mention: string; words: number }>();
+    const out: NameOccurrence[] = [];
     for (let i = 0; i < w.length; i++) {
       for (let n = Math.min(MAX_NAME_WORDS, w.length - i); n >= 1; n--) {
         const span = w.slice(i, i + n).join(' ');
         for (const key of [`E${span}`, `F${span.toLowerCase()}`]) {
           const ids = this.byKey.get(key);
           if (!ids || ids.length > MAX_ENTRIES_PER_NAME) continue;
-          for (const id of ids) {
-            const seen = found.get(id);
-            if (!seen || seen.words < n) found.set(id, { id, mention: span, words: n });
-          }
+          for (const id of ids) out.push({ id, start: i, end: i + n, words: n, mention: span });
         }
       }
     }
+    return out;
+  }
+
+  /**
+   * Entries named in `text`, longest mention first, each with the words that named it. A name
+   * that stands only inside a longer name also found ("John Middleton" in "John Middleton Murry",
+   * "Heart" in "The Heart of Doreon") does not count: the longer name says which entry is meant.
+   * `counts` says which entries may name, and so hide, anything (e.g. those the filter lets through).
+   */
+  match(text: string, counts: (id: string) => boolean = () => true): { id: string; mention: string; words: number }[] {
+    const found = new Map<string, { id: string; mention: string; words: number }>();
+    for (const o of outermost(this.occurrences(text).filter((o) => counts(o.id)))) {
+      const seen = found.get(o.id);
+      if (!seen || seen.words < o.words) found.set(o.id, { id: o.id, mention: o.mention, words: o.words });
+    }
     return [...found.values()].sort((a, b) => b.words - a.words || a.id.localeCompare(b.id));
   }
+}
+
+interface NameOccurrence {
+  id: string;
+  /** Word offsets, half-open. */
+  start: number;
+  end: number;
+  words: number;
+  mention: string;
 }
 
 // One index per store, rebuilt when the generation moves (any write, in any process).
@@ -81,13 +102,16 @@ export async function mentionCandidates(
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
 ): Promise<Candidate[]> {
   throwIfAborted(opts.signal);
-  const matches = (await nameIndex(stores)).match(task).slice(0, opts.limit);
+  const index = await nameIndex(stores);
+  const named = [...new Set(index.occurrences(task).map((o) => o.id))];
   throwIfAborted(opts.signal);
-  if (matches.length === 0) return [];
-  const stored = new Map((await stores.table.read({ ...opts.filter, ids: matches.map((m) => m.id) }, { withVectors: true })).map((s) => [s.entry.id, s]));
+  if (named.length === 0) return [];
+  // Read before resolving nested names, so an entry the filter hides cannot hide a shorter name.
+  const stored = new Map((await stores.table.read({ ...opts.filter, ids: named }, { withVectors: true })).map((s) => [s.entry.id, s]));
   throwIfAborted(opts.signal);
-  return matches
-    .filter((m) => stored.has(m.id))
+  return index
+    .match(task, (id) => stored.has(id))
+    .slice(0, opts.limit)
     .map((m, i) => {
       const { entry, vector } = stored.get(m.id)!;
       return {
