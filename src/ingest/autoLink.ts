@@ -177,7 +177,9 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
     if (by.size > limit) continue;
     const p = patterns[pattern]!;
     for (const from of by) {
-      for (const to of p.entryIds) {
+      // An entry using its own name ("Dark River is a 2017 film…") speaks of itself, not of its namesakes.
+      const ownName = p.entryIds.includes(from);
+      for (const to of ownName ? [] : p.entryIds) {
         const key = `R${from}\u0000${to}`;
         if (from === to || seen.has(key) || (!focus.has(from) && !focus.has(to))) continue;
         seen.add(key);
