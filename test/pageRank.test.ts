@@ -19,6 +19,13 @@ describe('personalizedPageRank', () => {
     expect(scores.get('alone')).toBe(0);
   });
 
+  it('scales by the best entry reached, not by a seed collecting mass back from its neighbours', () => {
+    const leaves = ['l1', 'l2', 'l3', 'l4'];
+    const scores = personalizedPageRank(['hub', ...leaves], leaves.map((l) => related('hub', l)), new Map([['hub', 1]]), { edgeWeights });
+    for (const l of leaves) expect(scores.get(l)).toBeCloseTo(1, 9);
+    expect(scores.get('hub')).toBe(1); // capped
+  });
+
   it('weighs edges by type and gives nothing without seeds', () => {
     const scores = personalizedPageRank(['s', 'dep', 'sup'], [{ from: 's', to: 'dep', type: 'DEPENDS_ON' }, { from: 's', to: 'sup', type: 'SUPERSEDES' }], new Map([['s', 1]]), { edgeWeights });
     expect(scores.get('dep')!).toBeGreaterThan(scores.get('sup')!);

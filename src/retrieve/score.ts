@@ -9,7 +9,7 @@ import type { Candidate } from './candidate.js';
 export interface ScoringWeights {
   /** Weight of cosine similarity to the task. Default 0.3. */
   similarity: number;
-  /** Weight of the keyword (BM25) score relative to the best keyword hit. Default 0.4. */
+  /** Weight of the keyword (BM25) score relative to the best keyword hit. Default 0.5. */
   keyword: number;
   /** Weight of being named in the task (title or alias). Default 0.3. */
   mention: number;
@@ -34,7 +34,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   // evaluation): keyword evidence beats a small model's cosine, and PageRank over mention links
   // is what finds the second hop of a question.
   similarity: 0.3,
-  keyword: 0.4,
+  keyword: 0.5,
   mention: 0.3,
   graph: 0.5,
   confidence: 0.05,
