@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
+import { keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('two-stage Matryoshka search (local model, fitted PCA projection)', () => {
@@ -65,6 +66,28 @@ describe('keyword and hybrid search', () => {
       const bundle = await m.buildTaskContext('zebra crossing', { maxEntries: 5, threshold: 0.5 });
       expect(bundle.entries.map((e) => e.entry.id)).toContain('keyword');
       expect(bundle.entries.find((e) => e.entry.id === 'keyword')!.why).toEqual([{ kind: 'keyword', rank: 1, score: 1, bm25: expect.any(Number) }]);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('searches the content words of a question, keeping function words that are part of a name', async () => {
+    expect(keywordQuery('What did Caroline research?')).toBe('Caroline research');
+    expect(keywordQuery('Who sang When The Stars Go Blue? When was it?')).toBe('sang When The Stars Go Blue'); // mid-sentence capitals are a name
+    expect(keywordQuery('what is it')).toBe('what is it'); // nothing but function words: kept whole
+    const dir = await tempDir();
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder() });
+    try {
+      await m.ingestDocument({
+        core_id: 'chat',
+        entries: [
+          { id: 'question', title: 'turn 1', content: 'Caroline: Cool! What did it look like?' },
+          { id: 'answer', title: 'turn 2', content: 'Caroline: I researched adoption agencies all week and loved it.' },
+          { id: 'other', title: 'turn 3', content: 'Melanie: We went camping by the lake.' },
+        ],
+      });
+      // "what did … Caroline" would make the short question turn the best BM25 match
+      expect((await m.keywordSearch('What did Caroline research?', { limit: 3 })).map((h) => h.entry.id)).toEqual(['answer', 'question']);
     } finally {
       await m.close();
     }

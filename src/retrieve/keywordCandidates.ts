@@ -14,7 +14,7 @@ export async function keywordCandidates(
   opts: { filter: EntryFilter; limit: number; queryVector?: Float32Array; signal?: AbortSignal },
 ): Promise<Candidate[]> {
   throwIfAborted(opts.signal);
-  const hits = await table.fullText(query, { filter: opts.filter, limit: opts.limit, withVectors: opts.queryVector !== undefined });
+  const hits = await table.fullText(keywordQuery(query), { filter: opts.filter, limit: opts.limit, withVectors: opts.queryVector !== undefined });
   throwIfAborted(opts.signal);
   const best = hits[0]?.score || 1;
   return hits.map((h, i) => ({
@@ -23,4 +23,32 @@ export async function keywordCandidates(
     why: [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }],
     ...(h.vector ? { vector: h.vector } : {}),
   }));
+}
+
+const STOP_WORDS = new Set(
+  ('a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
+    "also ever get got many much one us let may might must shall").split(/\s+/),
+);
+
+/**
+ * The task's content words for BM25: function words ("what did … the …") match short texts by
+ * chance. A capitalised function word inside a sentence stays, since it is part of a name ("a song
+ * by When The Stars Go Blue", "Talk About A Stranger"). A task of nothing but function words is kept whole.
+ */
+export function keywordQuery(text: string): string {
+  const kept: string[] = [];
+  const all: string[] = [];
+  let sentenceStart = true;
+  for (const m of text.matchAll(/[\p{L}\p{N}_]+|[.!?]/gu)) {
+    const w = m[0];
+    if (w === '.' || w === '!' || w === '?') {
+      sentenceStart = true;
+      continue;
+    }
+    all.push(w);
+    const inName = !sentenceStart && /^\p{Lu}/u.test(w);
+    if (inName || !STOP_WORDS.has(w.toLowerCase())) kept.push(w);
+    sentenceStart = false;
+  }
+  return (kept.length > 0 ? kept : all).join(' ');
 }
