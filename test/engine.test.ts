@@ -1,9 +1,12 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import kuzu from 'kuzu';
 import * as lancedb from '@lancedb/lancedb';
 import { openMemory, MemoryFileError, type MemoryEngine } from '../src/index.js';
+import { project, type Projection } from '../src/embed/matryoshka.js';
+import { EntriesTable } from '../src/store/lance/entriesTable.js';
+import { serializeStored } from '../src/store/stores.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 /** Reads what is really on disk, with the stores' own clients, behind the engine's back. */
@@ -213,6 +216,42 @@ describe('writes', () => {
     expect(ids).toEqual(['b']);
     expect((await onDisk(dir)).graphIds).toEqual(['b']);
     expect(await readdir(join(dir, 'journal'))).toEqual([]);
+  });
+
+  it('replays a journaled upsert of rows that were already appended without duplicating them', async () => {
+    const dir = await tempDir();
+    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'one' }, { id: 'b', title: 'beta', content: 'two' }] }));
+    // a crash after the rows of a write that appended 'a' (found absent then) reached LanceDB, before the journal was cleared
+    const table = await EntriesTable.open(join(dir, 'lance'), 64, 16);
+    const [a] = await table.read({ ids: ['a'] }, { withVectors: true });
+    table.close();
+    const row = serializeStored({ entry: { ...a!.entry, title: 'alpha again' }, vector: a!.vector!, vectorSmall: a!.vectorSmall! });
+    const graph = { entries: [{ id: 'a', coreId: 'c', title: 'alpha again', entryType: 'note' }], codeLocations: [], goldenPaths: [], relations: [] };
+    await writeFile(join(dir, 'journal', '000000000000001-1-0.json'), JSON.stringify({ op: 'upsert', entries: [row], newIds: ['a'], graph, sources: {} }));
+    const titles = await withEngine(dir, async (m) => (await m.getEntries(['a', 'b'])).map((e) => e.title));
+    expect(titles).toEqual(['alpha again', 'beta']);
+    expect((await onDisk(dir)).lanceIds).toEqual(['a', 'b']); // merged on replay, not appended again
+  });
+
+  it('fits the projection before the write that brings the store to 256 entries and writes every row once under it', async () => {
+    const dir = await tempDir();
+    const words = wordHashEmbedder(64);
+    const embedder = { ...words, id: 'test:untruncatable', truncatable: false, embed: words.embed };
+    const entries = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${from + i}`, title: `entry ${from + i}`, content: `word${(from + i) % 37} word${(from + i) % 11} topic${(from + i) % 5}` }));
+    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: entries(0, 100) }), embedder);
+    await expect(readFile(join(dir, 'projection.json'), 'utf8')).rejects.toThrow(); // under 256: the prefix serves
+    const writes = vi.spyOn(EntriesTable.prototype, 'upsert'); // calls through: counts the rows written
+    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: entries(100, 200) }, { source: 'more' }), embedder);
+    // one write of 300 rows (200 new, 100 re-derived), not 200 under the prefix and then all 300 again
+    expect(writes.mock.calls.map(([rows]) => rows.length)).toEqual([300]);
+    writes.mockRestore();
+    const projection = JSON.parse(await readFile(join(dir, 'projection.json'), 'utf8')) as Projection;
+    expect(projection).toMatchObject({ kind: 'pca', dimensions: 16, fittedOn: 300 });
+    const table = await EntriesTable.open(join(dir, 'lance'), 64, 16);
+    const rows = await table.read({}, { withVectors: true });
+    table.close();
+    expect(rows).toHaveLength(300);
+    for (const r of rows) expect(Array.from(r.vectorSmall!)).toEqual(Array.from(project(r.vector!, projection)));
   });
 
   it('refuses to open a database with another embedding model', async () => {

@@ -62,4 +62,17 @@ describe('entries table: upsert', () => {
       table.close();
     }
   });
+
+  it('appends the rows it is told are new and merges the others in the same write', async () => {
+    const table = await EntriesTable.open(await tempDir(), 4, 2);
+    try {
+      await table.upsert([stored('a', null, null), stored('b', null, null)]);
+      const a = stored('a', null, null);
+      a.entry.title = 'a, changed';
+      await table.upsert([a, stored("new 'c' \\ ü", null, null)], { newIds: new Set(["new 'c' \\ ü"]) });
+      expect((await table.read({})).map((r) => `${r.entry.id}: ${r.entry.title}`).sort()).toEqual(['a: a, changed', 'b: entry b', "new 'c' \\ ü: entry new 'c' \\ ü"]);
+    } finally {
+      table.close();
+    }
+  });
 });

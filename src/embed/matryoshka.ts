@@ -24,10 +24,10 @@ function normalizeInPlace(v: Float32Array): Float32Array {
   return v;
 }
 
-/** The small vector of a full one under a projection, unit length. */
 /** A PCA projection's components as one flat typed matrix, made once per projection object. */
 const flatComponents = new WeakMap<object, { rows: Float32Array; mean: Float32Array }>();
 
+/** The small vector of a full one under a projection, unit length. */
 export function project(full: Float32Array, projection: Projection): Float32Array {
   if (projection.kind === 'prefix') return normalizeInPlace(full.slice(0, projection.dimensions));
   let flat = flatComponents.get(projection);

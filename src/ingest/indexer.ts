@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Embedder } from '../embed/embedder.js';
+import { project } from '../embed/matryoshka.js';
 import { MemoryFileError, throwIfAborted } from '../model/errors.js';
 import type { EntryInput, ExternalReference, MemoryDocument } from '../model/memoryFile.js';
 import type { MemoryEntry } from '../model/types.js';
@@ -140,6 +141,16 @@ export async function indexDocument(
     const vector = cached.get(texts[i]!)!;
     toWrite.push({ entry: t.entry, vector, vectorSmall: stores.smallVector(vector) });
   });
+  // Writes are serialised in one process and Kuzu's lock keeps other processes out, so ids the
+  // read above did not find are still absent: those rows can be appended.
+  const newIds = toWrite.filter((s) => !existing.has(s.entry.id)).map((s) => s.entry.id);
+  const fit = await stores.projectionForWrite(toWrite.map((s) => s.vector));
+  if (fit) {
+    // The first fit: every row, stored or new, is written once under the fitted projection.
+    const writing = new Set(toWrite.map((s) => s.entry.id));
+    toWrite.push(...fit.stored.filter((s) => !writing.has(s.entry.id)));
+    for (const s of toWrite) s.vectorSmall = project(s.vector, fit.projection);
+  }
 
   const graph = {
     entries: doc.entries.map((e) => ({ id: e.id, coreId: e.coreId, title: e.title, entryType: e.entryType })),
@@ -154,7 +165,7 @@ export async function indexDocument(
   if (!report.changed) return report;
 
   throwIfAborted(signal);
-  await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), graph, sources: { [source]: fingerprint } });
+  await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } });
   await stores.refitProjection();
   return report;
 }

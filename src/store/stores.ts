@@ -34,6 +34,10 @@ export type WriteIntent =
   | {
       op: 'upsert';
       entries: JournalEntry[];
+      /** Ids of `entries` the writer found absent: appended rather than merged, except on replay. */
+      newIds?: string[];
+      /** A projection fitted for this write (`projectionForWrite`), saved once the rows are. */
+      projection?: Projection;
       graph: Parameters<GraphStore['write']>[0];
       sources: Record<string, string>;
     }
@@ -94,12 +98,30 @@ export class Stores {
     // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.
     await this.table.upsert(all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) })));
     await this.table.refreshFullTextIndex();
+    await this.saveProjection(projection);
+    await this.bumpGeneration({});
+    return true;
+  }
+
+  /**
+   * The projection a write of `incoming` full vectors should store its rows under when the store
+   * is due its first fit (the auto-fit at 256 entries): fitting before the write, on the stored
+   * vectors and the incoming ones, spares writing every row twice (and refreshing the full-text
+   * index twice). Returned with the rows stored so far, fewer than 256, which the same write must
+   * re-derive. Undefined when no fit is due.
+   */
+  async projectionForWrite(incoming: Float32Array[]): Promise<{ projection: Projection; stored: StoredEntry[] } | undefined> {
+    if (this.meta.embedder.truncatable || this.projection.kind === 'pca') return undefined;
+    if (incoming.length === 0 || (await this.table.count()) + incoming.length < AUTO_FIT_MIN_ROWS) return undefined;
+    const stored = (await this.table.read({}, { withVectors: true })).map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: s.vectorSmall! }));
+    return { projection: fitPca([...stored.map((s) => s.vector), ...incoming], this.meta.smallDimensions), stored };
+  }
+
+  private async saveProjection(projection: Projection): Promise<void> {
     const tmp = join(this.dir, `${PROJECTION_FILE}.${process.pid}.tmp`);
     await writeFile(tmp, JSON.stringify(projection));
     await rename(tmp, join(this.dir, PROJECTION_FILE));
     this.projection = projection;
-    await this.bumpGeneration({});
-    return true;
   }
 
   static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number } = {}): Promise<Stores> {
@@ -147,7 +169,7 @@ export class Stores {
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
     const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection);
     for (const { name, intent } of await stores.journal.pending()) {
-      await stores.applyToStores(intent);
+      await stores.applyToStores(intent, { replay: true });
       await stores.journal.done(name);
       await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
     }
@@ -162,10 +184,14 @@ export class Stores {
     await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
   }
 
-  private async applyToStores(intent: WriteIntent): Promise<void> {
+  private async applyToStores(intent: WriteIntent, opts: { replay?: boolean } = {}): Promise<void> {
     if (intent.op === 'upsert') {
-      await this.table.upsert(intent.entries.map(reviveStored));
+      // A replay may find the appended rows already written: merge everything then.
+      const newIds = intent.newIds && !opts.replay ? new Set(intent.newIds) : undefined;
+      await this.table.upsert(intent.entries.map(reviveStored), { newIds });
       await this.table.refreshFullTextIndex();
+      // Rows first, then the projection file, as in refitProjection; a replay writes both again.
+      if (intent.projection) await this.saveProjection(intent.projection);
       await this.graph.write(intent.graph);
     } else {
       await this.table.delete(intent.ids);

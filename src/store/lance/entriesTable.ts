@@ -183,12 +183,19 @@ export class EntriesTable {
    * Insert or replace by id, in merges of at most 10,000 rows: LanceDB's hash join for a merge
    * reserves memory from a fixed pool (100 MB), and re-deriving 100K rows in one merge fails with
    * "Resources exhausted". Each merge is idempotent, so a crash between two is repaired by replay.
+   * Rows in `newIds`, which the caller knows the table does not hold, are appended instead: a merge
+   * joins against the whole table, so its cost grows with the table, an append's does not. Only a
+   * single writer that has just checked may pass `newIds`; a replay must not (an append is not
+   * idempotent).
    */
-  async upsert(entries: StoredEntry[]): Promise<void> {
+  async upsert(entries: StoredEntry[], opts: { newIds?: ReadonlySet<string> } = {}): Promise<void> {
     if (entries.length === 0) return;
+    const appended = opts.newIds ? entries.filter((e) => opts.newIds!.has(e.entry.id)) : [];
+    const merged = appended.length > 0 ? entries.filter((e) => !opts.newIds!.has(e.entry.id)) : entries;
     try {
-      for (let i = 0; i < entries.length; i += UPSERT_BATCH) {
-        await this.table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(entries.slice(i, i + UPSERT_BATCH).map(toRow) as unknown as Record<string, unknown>[]);
+      if (appended.length > 0) await this.table.add(appended.map(toRow) as unknown as Record<string, unknown>[]);
+      for (let i = 0; i < merged.length; i += UPSERT_BATCH) {
+        await this.table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(merged.slice(i, i + UPSERT_BATCH).map(toRow) as unknown as Record<string, unknown>[]);
       }
     } finally {
       this.timeBounded = undefined; // after the write: a read meanwhile may have loaded the old bounds
