@@ -25,9 +25,14 @@ export async function keywordCandidates(
   }));
 }
 
+/** English function words: question words, auxiliaries, pronouns, articles, prepositions. */
 const STOP_WORDS = new Set(
-  ('a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
-    "also ever get got many much one us let may might must shall").split(/\s+/),
+  `a about above after again against all also am an and any are as at be because been before being below between both but by can could
+   did do does doing down during each ever few for from further get got had has have having he her here hers herself him himself his how
+   i if in into is it its itself just let many may me might more most much must my myself no nor not now of off on once one only or other
+   our ours ourselves out over own same shall she should so some such than that the their theirs them themselves then there these they
+   this those through to too under until up us very was we were what when where which while who whom why will with would you your yours
+   yourself yourselves`.split(/\s+/),
 );
 
 /**
