@@ -123,12 +123,12 @@ const lanceArrow = createRequire(import.meta.url)('apache-arrow') as typeof arro
 function rowsToArrow(rows: EntryRow[], schema: arrow.Schema): arrow.Table {
   const columns = schema.fields.map((field) => {
     const values = rows.map((r) => r[field.name as keyof EntryRow]);
-    if (field.type instanceof lanceArrow.FixedSizeList) {
-      const size = (field.type as arrow.FixedSizeList).listSize;
-      const flat = new Float32Array(rows.length * size);
-      values.forEach((v, i) => flat.set(v as Float32Array, i * size));
-      const item = lanceArrow.makeData({ type: (field.type as arrow.FixedSizeList).children[0]!.type as arrow.Float32, length: flat.length, data: flat });
-      return lanceArrow.makeData({ type: field.type as arrow.FixedSizeList, length: rows.length, nullCount: 0, child: item });
+    const type = field.type as arrow.DataType;
+    if (lanceArrow.DataType.isFixedSizeList(type)) {
+      const flat = new Float32Array(rows.length * type.listSize);
+      values.forEach((v, i) => flat.set(v as Float32Array, i * type.listSize));
+      const item = lanceArrow.makeData({ type: type.children[0]!.type as arrow.Float32, length: flat.length, data: flat });
+      return lanceArrow.makeData({ type, length: rows.length, nullCount: 0, child: item });
     }
     return lanceArrow.vectorFromArray(values, field.type).data[0]!;
   });
