@@ -75,6 +75,7 @@ describe('keyword and hybrid search', () => {
     expect(keywordQuery('What did Caroline research?')).toBe('Caroline research');
     expect(keywordQuery('Who sang When The Stars Go Blue? When was it?')).toBe('sang When The Stars Go Blue'); // mid-sentence capitals are a name
     expect(keywordQuery('what is it')).toBe('what is it'); // nothing but function words: kept whole
+    expect(keywordQuery('IT asks who owns the US office')).toBe('IT asks owns US office'); // acronyms are not the pronouns
     const dir = await tempDir();
     const m = await openMemory({ path: dir, embedder: wordHashEmbedder() });
     try {

@@ -38,7 +38,8 @@ const STOP_WORDS = new Set(
 /**
  * The task's content words for BM25: function words ("what did … the …") match short texts by
  * chance. A capitalised function word inside a sentence stays, since it is part of a name ("a song
- * by When The Stars Go Blue", "Talk About A Stranger"). A task of nothing but function words is kept whole.
+ * by When The Stars Go Blue", "Talk About A Stranger"), and so does one in capitals (an acronym:
+ * "IT", "US"). A task of nothing but function words is kept whole.
  */
 export function keywordQuery(text: string): string {
   const kept: string[] = [];
@@ -52,7 +53,8 @@ export function keywordQuery(text: string): string {
     }
     all.push(w);
     const inName = !sentenceStart && /^\p{Lu}/u.test(w);
-    if (inName || !STOP_WORDS.has(w.toLowerCase())) kept.push(w);
+    const acronym = /^\p{Lu}{2,}$/u.test(w); // IT, US, AM: not the pronoun or the verb
+    if (inName || acronym || !STOP_WORDS.has(w.toLowerCase())) kept.push(w);
     sentenceStart = false;
   }
   return (kept.length > 0 ? kept : all).join(' ');
