@@ -416,7 +416,7 @@ export class MemoryEngine {
    */
   index(options: { annMinRows?: number } = {}): Promise<{ fullText: boolean; scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
     return this.serialized(async () => {
-      await this.stores.refitProjection({ force: true });
+      await this.stores.refitProjection();
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
       return { ...built, projection: this.stores.projection.kind };
     });

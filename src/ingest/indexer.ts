@@ -166,6 +166,5 @@ export async function indexDocument(
 
   throwIfAborted(signal);
   await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } });
-  await stores.refitProjection();
   return report;
 }

@@ -59,13 +59,18 @@ export class NameIndex {
    * `counts` says which entries may name, and so hide, anything (e.g. those the filter lets through).
    */
   match(text: string, counts: (id: string) => boolean = () => true): { id: string; mention: string; words: number }[] {
-    const found = new Map<string, { id: string; mention: string; words: number }>();
-    for (const o of outermost(this.occurrences(text).filter((o) => counts(o.id)))) {
-      const seen = found.get(o.id);
-      if (!seen || seen.words < o.words) found.set(o.id, { id: o.id, mention: o.mention, words: o.words });
-    }
-    return [...found.values()].sort((a, b) => b.words - a.words || a.id.localeCompare(b.id));
+    return namedEntries(this.occurrences(text), counts);
   }
+}
+
+/** `NameIndex.match` on occurrences already found. */
+function namedEntries(occurrences: NameOccurrence[], counts: (id: string) => boolean): { id: string; mention: string; words: number }[] {
+  const found = new Map<string, { id: string; mention: string; words: number }>();
+  for (const o of outermost(occurrences.filter((o) => counts(o.id)))) {
+    const seen = found.get(o.id);
+    if (!seen || seen.words < o.words) found.set(o.id, { id: o.id, mention: o.mention, words: o.words });
+  }
+  return [...found.values()].sort((a, b) => b.words - a.words || a.id.localeCompare(b.id));
 }
 
 interface NameOccurrence {
@@ -102,15 +107,14 @@ export async function mentionCandidates(
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
 ): Promise<Candidate[]> {
   throwIfAborted(opts.signal);
-  const index = await nameIndex(stores);
-  const named = [...new Set(index.occurrences(task).map((o) => o.id))];
+  const occurrences = (await nameIndex(stores)).occurrences(task);
+  const named = [...new Set(occurrences.map((o) => o.id))];
   throwIfAborted(opts.signal);
   if (named.length === 0) return [];
   // Read before resolving nested names, so an entry the filter hides cannot hide a shorter name.
   const stored = new Map((await stores.table.read({ ...opts.filter, ids: named }, { withVectors: true })).map((s) => [s.entry.id, s]));
   throwIfAborted(opts.signal);
-  return index
-    .match(task, (id) => stored.has(id))
+  return namedEntries(occurrences, (id) => stored.has(id))
     .slice(0, opts.limit)
     .map((m, i) => {
       const { entry, vector } = stored.get(m.id)!;

@@ -85,14 +85,12 @@ export class Stores {
 
   /**
    * Fits a PCA projection on the stored vectors and re-derives every `vector_small` (for models
-   * not trained for truncation). Without `force`, only when none was fitted yet and the table holds
-   * at least `minRows` entries. Returns whether it refitted.
+   * not trained for truncation; `memcore index`). The automatic first fit is `projectionForWrite`.
+   * Returns whether it refitted.
    */
-  async refitProjection(opts: { force?: boolean; minRows?: number } = {}): Promise<boolean> {
+  async refitProjection(): Promise<boolean> {
     if (this.meta.embedder.truncatable) return false;
-    const rows = await this.table.count();
-    if (!opts.force && (this.projection.kind === 'pca' || rows < (opts.minRows ?? AUTO_FIT_MIN_ROWS))) return false;
-    if (rows < 2) return false;
+    if ((await this.table.count()) < 2) return false;
     const all = await this.table.read({}, { withVectors: true });
     const projection = fitPca(all.map((s) => s.vector!), this.meta.smallDimensions);
     // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.

@@ -106,7 +106,7 @@ function toRow(s: StoredEntry): EntryRow {
     valid_from: e.validFrom?.getTime() ?? null,
     valid_to: e.validTo?.getTime() ?? null,
     content_hash: e.contentHash,
-    // typed arrays convert to Arrow 2–3× faster than number[] (measured on 5,000 rows)
+    // typed arrays: rowsToArrow copies each column into one buffer
     vector: s.vector,
     vector_small: s.vectorSmall,
   };
