@@ -69,7 +69,7 @@ describe('ingest → buildTaskContext on the example core (offline local model)'
       const refresh = bundle.goldenPaths.find((p) => p.id === 'gp-refresh-flow')!;
       expect(refresh.steps.map((s) => s.order)).toEqual([1, 2, 3, 4]);
       expect(refresh.steps[0]!.code.symbol).toBe('refreshHandler');
-      expect(Object.keys(bundle.timings)).toEqual(['embed', 'candidates', 'expand', 'supersede', 'score', 'code']);
+      expect(Object.keys(bundle.timings)).toEqual(['embed', 'candidates', 'expand', 'supersede', 'score', 'read', 'code']);
       expect(bundle.cacheHit).toBe(false);
     } finally {
       await m.close();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { MemoryEntry } from '../src/model/types.js';
+import { CONFIDENCE_LEVELS, SENSITIVITY_LEVELS, type MemoryEntry } from '../src/model/types.js';
+import type { EntryFilter } from '../src/store/lance/filter.js';
 import { EntriesTable } from '../src/store/lance/entriesTable.js';
+import { cosineSimilarity } from '../src/embed/embedder.js';
 import { tempDir } from './helpers.js';
 
 const DAY = 86_400_000;
@@ -30,7 +32,7 @@ describe('entries table: validity filter', () => {
       // 600 excluded: the range test in SQL
       expect(await validIds(now)).toEqual(['bounded but valid', "it's current \\ ü"]);
       expect(await table.count({ validAt: now })).toBe(2);
-      expect((await table.nearest(Float32Array.from([1, 0, 0, 0]), { filter: { validAt: now }, limit: 10 })).map((h) => h.entry.id).sort()).toEqual(['bounded but valid', "it's current \\ ü"]);
+      expect((await table.nearest(Float32Array.from([1, 0, 0, 0]), { filter: { validAt: now }, limit: 10 })).map((h) => h.id).sort()).toEqual(['bounded but valid', "it's current \\ ü"]);
       // few excluded: the ids list
       await table.delete(Array.from({ length: 300 }, (_, i) => `expired ${i}`));
       await table.delete(Array.from({ length: 295 }, (_, i) => `future ${i}`));
@@ -40,7 +42,7 @@ describe('entries table: validity filter', () => {
       // a write that moves a bound is seen by the next read
       await table.upsert([stored("it's current \\ ü", null, at(-1))]);
       expect(await validIds(now)).toEqual(['bounded but valid']);
-      expect((await table.nearest(Float32Array.from([1, 0, 0, 0]), { filter: { validAt: now }, limit: 10 })).map((h) => h.entry.id)).toEqual(['bounded but valid']);
+      expect((await table.nearest(Float32Array.from([1, 0, 0, 0]), { filter: { validAt: now }, limit: 10 })).map((h) => h.id)).toEqual(['bounded but valid']);
     } finally {
       table.close();
     }
@@ -71,6 +73,47 @@ describe('entries table: upsert', () => {
       a.entry.title = 'a, changed';
       await table.upsert([a, stored("new 'c' \\ ü", null, null)], { newIds: new Set(["new 'c' \\ ü"]) });
       expect((await table.read({})).map((r) => `${r.entry.id}: ${r.entry.title}`).sort()).toEqual(['a: a, changed', 'b: entry b', "new 'c' \\ ü: entry new 'c' \\ ü"]);
+    } finally {
+      table.close();
+    }
+  });
+});
+
+describe('entry columns in memory', () => {
+  it('filter exactly as LanceDB does on the same rows, hostile values included, and give each row\'s cosine from 8 bits', async () => {
+    const table = await EntriesTable.open(await tempDir(), 4, 2);
+    try {
+      const cores = ["co'r", 'c\\d', 'ядро-🔑', 'plain'];
+      const types = ['lesson', "it's", 'fact'];
+      const tags = ["t'1", 't\\2', 'ü', 'x'];
+      const rows = Array.from({ length: 120 }, (_, i) => {
+        const s = stored(`e${i} '\\ ü`, i % 7 === 0 ? at(1) : i % 5 === 0 ? at(-3) : null, i % 6 === 0 ? at(-1) : i % 4 === 0 ? now : null);
+        Object.assign(s.entry, {
+          coreId: cores[i % 4]!, entryType: types[i % 3]!, confidence: CONFIDENCE_LEVELS[i % 3]!, sensitivity: SENSITIVITY_LEVELS[(i >> 2) % 3]!,
+          tags: tags.filter((_, k) => (i >> k) % 2 === 1), importance: (i % 10) + 1,
+        });
+        s.vector = Float32Array.from([i + 1, -i / 2, 0.25, (i % 3) - 1]);
+        return s;
+      });
+      await table.upsert(rows);
+      const columns = await table.columns(4);
+      expect(columns.size).toBe(120);
+      const v37 = columns.vector("e37 '\\ ü")!;
+      [38, -18.5, 0.25, 0].forEach((x, d) => expect(v37[d]).toBeCloseTo(x, 0));
+      const query = Float32Array.from([0.2, 0.9, -0.3, 0.1]);
+      for (const r of rows) expect(columns.similarity(r.entry.id, query)).toBeCloseTo(cosineSimilarity(query, r.vector), 2);
+      expect(columns.similarity('absent', query)).toBeUndefined();
+      expect(columns.features("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: now });
+      const filters: EntryFilter[] = [
+        {}, { cores: [cores[0]!, cores[2]!] }, { entryTypes: ["it's"] }, { minConfidence: 'medium' }, { minConfidence: 'high', cores: ['plain'] },
+        { tags: ["t'1"] }, { tags: ['t\\2', 'ü'] }, { tags: [] }, { sensitivity: ['public', 'internal'] }, { validAt: now }, { validAt: at(2) },
+        { ids: ["e3 '\\ ü", "e4 '\\ ü", 'absent'], sensitivity: ['public'] }, { notIds: ["e1 '\\ ü"], validAt: at(-2), tags: ['x'] },
+      ];
+      for (const filter of filters) {
+        const inMemory = rows.map((r) => r.entry.id).filter(columns.matcher(filter)).sort();
+        expect(inMemory, JSON.stringify(filter)).toEqual((await table.read(filter)).map((r) => r.entry.id).sort());
+      }
+      expect(columns.matcher({})('absent')).toBe(false);
     } finally {
       table.close();
     }

@@ -14,7 +14,9 @@ import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidat
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
-import type { Candidate } from '../retrieve/candidate.js';
+import type { Hit } from '../retrieve/candidate.js';
+import type { EntryFilter } from '../store/lance/filter.js';
+import { hydrateHits } from '../retrieve/hydrateHits.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { expandWithPaths } from '../store/graph/expandWithPaths.js';
 import { cosineSimilarity } from '../embed/embedder.js';
@@ -134,8 +136,6 @@ function checkLimit(v: unknown, name = 'limit'): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000) throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
   return v;
 }
-
-const stripVector = ({ entry, similarity, why }: SearchHit & { vector?: Float32Array }): SearchHit => ({ entry, similarity, why });
 
 /**
  * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
@@ -289,18 +289,25 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    return this.current(limit, options, (n) => vectorCandidates(this.stores.table, vector, { filter, limit: n, threshold, signal: options.signal }));
+    return this.current(limit, { ...options, filter }, (n) => vectorCandidates(this.stores.table, vector, { filter, limit: n, threshold, signal: options.signal }));
   }
 
   /**
    * The first `limit` hits that no newer entry supersedes (as of `asOf`). Supersession is a graph
    * fact, so the search over-fetches and asks for more only when too many hits were superseded.
    */
-  private async current<T extends Candidate>(limit: number, options: { asOf?: Date; signal?: AbortSignal }, fetch: (n: number) => Promise<T[]>): Promise<SearchHit[]> {
+  private async current(
+    limit: number,
+    options: { filter: EntryFilter; queryVector?: Float32Array; asOf?: Date; signal?: AbortSignal },
+    fetch: (n: number) => Promise<Hit[]>,
+  ): Promise<SearchHit[]> {
     for (let n = limit + 16; ; n *= 4) {
       const got = await fetch(n);
       const { kept } = await dropSuperseded(this.stores.graph, this.stores.table, got, { asOf: options.asOf, signal: options.signal });
-      if (kept.length >= limit || got.length < n) return kept.slice(0, limit).map(stripVector);
+      if (kept.length >= limit || got.length < n) {
+        const read = await hydrateHits(this.stores.table, kept.slice(0, limit), options);
+        return read.map(({ entry, similarity, why }) => ({ entry, similarity, why }));
+      }
     }
   }
 
@@ -319,7 +326,7 @@ export class MemoryEngine {
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
     let stage1Candidates = 0;
-    const hits = await this.current(limit, options, async (n) => {
+    const hits = await this.current(limit, { ...options, filter }, async (n) => {
       const r = await twoStageCandidates(this.stores.table, vector, this.stores.smallVector(vector), { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal: options.signal });
       stage1Candidates = r.stage1;
       return r.hits;
@@ -332,7 +339,7 @@ export class MemoryEngine {
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
-    return this.current(limit, options, (n) => keywordCandidates(this.stores.table, query, { filter, limit: n, signal: options.signal }));
+    return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores.table, query, { filter, limit: n, signal: options.signal }));
   }
 
   /** Two-stage vector search and keyword search fused (normalised scores weighted 0.3 : 1 by default). */
@@ -349,7 +356,7 @@ export class MemoryEngine {
     const method = options.fusion ?? 'weighted';
     const weights = options.weights ?? (method === 'weighted' ? [0.3, 1] : [1, 1]);
     const fusion: FusionOptions = { method, weights: [...weights, 2], ...(options.k !== undefined ? { k: options.k } : {}) };
-    return this.current(limit, options, async (n) =>
+    return this.current(limit, { ...options, filter, queryVector: vector }, async (n) =>
       (await hybridCandidates(this.stores, query, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
     );
   }

@@ -1,8 +1,11 @@
 import type { MemoryEntry, Reason } from '../model/types.js';
 
-/** An entry on its way through the retrieval stages. */
-export interface Candidate {
-  entry: MemoryEntry;
+/**
+ * A ranked entry id on its way through the searches, fusion and the graph expansion: ids only,
+ * so that no stage reads a row that a later stage drops (see hydrateHits).
+ */
+export interface Hit {
+  id: string;
   /** Cosine similarity to the query (1 − distance); 0 until known. */
   similarity: number;
   why: Reason[];
@@ -12,13 +15,18 @@ export interface Candidate {
   fused?: number;
 }
 
-/** Merges candidates that share an id, keeping every reason, the best similarity and any vector. */
-export function dedupeCandidates(lists: Candidate[][]): Candidate[] {
-  const byId = new Map<string, Candidate>();
+/** A hit with its entry read. */
+export interface Candidate extends Hit {
+  entry: MemoryEntry;
+}
+
+/** Merges hits that share an id, keeping every reason, the best similarity and any vector. */
+export function dedupeCandidates<T extends Hit>(lists: T[][]): T[] {
+  const byId = new Map<string, T>();
   for (const list of lists) {
     for (const c of list) {
-      const seen = byId.get(c.entry.id);
-      if (!seen) byId.set(c.entry.id, { ...c, why: [...c.why] });
+      const seen = byId.get(c.id);
+      if (!seen) byId.set(c.id, { ...c, why: [...c.why] });
       else {
         seen.similarity = Math.max(seen.similarity, c.similarity);
         seen.why.push(...c.why);

@@ -1,20 +1,20 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { GraphStore } from '../store/graph/graphStore.js';
 import type { EntriesTable } from '../store/lance/entriesTable.js';
-import type { Candidate } from './candidate.js';
+import type { Hit } from './candidate.js';
 
 /**
  * Removes entries that a newer entry supersedes (SUPERSEDES newer → older). With `asOf`, an
  * entry stays when its successor did not yet exist then (valid_from, else created_at, after asOf).
  */
-export async function dropSuperseded(
+export async function dropSuperseded<T extends Hit>(
   graph: GraphStore,
   table: EntriesTable,
-  candidates: Candidate[],
+  candidates: T[],
   opts: { asOf?: Date; signal?: AbortSignal } = {},
-): Promise<{ kept: Candidate[]; dropped: { id: string; supersededBy: string }[] }> {
+): Promise<{ kept: T[]; dropped: { id: string; supersededBy: string }[] }> {
   throwIfAborted(opts.signal);
-  const successor = await graph.supersededBy(candidates.map((c) => c.entry.id));
+  const successor = await graph.supersededBy(candidates.map((c) => c.id));
   throwIfAborted(opts.signal);
   if (successor.size === 0) return { kept: candidates, dropped: [] };
   let inForce = (_newer: string) => true;
@@ -25,11 +25,11 @@ export async function dropSuperseded(
     const since = new Map(newer.map(({ entry }) => [entry.id, (entry.validFrom ?? entry.createdAt).getTime()]));
     inForce = (id) => (since.get(id) ?? Infinity) <= asOf;
   }
-  const kept: Candidate[] = [];
+  const kept: T[] = [];
   const dropped: { id: string; supersededBy: string }[] = [];
   for (const c of candidates) {
-    const newer = successor.get(c.entry.id);
-    if (newer !== undefined && inForce(newer)) dropped.push({ id: c.entry.id, supersededBy: newer });
+    const newer = successor.get(c.id);
+    if (newer !== undefined && inForce(newer)) dropped.push({ id: c.id, supersededBy: newer });
     else kept.push(c);
   }
   return { kept, dropped };

@@ -1,5 +1,4 @@
-import type { Candidate } from './candidate.js';
-import { dedupeCandidates } from './candidate.js';
+import { dedupeCandidates, type Hit } from './candidate.js';
 
 export type FusionMethod = 'rrf' | 'weighted';
 
@@ -16,14 +15,14 @@ export interface FusionOptions {
 }
 
 /** The score a list gives a candidate for weighted fusion: similarity for vector lists, relative BM25 for keyword lists. */
-function listScore(c: Candidate): number {
+function listScore(c: Hit): number {
   const r = c.why[0];
   if (!r) return 0;
   return r.kind === 'keyword' ? r.score : r.kind === 'vector' ? r.similarity : r.kind === 'mention' ? 1 : 0;
 }
 
 /** Fuses ranked lists into one, best first; every reason is kept and `fused` is set. */
-export function fuseCandidates(lists: Candidate[][], opts: FusionOptions = {}): Candidate[] {
+export function fuseCandidates<T extends Hit>(lists: T[][], opts: FusionOptions = {}): T[] {
   const k = opts.k ?? 60;
   const method = opts.method ?? 'rrf';
   const fused = new Map<string, number>();
@@ -34,10 +33,10 @@ export function fuseCandidates(lists: Candidate[][], opts: FusionOptions = {}): 
     const span = Math.max(...scores) - lo;
     list.forEach((c, rank) => {
       const add = method === 'rrf' ? w / (k + rank + 1) : w * (span > 0 ? (scores[rank]! - lo) / span : 1);
-      fused.set(c.entry.id, (fused.get(c.entry.id) ?? 0) + add);
+      fused.set(c.id, (fused.get(c.id) ?? 0) + add);
     });
   });
   return dedupeCandidates(lists)
-    .map((c) => ({ ...c, fused: fused.get(c.entry.id) ?? 0 }))
-    .sort((a, b) => b.fused - a.fused || b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id));
+    .map((c) => ({ ...c, fused: fused.get(c.id) ?? 0 }))
+    .sort((a, b) => b.fused - a.fused || b.similarity - a.similarity || a.id.localeCompare(b.id));
 }

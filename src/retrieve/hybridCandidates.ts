@@ -1,30 +1,36 @@
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { Candidate } from './candidate.js';
+import type { Hit } from './candidate.js';
 import { fuseCandidates, type FusionOptions } from './fuse.js';
 import { keywordCandidates } from './keywordCandidates.js';
 import { mentionCandidates } from './mentionCandidates.js';
 import { twoStageCandidates } from './vectorCandidates.js';
+import { estimateSimilarity } from './estimateSimilarity.js';
 
 /**
  * Stage 1 + 2 of the query path: two-stage Matryoshka vector search and BM25 keyword search, and
  * with `mentions` the entries the query names, all with the same pushed-down filter, fused (RRF by
  * default; lists in that order for `fusion.weights`). Vector hits below `threshold` are dropped;
  * keyword and mention hits are kept whatever their similarity, since they matched the words.
+ * Ids only: the caller reads the rows of what it keeps (hydrateHits).
  */
 export async function hybridCandidates(
   stores: Stores,
   query: string,
   queryVector: Float32Array,
   opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal },
-): Promise<{ fused: Candidate[]; vector: Candidate[]; keyword: Candidate[]; mentioned: Candidate[]; stage1: number }> {
-  const [vector, keyword, mentioned] = await Promise.all([
+): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
+  const [vector, keywordHits, mentionHits, columns] = await Promise.all([
     twoStageCandidates(stores.table, queryVector, stores.smallVector(queryVector), {
       filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal,
     }),
-    opts.keyword === false ? Promise.resolve([]) : keywordCandidates(stores.table, query, { filter: opts.filter, limit: opts.candidates, queryVector, signal: opts.signal }),
-    opts.mentions ? mentionCandidates(stores, query, queryVector, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }) : Promise.resolve([]),
+    opts.keyword === false ? Promise.resolve([]) : keywordCandidates(stores.table, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }),
+    opts.mentions ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }) : Promise.resolve([]),
+    stores.columns(),
   ]);
+  // Similarity breaks ties in the fusion, so every list's hits carry one.
+  const keyword = estimateSimilarity(keywordHits, columns, queryVector);
+  const mentioned = estimateSimilarity(mentionHits, columns, queryVector);
   // Being named outright is stronger evidence than either search: the mention list counts double.
   const fusion = { ...opts.fusion, weights: opts.fusion?.weights ?? [1, 1, 2] };
   return { fused: fuseCandidates([vector.hits, keyword, mentioned], fusion), vector: vector.hits, keyword, mentioned, stage1: vector.stage1 };

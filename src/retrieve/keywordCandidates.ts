@@ -1,28 +1,19 @@
-import { cosineSimilarity } from '../embed/embedder.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { EntriesTable } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { Candidate } from './candidate.js';
+import type { Hit } from './candidate.js';
 
-/**
- * BM25 full-text hits over title + content (LanceDB's native index), filter pushed down. With a
- * query vector the hits' vectors are read in the same query and their similarity filled in.
- */
+/** BM25 full-text hits over title, aliases and content (LanceDB's native index), filter pushed down; ids and scores. */
 export async function keywordCandidates(
   table: EntriesTable,
   query: string,
-  opts: { filter: EntryFilter; limit: number; queryVector?: Float32Array; signal?: AbortSignal },
-): Promise<Candidate[]> {
+  opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
+): Promise<Hit[]> {
   throwIfAborted(opts.signal);
-  const hits = await table.fullText(keywordQuery(query), { filter: opts.filter, limit: opts.limit, withVectors: opts.queryVector !== undefined });
+  const hits = await table.fullText(keywordQuery(query), { filter: opts.filter, limit: opts.limit });
   throwIfAborted(opts.signal);
   const best = hits[0]?.score || 1;
-  return hits.map((h, i) => ({
-    entry: h.entry,
-    similarity: opts.queryVector && h.vector ? cosineSimilarity(opts.queryVector, h.vector) : 0,
-    why: [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }],
-    ...(h.vector ? { vector: h.vector } : {}),
-  }));
+  return hits.map((h, i) => ({ id: h.id, similarity: 0, why: [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }] }));
 }
 
 /** English function words: question words, auxiliaries, pronouns, articles, prepositions. */

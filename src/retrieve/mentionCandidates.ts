@@ -1,9 +1,8 @@
-import { cosineSimilarity } from '../embed/embedder.js';
 import { linkableName, outermost } from '../ingest/autoLink.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { Candidate } from './candidate.js';
+import type { Hit } from './candidate.js';
 
 /** Longest name, in words, that a task can mention. */
 const MAX_NAME_WORDS = 12;
@@ -82,18 +81,8 @@ interface NameOccurrence {
   mention: string;
 }
 
-// One index per store, rebuilt when the generation moves (any write, in any process).
-const indexes = new WeakMap<Stores, { generation: number; index: Promise<NameIndex> }>();
-
-async function nameIndex(stores: Stores): Promise<NameIndex> {
-  const generation = await stores.currentGeneration();
-  const cached = indexes.get(stores);
-  if (cached && cached.generation === generation) return cached.index;
-  const index = stores.table.names().then((names) => new NameIndex(names));
-  indexes.set(stores, { generation, index });
-  index.catch(() => indexes.delete(stores));
-  return index;
-}
+/** One index per store, rebuilt when the generation moves (any write, in any process). */
+const nameIndex = (stores: Stores) => stores.derived('names', async () => new NameIndex(await stores.table.names()));
 
 /**
  * Entries whose title or alias the task names ("… the refresh-token rotation decision …"): the
@@ -103,26 +92,17 @@ async function nameIndex(stores: Stores): Promise<NameIndex> {
 export async function mentionCandidates(
   stores: Stores,
   task: string,
-  queryVector: Float32Array,
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
-): Promise<Candidate[]> {
+): Promise<Hit[]> {
   throwIfAborted(opts.signal);
   const occurrences = (await nameIndex(stores)).occurrences(task);
   const named = [...new Set(occurrences.map((o) => o.id))];
   throwIfAborted(opts.signal);
   if (named.length === 0) return [];
-  // Read before resolving nested names, so an entry the filter hides cannot hide a shorter name.
-  const stored = new Map((await stores.table.read({ ...opts.filter, ids: named }, { withVectors: true })).map((s) => [s.entry.id, s]));
+  // Filtered before resolving nested names, so an entry the filter hides cannot hide a shorter name.
+  const allowed = (await stores.columns()).matcher(opts.filter);
   throwIfAborted(opts.signal);
-  return namedEntries(occurrences, (id) => stored.has(id))
+  return namedEntries(occurrences, allowed)
     .slice(0, opts.limit)
-    .map((m, i) => {
-      const { entry, vector } = stored.get(m.id)!;
-      return {
-        entry,
-        similarity: vector ? cosineSimilarity(queryVector, vector) : 0,
-        why: [{ kind: 'mention', rank: i + 1, mention: m.mention }],
-        ...(vector ? { vector } : {}),
-      };
-    });
+    .map((m, i) => ({ id: m.id, similarity: 0, why: [{ kind: 'mention', rank: i + 1, mention: m.mention }] }));
 }

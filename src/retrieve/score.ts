@@ -3,8 +3,9 @@
  * (similarity, ranks, graph paths); only this module weighs it.
  */
 import { cosineSimilarity } from '../embed/embedder.js';
-import { CONFIDENCE_LEVELS, type EntryEdgeType, type Reason, type ScoredEntry } from '../model/types.js';
-import type { Candidate } from './candidate.js';
+import { CONFIDENCE_LEVELS, type EntryEdgeType, type Reason } from '../model/types.js';
+import type { EntryFeatures } from '../store/lance/entryColumns.js';
+import type { Hit } from './candidate.js';
 
 export interface ScoringWeights {
   /** Weight of cosine similarity to the task. Default 0.3. */
@@ -57,7 +58,7 @@ export function estimateTokens(text: string): number {
 const isDirectHit = (r: Reason) => r.kind === 'vector' || r.kind === 'keyword' || r.kind === 'mention';
 
 /** How close a candidate is to the seeds: its own similarity for a direct hit, a decayed share of the seed's otherwise. */
-function graphProximity(c: Candidate, seedSimilarity: Map<string, number>, w: ScoringWeights): number {
+function graphProximity(c: Hit, seedSimilarity: Map<string, number>, w: ScoringWeights): number {
   let best = 0;
   for (const r of c.why) {
     if (isDirectHit(r)) best = Math.max(best, c.similarity);
@@ -69,32 +70,45 @@ function graphProximity(c: Candidate, seedSimilarity: Map<string, number>, w: Sc
   return best;
 }
 
+/** A hit with what scoring needs of its entry (EntryColumns), before the entry is read. */
+export interface ScorableHit extends Hit {
+  features: EntryFeatures;
+}
+
+/** A scored hit, best first; its entry is read only if it makes the bundle. */
+export interface ScoredHit {
+  id: string;
+  score: number;
+  similarity: number;
+  why: Reason[];
+}
+
 /**
  * Scores and orders candidates. `graphScores` (0–1, e.g. personalised PageRank) replaces the
  * shortest-path proximity as the graph component when given.
  */
-export function scoreCandidates(candidates: Candidate[], opts: { weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number> } = {}): ScoredEntry[] {
+export function scoreCandidates(candidates: ScorableHit[], opts: { weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number> } = {}): ScoredHit[] {
   const w = resolveWeights(opts.weights);
   const now = (opts.now ?? new Date()).getTime();
-  const seedSimilarity = new Map(candidates.filter((c) => c.why.some(isDirectHit)).map((c) => [c.entry.id, c.similarity]));
+  const seedSimilarity = new Map(candidates.filter((c) => c.why.some(isDirectHit)).map((c) => [c.id, c.similarity]));
   const halfLifeMs = w.recencyHalfLifeDays * 86_400_000;
   return candidates
     .map((c) => {
-      const e = c.entry;
-      const age = Math.max(0, now - e.updatedAt.getTime());
+      const f = c.features;
+      const age = Math.max(0, now - f.updatedAt.getTime());
       const keyword = Math.max(0, ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
       const mentioned = c.why.some((r) => r.kind === 'mention') ? 1 : 0;
       const score =
         w.similarity * c.similarity +
         w.keyword * keyword +
         w.mention * mentioned +
-        w.graph * (opts.graphScores ? opts.graphScores.get(e.id) ?? 0 : graphProximity(c, seedSimilarity, w)) +
-        w.confidence * (CONFIDENCE_LEVELS.indexOf(e.confidence) / (CONFIDENCE_LEVELS.length - 1)) +
-        w.importance * (e.importance / 10) +
+        w.graph * (opts.graphScores ? opts.graphScores.get(c.id) ?? 0 : graphProximity(c, seedSimilarity, w)) +
+        w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1)) +
+        w.importance * (f.importance / 10) +
         w.recency * Math.pow(0.5, age / halfLifeMs);
-      return { entry: e, score, similarity: c.similarity, why: c.why, tokens: estimateTokens(`${e.title}\n${e.content}`) };
+      return { id: c.id, score, similarity: c.similarity, why: c.why };
     })
-    .sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
+    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
 }
 
 /**
@@ -102,16 +116,16 @@ export function scoreCandidates(candidates: Candidate[], opts: { weights?: Parti
  * its similarity to those already chosen. `lambda` 0 keeps the order; 1 is all diversity.
  * Entries without a vector are treated as unlike the others.
  */
-export function diversify(scored: ScoredEntry[], vectors: Map<string, Float32Array>, lambda: number): ScoredEntry[] {
+export function diversify<T extends { id: string; score: number }>(scored: T[], vectors: Map<string, Float32Array>, lambda: number): T[] {
   if (lambda <= 0 || scored.length < 3) return scored;
   const rest = [...scored];
-  const chosen: ScoredEntry[] = [rest.shift()!];
+  const chosen: T[] = [rest.shift()!];
   while (rest.length > 0) {
     let bestIndex = 0;
     let bestValue = -Infinity;
     rest.forEach((s, i) => {
-      const v = vectors.get(s.entry.id);
-      const redundancy = v ? Math.max(...chosen.map((c) => { const u = vectors.get(c.entry.id); return u ? cosineSimilarity(u, v) : 0; })) : 0;
+      const v = vectors.get(s.id);
+      const redundancy = v ? Math.max(...chosen.map((c) => { const u = vectors.get(c.id); return u ? cosineSimilarity(u, v) : 0; })) : 0;
       const value = (1 - lambda) * s.score - lambda * redundancy;
       if (value > bestValue) {
         bestValue = value;

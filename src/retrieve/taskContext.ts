@@ -1,7 +1,8 @@
 /**
  * buildTaskContext: the only place that knows the order of the retrieval stages.
- * embed → two-stage vector + keyword candidates, fused → seeds → graph expansion → dedupe →
- * drop superseded → score (+ MMR) → budget → code references and golden paths.
+ * embed → two-stage vector + keyword + mention hits, fused → seeds → graph expansion → dedupe →
+ * drop superseded → filter and score on the columns in memory (+ MMR) → read the entries that fit
+ * the budget → code references and golden paths.
  */
 import type { Embedder } from '../embed/embedder.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
@@ -11,14 +12,17 @@ import {
 } from '../model/types.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryColumns } from '../store/lance/entryColumns.js';
 import { attachCode } from './attachCode.js';
-import { dedupeCandidates } from './candidate.js';
+import { dedupeCandidates, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { diversify, resolveWeights, scoreCandidates, type ScoringWeights } from './score.js';
+import { diversify, resolveWeights, scoreCandidates, type ScorableHit, type ScoringWeights } from './score.js';
+import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { personalizedPageRank } from './personalizedPageRank.js';
 import type { FusionOptions } from './fuse.js';
 import { hybridCandidates } from './hybridCandidates.js';
+import { estimateSimilarity } from './estimateSimilarity.js';
 import type { JsonChat } from '../llm/chatClient.js';
 import { filterByRelevance, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
 
@@ -122,19 +126,6 @@ export function resolveThreshold(v: unknown, fallback: number): number {
   return v;
 }
 
-/** Keeps the best entries that fit both limits, in score order. */
-function packBudget(scored: ScoredEntry[], maxEntries: number, maxTokens: number | undefined): ScoredEntry[] {
-  const kept: ScoredEntry[] = [];
-  let tokens = 0;
-  for (const s of scored) {
-    if (kept.length >= maxEntries) break;
-    if (maxTokens !== undefined && tokens + s.tokens > maxTokens) continue;
-    kept.push(s);
-    tokens += s.tokens;
-  }
-  return kept;
-}
-
 /** Every option resolved and checked, so a bad value fails before any I/O. */
 export function resolveTaskContextOptions(o: TaskContextOptions) {
   if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === '')) throw invalidInput('projectCore must be a non-empty string');
@@ -174,6 +165,15 @@ function resolveLlmFilter(v: TaskContextOptions['llmFilter']): RelevanceFilterOp
   };
 }
 
+/** The hits the filter lets through (graph hits are not filtered before this), each with its scoring columns. */
+function withFeatures(hits: Hit[], columns: EntryColumns, filter: EntryFilter): ScorableHit[] {
+  const passes = columns.matcher(filter);
+  return hits.flatMap((h) => {
+    const features = columns.features(h.id);
+    return features && passes(h.id) ? [{ ...h, features }] : [];
+  });
+}
+
 export async function buildTaskContext(
   stores: Stores,
   embedder: Embedder,
@@ -206,45 +206,51 @@ export async function buildTaskContext(
   const pagerank = o.graphRanking === 'pagerank';
   // With PageRank the expansion also reads the edges among the fused candidates: one edge read serves both.
   const expansion = o.depth > 0
-    ? await expandThroughGraph(stores.graph, stores.table, seeds, queryVector!, {
-        depth: o.depth, edgeTypes: o.relationTypes, filter: o.filter, signal, known: fused, ...(pagerank ? { alsoAmong: fused.map((c) => c.entry.id) } : {}),
+    ? await expandThroughGraph(stores.graph, seeds, {
+        depth: o.depth, edgeTypes: o.relationTypes, signal, ...(pagerank ? { alsoAmong: fused.map((c) => c.id) } : {}),
       })
     : undefined;
-  const reached = expansion?.reached ?? [];
   lap('expand');
-  const pool = dedupeCandidates([fused, reached]);
-  const { kept, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
+  const pool = dedupeCandidates([fused, expansion?.reached ?? []]);
+  const { kept: current, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
+  // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
+  const columns = await stores.columns();
+  const kept = withFeatures(estimateSimilarity(current, columns, queryVector!), columns, o.filter);
   let graphScores: Map<string, number> | undefined;
   if (pagerank) {
-    const ids = kept.map((c) => c.entry.id);
+    const ids = kept.map((c) => c.id);
     const edges = expansion?.edges ?? (await stores.graph.edgesAmong(ids, o.relationTypes));
     throwIfAborted(signal);
-    const seedWeights = new Map(seeds.map((s) => [s.entry.id, s.fused ?? s.similarity]));
+    const seedWeights = new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity]));
     graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(options.weights).edgeWeights });
   }
   let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores });
   if (o.diversity > 0) {
-    const vectors = new Map(kept.flatMap((c) => (c.vector ? [[c.entry.id, c.vector] as const] : [])));
+    const vectors = new Map(scored.slice(0, o.maxEntries * 3).flatMap((c) => { const v = columns.vector(c.id); return v ? [[c.id, v] as const] : []; }));
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);
   }
   lap('score');
+  let entries: ScoredEntry[];
   if (o.llmFilter && chat) {
-    const filtered = await filterByRelevance(chat, task, scored, { ...o.llmFilter, signal });
-    scored = filtered.kept;
+    const offered = await readWithinBudget(stores.table, scored, { maxEntries: o.llmFilter.overRetrieve ?? 50, filter: o.filter, signal });
+    const filtered = await filterByRelevance(chat, task, offered, { ...o.llmFilter, signal });
+    entries = fitBudget(filtered.kept, o.maxEntries, o.maxTokens);
     notes.push(...filtered.notes);
     lap('llm');
+  } else {
+    entries = await readWithinBudget(stores.table, scored, { maxEntries: o.maxEntries, maxTokens: o.maxTokens, filter: o.filter, signal });
+    lap('read');
   }
-  scored = packBudget(scored, o.maxEntries, o.maxTokens);
-  const code = o.includeCode ? await attachCode(stores.graph, scored.map((s) => s.entry.id), signal) : { codeRefs: [], goldenPaths: [] };
+  const code = o.includeCode ? await attachCode(stores.graph, entries.map((s) => s.entry.id), signal) : { codeRefs: [], goldenPaths: [] };
   lap('code');
   if (fused.length === 0) notes.push(`nothing matched the task's words or reached similarity ${o.threshold} (searched ${stage1} vector candidates)`);
   return {
     task,
-    entries: scored,
+    entries,
     ...code,
-    relatedDecisions: scored.filter((s) => s.entry.entryType === 'decision'),
+    relatedDecisions: entries.filter((s) => s.entry.entryType === 'decision'),
     timings,
     cacheHit: false,
     notes,

@@ -1,13 +1,13 @@
 import { cosineSimilarity } from '../embed/embedder.js';
 import { throwIfAborted } from '../model/errors.js';
-import type { EntriesTable } from '../store/lance/entriesTable.js';
+import type { EntriesTable, VectorHit } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { Candidate } from './candidate.js';
+import type { Hit } from './candidate.js';
 
-const asCandidates = (hits: { entry: Candidate['entry']; similarity: number; vector?: Float32Array }[], threshold: number): Candidate[] =>
+const asHits = (hits: VectorHit[], threshold: number): Hit[] =>
   hits
     .filter((h) => h.similarity >= threshold)
-    .map((h, i) => ({ entry: h.entry, similarity: h.similarity, why: [{ kind: 'vector', rank: i + 1, similarity: h.similarity }], ...(h.vector ? { vector: h.vector } : {}) }));
+    .map((h, i) => ({ id: h.id, similarity: h.similarity, why: [{ kind: 'vector', rank: i + 1, similarity: h.similarity }], ...(h.vector ? { vector: h.vector } : {}) }));
 
 /**
  * Exact nearest entries on the full vector, the filter pushed into LanceDB (so the limit counts
@@ -16,12 +16,12 @@ const asCandidates = (hits: { entry: Candidate['entry']; similarity: number; vec
 export async function vectorCandidates(
   table: EntriesTable,
   queryVector: Float32Array,
-  opts: { filter: EntryFilter; limit: number; threshold: number; withVectors?: boolean; signal?: AbortSignal },
-): Promise<Candidate[]> {
+  opts: { filter: EntryFilter; limit: number; threshold: number; signal?: AbortSignal },
+): Promise<Hit[]> {
   throwIfAborted(opts.signal);
-  const hits = await table.nearest(queryVector, { filter: opts.filter, limit: opts.limit, withVectors: opts.withVectors });
+  const hits = await table.nearest(queryVector, { filter: opts.filter, limit: opts.limit });
   throwIfAborted(opts.signal);
-  return asCandidates(hits, opts.threshold);
+  return asHits(hits, opts.threshold);
 }
 
 /**
@@ -33,15 +33,15 @@ export async function twoStageCandidates(
   queryVector: Float32Array,
   querySmall: Float32Array,
   opts: { filter: EntryFilter; candidates: number; limit: number; threshold: number; signal?: AbortSignal },
-): Promise<{ hits: Candidate[]; stage1: number }> {
+): Promise<{ hits: Hit[]; stage1: number }> {
   throwIfAborted(opts.signal);
   // A query whose small vector is all zeros (sparse embeddings) has no cosine: stage 1 then scans the full vectors.
   const usable = querySmall.some((x) => x !== 0);
   const stage1 = await table.nearest(usable ? querySmall : queryVector, { column: usable ? 'vector_small' : 'vector', filter: opts.filter, limit: opts.candidates, withVectors: true });
   throwIfAborted(opts.signal);
   const reranked = stage1
-    .map((h) => ({ entry: h.entry, vector: h.vector!, similarity: cosineSimilarity(queryVector, h.vector!) }))
-    .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
+    .map((h) => ({ id: h.id, vector: h.vector!, similarity: cosineSimilarity(queryVector, h.vector!) }))
+    .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
     .slice(0, opts.limit);
-  return { hits: asCandidates(reranked, opts.threshold), stage1: stage1.length };
+  return { hits: asHits(reranked, opts.threshold), stage1: stage1.length };
 }

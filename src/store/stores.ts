@@ -9,6 +9,7 @@ import type { GraphStore } from './graph/graphStore.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, type StoredEntry } from './lance/entriesTable.js';
+import type { EntryColumns } from './lance/entryColumns.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 
@@ -196,6 +197,27 @@ export class Stores {
       await this.table.refreshFullTextIndex();
       await this.graph.deleteEntries(intent.ids);
     }
+  }
+
+  private readonly derivedByKey = new Map<string, { generation: number; value: Promise<unknown> }>();
+
+  /**
+   * A structure derived from the stored entries (name index, entry columns), built on first use and
+   * again once the store generation has moved (any write, by this process or another).
+   */
+  async derived<T>(key: string, build: () => Promise<T>): Promise<T> {
+    const generation = await this.currentGeneration();
+    const cached = this.derivedByKey.get(key);
+    if (cached && cached.generation === generation) return cached.value as Promise<T>;
+    const value = build();
+    this.derivedByKey.set(key, { generation, value });
+    value.catch(() => this.derivedByKey.delete(key));
+    return value;
+  }
+
+  /** Every entry's filter and scoring columns and vector, in memory (see EntryColumns). */
+  columns(): Promise<EntryColumns> {
+    return this.derived('columns', () => this.table.columns(this.meta.embedder.dimensions));
   }
 
   /** The meta.json version last read: every write replaces the file (new inode, mtime). */

@@ -1,0 +1,45 @@
+import { throwIfAborted } from '../model/errors.js';
+import type { ScoredEntry } from '../model/types.js';
+import type { EntriesTable } from '../store/lance/entriesTable.js';
+import type { EntryFilter } from '../store/lance/filter.js';
+import { estimateTokens, type ScoredHit } from './score.js';
+
+/** Keeps the best entries that fit both limits, in score order (an entry too long for what is left is skipped). */
+export function fitBudget(scored: ScoredEntry[], maxEntries: number, maxTokens: number | undefined): ScoredEntry[] {
+  const kept: ScoredEntry[] = [];
+  let tokens = 0;
+  for (const s of scored) {
+    if (kept.length >= maxEntries) break;
+    if (maxTokens !== undefined && tokens + s.tokens > maxTokens) continue;
+    kept.push(s);
+    tokens += s.tokens;
+  }
+  return kept;
+}
+
+/**
+ * Budget: reads the entries of the best scored hits from LanceDB, in score order, and keeps those
+ * that fit `maxEntries` and `maxTokens`. Only what can make the bundle is read: the first
+ * `maxEntries` hits, then (when a token budget skipped some, or a row has gone) twice as many of
+ * the next, and so on. Rows the filter excludes are left out.
+ */
+export async function readWithinBudget(
+  table: EntriesTable,
+  scored: ScoredHit[],
+  opts: { maxEntries: number; maxTokens?: number; filter: EntryFilter; signal?: AbortSignal },
+): Promise<ScoredEntry[]> {
+  const read: ScoredEntry[] = [];
+  let kept: ScoredEntry[] = [];
+  for (let next = 0, round = opts.maxEntries; kept.length < opts.maxEntries && next < scored.length; next += round, round *= 2) {
+    throwIfAborted(opts.signal);
+    const batch = scored.slice(next, next + round);
+    const rows = new Map((await table.read({ ...opts.filter, ids: batch.map((s) => s.id) })).map((r) => [r.entry.id, r.entry]));
+    for (const s of batch) {
+      const entry = rows.get(s.id);
+      if (entry) read.push({ entry, score: s.score, similarity: s.similarity, why: s.why, tokens: estimateTokens(`${entry.title}\n${entry.content}`) });
+    }
+    kept = fitBudget(read, opts.maxEntries, opts.maxTokens);
+  }
+  throwIfAborted(opts.signal);
+  return kept;
+}
