@@ -62,8 +62,8 @@ describe('memcore CLI', () => {
     expect(found.map((f) => f.entry.id).sort()).toEqual(['auth-logout-everywhere', 'auth-refresh-rotation']);
     const nearest = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2', '--graph-ranking', 'proximity')).out) as { entry: { id: string } }[];
     expect(nearest[0]!.entry.id).toBe('auth-logout-everywhere');
-    const index = JSON.parse((await run('index', '--db', db, '--json')).out) as { fullText: boolean; rows: number };
-    expect(index).toMatchObject({ fullText: true, rows: 44 });
+    const index = JSON.parse((await run('index', '--db', db, '--json')).out) as { ann: boolean; rows: number };
+    expect(index).toMatchObject({ ann: false, rows: 44 });
 
     const stats = JSON.parse((await run('stats', '--db', db, '--json')).out) as { entries: number; goldenPaths: number };
     expect(stats).toMatchObject({ entries: 44, goldenPaths: 3 });

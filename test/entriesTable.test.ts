@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIDENCE_LEVELS, SENSITIVITY_LEVELS, type MemoryEntry } from '../src/model/types.js';
 import type { EntryFilter } from '../src/store/lance/filter.js';
 import { EntriesTable } from '../src/store/lance/entriesTable.js';
+import { EntryColumns } from '../src/store/resident/entryColumns.js';
 import { cosineSimilarity } from '../src/embed/embedder.js';
 import { tempDir } from './helpers.js';
 
@@ -96,7 +97,8 @@ describe('entry columns in memory', () => {
         return s;
       });
       await table.upsert(rows);
-      const columns = await table.columns(4);
+      const { rows: columnRows, vectors } = await table.columnRows(4);
+      const columns = new EntryColumns(4, columnRows, vectors);
       expect(columns.size).toBe(120);
       const v37 = columns.vector("e37 '\\ ü")!;
       [38, -18.5, 0.25, 0].forEach((x, d) => expect(v37[d]).toBeCloseTo(x, 0));

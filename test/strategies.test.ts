@@ -18,7 +18,7 @@ describe('two-stage Matryoshka search (local model, fitted PCA projection)', () 
         expect(two.hits.map((h) => h.entry.id)).toEqual(exact);
       }
       const built = await m.index({ annMinRows: 1_000_000 });
-      expect(built).toMatchObject({ fullText: true, ann: false, projection: 'pca', rows: 300 });
+      expect(built).toMatchObject({ ann: false, projection: 'pca', rows: 300 });
       const after = await m.matryoshkaSearch(queries[0]!, { limit: 10 });
       expect(after.hits.map((h) => h.entry.id)).toEqual((await m.semanticSearch(queries[0]!, { limit: 10 })).map((h) => h.entry.id));
     } finally {

@@ -334,12 +334,12 @@ export class MemoryEngine {
     return { hits, stage1Candidates, smallDimensions: this.stores.meta.smallDimensions };
   }
 
-  /** BM25 full-text search over title + content (LanceDB's native index). */
+  /** BM25 keyword search over title, aliases and content (an index held in memory). */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<SearchHit[]> {
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
-    return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores.table, query, { filter, limit: n, signal: options.signal }));
+    return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores, query, { filter, limit: n, signal: options.signal }));
   }
 
   /** Two-stage vector search and keyword search fused (normalised scores weighted 0.3 : 1 by default). */
@@ -418,10 +418,10 @@ export class MemoryEngine {
   }
 
   /**
-   * Builds or rebuilds the indexes (full text, scalar indexes on filter columns, ANN on
-   * vector_small from `annMinRows` entries) and refits the small-vector projection.
+   * Builds or rebuilds the indexes (scalar indexes on filter columns, ANN on vector_small from
+   * `annMinRows` entries) and refits the small-vector projection.
    */
-  index(options: { annMinRows?: number } = {}): Promise<{ fullText: boolean; scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
+  index(options: { annMinRows?: number } = {}): Promise<{ scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
     return this.serialized(async () => {
       await this.stores.refitProjection();
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });

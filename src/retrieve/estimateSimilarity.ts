@@ -1,4 +1,4 @@
-import type { EntryColumns } from '../store/lance/entryColumns.js';
+import type { EntryColumns } from '../store/resident/entryColumns.js';
 import type { Hit } from './candidate.js';
 
 /**

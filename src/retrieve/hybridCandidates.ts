@@ -24,7 +24,7 @@ export async function hybridCandidates(
     twoStageCandidates(stores.table, queryVector, stores.smallVector(queryVector), {
       filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal,
     }),
-    opts.keyword === false ? Promise.resolve([]) : keywordCandidates(stores.table, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }),
+    opts.keyword === false ? Promise.resolve([]) : keywordCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }),
     opts.mentions ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }) : Promise.resolve([]),
     stores.columns(),
   ]);

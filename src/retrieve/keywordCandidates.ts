@@ -1,17 +1,18 @@
 import { throwIfAborted } from '../model/errors.js';
-import type { EntriesTable } from '../store/lance/entriesTable.js';
+import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { Hit } from './candidate.js';
 
-/** BM25 full-text hits over title, aliases and content (LanceDB's native index), filter pushed down; ids and scores. */
+/** BM25 hits over title, aliases and content (the in-memory KeywordIndex), filter applied before the limit; ids and scores. */
 export async function keywordCandidates(
-  table: EntriesTable,
+  stores: Stores,
   query: string,
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
 ): Promise<Hit[]> {
   throwIfAborted(opts.signal);
-  const hits = await table.fullText(keywordQuery(query), { filter: opts.filter, limit: opts.limit });
+  const [index, columns] = await Promise.all([stores.keywords(), stores.columns()]);
   throwIfAborted(opts.signal);
+  const hits = index.search(keywordQuery(query), { limit: opts.limit, accept: columns.matcher(opts.filter) });
   const best = hits[0]?.score || 1;
   return hits.map((h, i) => ({ id: h.id, similarity: 0, why: [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }] }));
 }

@@ -18,9 +18,18 @@ const words = (text: string) => text.split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
  */
 export class NameIndex {
   private readonly byKey = new Map<string, string[]>();
+  /** The keys each entry is listed under, so a write can take them out again. */
+  private readonly keysOf = new Map<string, string[]>();
 
-  constructor(names: { id: string; title: string; aliases: string[] }[]) {
+  constructor(names: { id: string; title: string; aliases: string[] }[] = []) {
+    this.upsert(names);
+  }
+
+  /** Adds entries' names, replacing whatever names the same ids had. */
+  upsert(names: { id: string; title: string; aliases: string[] }[]): void {
+    this.remove(names.map((n) => n.id));
     for (const n of names) {
+      const keys: string[] = [];
       for (const raw of new Set([n.title, ...n.aliases])) {
         const name = linkableName(raw);
         if (!name) continue;
@@ -30,7 +39,20 @@ export class NameIndex {
         const ids = this.byKey.get(key);
         if (!ids) this.byKey.set(key, [n.id]);
         else if (!ids.includes(n.id)) ids.push(n.id);
+        keys.push(key);
       }
+      this.keysOf.set(n.id, keys);
+    }
+  }
+
+  remove(ids: Iterable<string>): void {
+    for (const id of ids) {
+      for (const key of this.keysOf.get(id) ?? []) {
+        const left = (this.byKey.get(key) ?? []).filter((x) => x !== id);
+        if (left.length > 0) this.byKey.set(key, left);
+        else this.byKey.delete(key);
+      }
+      this.keysOf.delete(id);
     }
   }
 
@@ -81,8 +103,12 @@ interface NameOccurrence {
   mention: string;
 }
 
-/** One index per store, rebuilt when the generation moves (any write, in any process). */
-const nameIndex = (stores: Stores) => stores.derived('names', async () => new NameIndex(await stores.table.names()));
+/** One index per store, loaded once and kept in step with this process's writes (Stores.derived). */
+const nameIndex = (stores: Stores) =>
+  stores.derived('names', async () => new NameIndex(await stores.table.names()), (index, change) => {
+    index.remove(change.deleted);
+    index.upsert(change.upserted.map(({ entry }) => ({ id: entry.id, title: entry.title, aliases: entry.aliases })));
+  });
 
 /**
  * Entries whose title or alias the task names ("… the refresh-token rotation decision …"): the

@@ -4,7 +4,7 @@
  */
 import { cosineSimilarity } from '../embed/embedder.js';
 import { CONFIDENCE_LEVELS, type EntryEdgeType, type Reason } from '../model/types.js';
-import type { EntryFeatures } from '../store/lance/entryColumns.js';
+import type { EntryFeatures } from '../store/resident/entryColumns.js';
 import type { Hit } from './candidate.js';
 
 export interface ScoringWeights {

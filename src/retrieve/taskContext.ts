@@ -12,7 +12,7 @@ import {
 } from '../model/types.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { EntryColumns } from '../store/lance/entryColumns.js';
+import type { EntryColumns } from '../store/resident/entryColumns.js';
 import { attachCode } from './attachCode.js';
 import { dedupeCandidates, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';

@@ -8,8 +8,9 @@ import type { MemoryEntry } from '../model/types.js';
 import type { GraphStore } from './graph/graphStore.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
-import { EntriesTable, type StoredEntry } from './lance/entriesTable.js';
-import type { EntryColumns } from './lance/entryColumns.js';
+import { EntriesTable, searchText, type StoredEntry } from './lance/entriesTable.js';
+import { KeywordIndex } from './resident/keywordIndex.js';
+import { columnRow, EntryColumns } from './resident/entryColumns.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 
@@ -28,6 +29,18 @@ const encodeVector = (v: Float32Array): string => Buffer.from(v.buffer, v.byteOf
 function decodeVector(v: string): Float32Array {
   const bytes = Buffer.from(v, 'base64');
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+/** What a write changed, for the structures held in memory to follow it (Stores.derived). */
+export interface StoreChange {
+  upserted: readonly StoredEntry[];
+  deleted: readonly string[];
+}
+
+interface Derived<T> {
+  generation: number;
+  value: Promise<T>;
+  follow?: (value: T, change: StoreChange) => void;
 }
 
 /** One write, as the journal records it. */
@@ -96,9 +109,9 @@ export class Stores {
     const projection = fitPca(all.map((s) => s.vector!), this.meta.smallDimensions);
     // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.
     await this.table.upsert(all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) })));
-    await this.table.refreshFullTextIndex();
     await this.saveProjection(projection);
-    await this.bumpGeneration({});
+    const { from, to } = await this.bumpGeneration({});
+    this.followWrite({ upserted: [], deleted: [] }, from, to); // only vector_small changed, which nothing in memory holds
     return true;
   }
 
@@ -178,46 +191,88 @@ export class Stores {
   /** Applies one write to both stores, crash-safe. */
   async apply(intent: WriteIntent): Promise<void> {
     const name = await this.journal.begin(intent);
-    await this.applyToStores(intent);
+    const change = await this.applyToStores(intent);
     await this.journal.done(name);
-    await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
+    const { from, to } = await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
+    this.followWrite(change, from, to);
   }
 
-  private async applyToStores(intent: WriteIntent, opts: { replay?: boolean } = {}): Promise<void> {
+  private async applyToStores(intent: WriteIntent, opts: { replay?: boolean } = {}): Promise<StoreChange> {
     if (intent.op === 'upsert') {
       // A replay may find the appended rows already written: merge everything then.
       const newIds = intent.newIds && !opts.replay ? new Set(intent.newIds) : undefined;
-      await this.table.upsert(intent.entries.map(reviveStored), { newIds });
-      await this.table.refreshFullTextIndex();
-      // Rows first, then the projection file, as in refitProjection; a replay writes both again.
+      const upserted = intent.entries.map(reviveStored);
+      await this.table.upsert(upserted, { newIds });
+        // Rows first, then the projection file, as in refitProjection; a replay writes both again.
       if (intent.projection) await this.saveProjection(intent.projection);
       await this.graph.write(intent.graph);
-    } else {
-      await this.table.delete(intent.ids);
-      await this.table.refreshFullTextIndex();
-      await this.graph.deleteEntries(intent.ids);
+      return { upserted, deleted: [] };
     }
+    await this.table.delete(intent.ids);
+    await this.graph.deleteEntries(intent.ids);
+    return { upserted: [], deleted: intent.ids };
   }
 
-  private readonly derivedByKey = new Map<string, { generation: number; value: Promise<unknown> }>();
+  private readonly derivedByKey = new Map<string, Derived<unknown>>();
 
   /**
-   * A structure derived from the stored entries (name index, entry columns), built on first use and
-   * again once the store generation has moved (any write, by this process or another).
+   * A structure derived from the stored entries (name index, entry columns, keyword index), built
+   * on first use. With `follow`, the writes of this process update it in place (follow must be
+   * idempotent: a build in flight during a write may or may not have seen it); without, or once
+   * the generation moved by another process's write, it is built again.
    */
-  async derived<T>(key: string, build: () => Promise<T>): Promise<T> {
+  async derived<T>(key: string, build: () => Promise<T>, follow?: (value: T, change: StoreChange) => void): Promise<T> {
     const generation = await this.currentGeneration();
-    const cached = this.derivedByKey.get(key);
-    if (cached && cached.generation === generation) return cached.value as Promise<T>;
+    const cached = this.derivedByKey.get(key) as Derived<T> | undefined;
+    if (cached && cached.generation === generation) return cached.value;
     const value = build();
-    this.derivedByKey.set(key, { generation, value });
+    this.derivedByKey.set(key, { generation, value, follow } as Derived<unknown>);
     value.catch(() => this.derivedByKey.delete(key));
     return value;
   }
 
+  /** Carries the derived structures that were current before a write over to the generation after it. */
+  private followWrite(change: StoreChange, from: number, to: number): void {
+    for (const [key, d] of this.derivedByKey) {
+      if (d.generation !== from || !d.follow) {
+        this.derivedByKey.delete(key);
+        continue;
+      }
+      const follow = d.follow;
+      d.value = d.value.then((v) => {
+        follow(v, change);
+        return v;
+      });
+      d.generation = to;
+    }
+  }
+
+  /** BM25 over every entry's title, aliases and content, in memory (see KeywordIndex). */
+  keywords(): Promise<KeywordIndex> {
+    return this.derived(
+      'keywords',
+      async () => new KeywordIndex(await this.table.searchTexts()),
+      (index, change) => {
+        index.remove(change.deleted);
+        index.upsert(change.upserted.map((s) => ({ id: s.entry.id, text: searchText(s.entry) })));
+      },
+    );
+  }
+
   /** Every entry's filter and scoring columns and vector, in memory (see EntryColumns). */
   columns(): Promise<EntryColumns> {
-    return this.derived('columns', () => this.table.columns(this.meta.embedder.dimensions));
+    const dimensions = this.meta.embedder.dimensions;
+    return this.derived(
+      'columns',
+      async () => {
+        const { rows, vectors } = await this.table.columnRows(dimensions);
+        return new EntryColumns(dimensions, rows, vectors);
+      },
+      (columns, change) => {
+        columns.remove(change.deleted);
+        columns.upsert(change.upserted.map((s) => columnRow(s.entry)), (i) => change.upserted[i]!.vector);
+      },
+    );
   }
 
   /** The meta.json version last read: every write replaces the file (new inode, mtime). */
@@ -243,11 +298,13 @@ export class Stores {
     return this.meta.generation;
   }
 
-  private async bumpGeneration(sources: Record<string, string>, forgetSources = false): Promise<void> {
+  /** Moves the generation on; `from` is the generation the write found (another process may have moved it since we last looked). */
+  private async bumpGeneration(sources: Record<string, string>, forgetSources = false): Promise<{ from: number; to: number }> {
     const fresh = (await readMeta(this.dir)) ?? this.meta;
     // A delete can remove edges that an unchanged file would put back, so its fingerprints go.
     this.meta = { ...fresh, generation: fresh.generation + 1, sources: forgetSources ? {} : { ...fresh.sources, ...sources } };
     await writeMeta(this.dir, this.meta);
+    return { from: fresh.generation, to: this.meta.generation };
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,7 @@ import type { MemoryEntry } from '../../model/types.js';
 import { MemcoreError } from '../../model/errors.js';
 import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
 import { plainRows } from './plainRows.js';
-import { EntryColumns, type EntryColumnRow } from './entryColumns.js';
+import type { EntryColumnRow } from '../resident/entryColumns.js';
 
 interface ColumnLayout {
   name: string;
@@ -80,10 +80,16 @@ export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number
   return Float32Array.from(cell as Iterable<number>);
 }
 
-const FTS_COLUMN = 'search_text';
+/** Title, aliases and content in one column: what the keyword index reads. */
+const SEARCH_TEXT = 'search_text';
 const UPSERT_BATCH = 10_000;
 /** What a read returns: every column but the vectors and the derived full-text column (a copy of title, aliases and content). */
-const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small' && c.name !== FTS_COLUMN).map((c) => c.name);
+const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small' && c.name !== SEARCH_TEXT).map((c) => c.name);
+
+/** The text keyword search matches: title, aliases and content. */
+export function searchText(e: MemoryEntry): string {
+  return [e.title, ...e.aliases, e.content].join('\n');
+}
 
 function toRow(s: StoredEntry): EntryRow {
   const e = s.entry;
@@ -93,7 +99,7 @@ function toRow(s: StoredEntry): EntryRow {
     title: e.title,
     aliases: e.aliases,
     content: e.content,
-    search_text: [e.title, ...e.aliases, e.content].join('\n'),
+    search_text: searchText(e),
     entry_type: e.entryType,
     confidence: e.confidence,
     confidence_rank: confidenceRank(e.confidence),
@@ -251,8 +257,8 @@ export class EntriesTable {
     }));
   }
 
-  /** The narrow columns of every entry, with the full vectors, for filtering and scoring in memory. */
-  async columns(dimensions: number): Promise<EntryColumns> {
+  /** The narrow columns of every entry, with the full vectors (row i's at i·dimensions), for EntryColumns. */
+  async columnRows(dimensions: number): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array }> {
     const result = await this.table
       .query()
       .select(['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'updated_at', 'valid_from', 'valid_to', 'vector'])
@@ -282,7 +288,19 @@ export class EntriesTable {
         });
       }
     }
-    return new EntryColumns(rows, vectors, dimensions);
+    return { rows, vectors };
+  }
+
+  /** Id and search text (title, aliases, content) of every entry, for the keyword index. */
+  async searchTexts(): Promise<{ id: string; text: string }[]> {
+    const result = await this.table.query().select(['id', SEARCH_TEXT]).toArrow();
+    const out: { id: string; text: string }[] = [];
+    for (const batch of result.batches) {
+      const ids = batch.getChild('id')!;
+      const texts = batch.getChild(SEARCH_TEXT)!;
+      for (let i = 0; i < batch.numRows; i++) out.push({ id: ids.get(i) as string, text: texts.get(i) as string });
+    }
+    return out;
   }
 
   /** Id, title and aliases of every entry (all cores, all validity), for name matching; a narrow read. */
@@ -318,49 +336,13 @@ export class EntriesTable {
   }
 
   /**
-   * Full-text (BM25) search over title, aliases and content with the filter applied before the
-   * limit; ids and scores, best first. Needs the FTS index, which the first write creates.
-   */
-  async fullText(query: string, opts: { filter: EntryFilter; limit: number }): Promise<{ id: string; score: number }[]> {
-    if (!(await this.hasIndex(FTS_COLUMN))) return [];
-    let q = this.table
-      .query()
-      .fullTextSearch(query, { columns: [FTS_COLUMN] })
-      .select(['id', '_score'])
-      .limit(opts.limit);
-    const where = await this.whereSql(opts.filter);
-    if (where) q = q.where(where);
-    // Sorted here too: LanceDB's order is not guaranteed while some rows are outside the index.
-    const rows = await plainRows<{ id: string; _score?: number }>(q);
-    return rows.map((r) => ({ id: r.id, score: r._score ?? 0 })).sort((a, b) => b.score - a.score);
-  }
-
-  private async hasIndex(column: string): Promise<boolean> {
-    return (await this.table.listIndices()).some((i) => i.columns.includes(column));
-  }
-
-  /**
-   * Keeps the full-text index covering every row: creates it on the first write and folds new
-   * rows in after later ones. Rows outside the index are not just slower: LanceDB then returns
-   * full-text hits unsorted and cuts the limit before merging, so good hits go missing.
-   */
-  async refreshFullTextIndex(): Promise<void> {
-    const index = (await this.table.listIndices()).find((i) => i.columns.includes(FTS_COLUMN));
-    if (!index) {
-      if ((await this.table.countRows()) > 0) await this.table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts() });
-      return;
-    }
-    if (((await this.table.indexStats(index.name))?.numUnindexedRows ?? 0) > 0) await this.table.optimize();
-  }
-
-  /**
-   * (Re)builds every index: full text, scalar indexes on the filter columns, and an ANN index on
+   * (Re)builds every index: scalar indexes on the filter columns, and an ANN index on
    * `vector_small` once there are enough rows for one to beat a scan; then folds new rows in.
+   * (Keyword search is the in-memory KeywordIndex over `search_text`, not a LanceDB index.)
    */
-  async buildIndexes(opts: { annMinRows: number }): Promise<{ fullText: boolean; scalar: string[]; ann: boolean; rows: number }> {
+  async buildIndexes(opts: { annMinRows: number }): Promise<{ scalar: string[]; ann: boolean; rows: number }> {
     const rows = await this.table.countRows();
-    if (rows === 0) return { fullText: false, scalar: [], ann: false, rows };
-    await this.table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts(), replace: true });
+    if (rows === 0) return { scalar: [], ann: false, rows };
     const scalar = ['id', 'core_id', 'entry_type', 'confidence_rank', 'sensitivity', 'valid_to'];
     for (const column of scalar) {
       const config = column === 'id' || column === 'valid_to' ? lancedb.Index.btree() : lancedb.Index.bitmap();
@@ -375,7 +357,7 @@ export class EntriesTable {
       });
     }
     await this.table.optimize();
-    return { fullText: true, scalar: [...scalar, 'tags'], ann, rows };
+    return { scalar: [...scalar, 'tags'], ann, rows };
   }
 
   async count(filter: EntryFilter = {}): Promise<number> {

@@ -1,5 +1,5 @@
-import { CONFIDENCE_LEVELS, type Confidence } from '../../model/types.js';
-import type { EntryFilter } from './filter.js';
+import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
+import type { EntryFilter } from '../lance/filter.js';
 
 /** What scoring needs of an entry, known before its row is read. */
 export interface EntryFeatures {
@@ -8,7 +8,7 @@ export interface EntryFeatures {
   updatedAt: Date;
 }
 
-/** One row of the narrow read the columns are built from (see EntriesTable.columns). */
+/** The columns of one entry that EntryColumns holds (besides its vector). */
 export interface EntryColumnRow {
   id: string;
   coreId: string;
@@ -22,13 +22,28 @@ export interface EntryColumnRow {
   validTo: number | null;
 }
 
+export function columnRow(e: MemoryEntry): EntryColumnRow {
+  return {
+    id: e.id,
+    coreId: e.coreId,
+    entryType: e.entryType,
+    confidenceRank: CONFIDENCE_LEVELS.indexOf(e.confidence) + 1,
+    importance: e.importance,
+    tags: [...e.tags],
+    sensitivity: e.sensitivity,
+    updatedAt: e.updatedAt.getTime(),
+    validFrom: e.validFrom?.getTime() ?? null,
+    validTo: e.validTo?.getTime() ?? null,
+  };
+}
+
 /**
  * The narrow columns of every entry, held in memory: what the filters test, what scoring weighs,
  * and the full vector quantised to 8 bits. A query's candidates (a few hundred entries spread
  * over the table) are filtered and scored here, and only the entries that make the bundle are read
  * from LanceDB: reading 260 random rows with their vectors costs ~16 ms at 100K entries, 12 rows
- * ~4 ms. Built from the table once per store generation, never written to directly: the system
- * of record stays LanceDB.
+ * ~4 ms. Loaded from the table once, then kept in step by the writes of the same process (see
+ * Stores.derived); LanceDB stays the system of record.
  *
  * Why 8-bit full vectors and not the float small vectors (the same 512 bytes an entry at 512-d):
  * scoring weighs cosine similarity, and the small vectors' cosine moved enough scores to cost two
@@ -36,41 +51,75 @@ export interface EntryColumnRow {
  */
 export class EntryColumns {
   private readonly slotOf = new Map<string, number>();
-
-  /** Row i's vector, each component scaled to −127…127 by the row's `scales[i]`. */
-  private readonly vectors: Int8Array;
-  private readonly scales: Float32Array;
+  /** By slot; a removed entry leaves its slot empty (a reload compacts). */
+  private readonly rows: (EntryColumnRow | undefined)[] = [];
+  /** Slot i's vector, each component scaled to −127…127 by `scales[i]`. */
+  private vectors: Int8Array;
+  private scales: Float32Array;
   /** Norm of each quantised vector (as scaled back), for its cosine. */
-  private readonly norms: Float32Array;
+  private norms: Float32Array;
 
-  constructor(
-    private readonly rows: EntryColumnRow[],
-    /** Row i's full vector at [i·dimensions, (i+1)·dimensions). */
-    vectors: Float32Array,
-    readonly dimensions: number,
-  ) {
-    rows.forEach((r, i) => this.slotOf.set(r.id, i));
-    this.vectors = new Int8Array(rows.length * dimensions);
-    this.scales = new Float32Array(rows.length);
-    this.norms = new Float32Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const at = i * dimensions;
-      let max = 0;
-      for (let d = 0; d < dimensions; d++) max = Math.max(max, Math.abs(vectors[at + d]!));
-      const scale = max > 0 ? max / 127 : 1;
-      let norm = 0;
-      for (let d = 0; d < dimensions; d++) {
-        const q = Math.round(vectors[at + d]! / scale);
-        this.vectors[at + d] = q;
-        norm += q * q;
-      }
-      this.scales[i] = scale;
-      this.norms[i] = Math.sqrt(norm) * scale;
-    }
+  constructor(readonly dimensions: number, rows: EntryColumnRow[] = [], vectors: Float32Array = new Float32Array()) {
+    const capacity = Math.max(16, rows.length);
+    this.vectors = new Int8Array(capacity * dimensions);
+    this.scales = new Float32Array(capacity);
+    this.norms = new Float32Array(capacity);
+    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions));
   }
 
   get size(): number {
-    return this.rows.length;
+    return this.slotOf.size;
+  }
+
+  /** Adds or replaces entries; `vectorOf(i)` is the full vector of `rows[i]`. */
+  upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array): void {
+    rows.forEach((row, i) => {
+      let slot = this.slotOf.get(row.id);
+      if (slot === undefined) {
+        slot = this.rows.length;
+        this.slotOf.set(row.id, slot);
+        this.rows.push(row);
+        this.ensureCapacity(this.rows.length);
+      } else this.rows[slot] = row;
+      this.quantise(slot, vectorOf(i));
+    });
+  }
+
+  remove(ids: Iterable<string>): void {
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) continue;
+      this.slotOf.delete(id);
+      this.rows[slot] = undefined;
+    }
+  }
+
+  private ensureCapacity(slots: number): void {
+    if (slots <= this.scales.length) return;
+    const capacity = Math.max(slots, this.scales.length * 2);
+    const grow = <A extends Int8Array | Float32Array>(old: A, make: (n: number) => A, per: number): A => {
+      const next = make(capacity * per);
+      next.set(old);
+      return next;
+    };
+    this.vectors = grow(this.vectors, (n) => new Int8Array(n), this.dimensions);
+    this.scales = grow(this.scales, (n) => new Float32Array(n), 1);
+    this.norms = grow(this.norms, (n) => new Float32Array(n), 1);
+  }
+
+  private quantise(slot: number, vector: Float32Array): void {
+    const at = slot * this.dimensions;
+    let max = 0;
+    for (let d = 0; d < this.dimensions; d++) max = Math.max(max, Math.abs(vector[d] ?? 0));
+    const scale = max > 0 ? max / 127 : 1;
+    let norm = 0;
+    for (let d = 0; d < this.dimensions; d++) {
+      const q = Math.round((vector[d] ?? 0) / scale);
+      this.vectors[at + d] = q;
+      norm += q * q;
+    }
+    this.scales[slot] = scale;
+    this.norms[slot] = Math.sqrt(norm) * scale;
   }
 
   has(id: string): boolean {

@@ -1,0 +1,280 @@
+import { createRequire } from 'node:module';
+
+/** Snowball English (Porter2), the stemmer of LanceDB's default full-text analyzer. CommonJS, untyped. */
+const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
+
+/** Lucene's English stop words, as full-text analyzers drop them. */
+const STOP_WORDS = new Set('a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '));
+/** Longer tokens are not words (hashes, base64, URLs run together). */
+const MAX_TOKEN_LENGTH = 40;
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+
+const stems = new Map<string, string>();
+
+/**
+ * A word as indexed: ASCII-folded (é → e), stemmed when it is all letters (the stemmer mangles
+ * "3rd" into "yrd"); the cache keeps that to one lookup per distinct word.
+ */
+function term(word: string): string {
+  let t = stems.get(word);
+  if (t === undefined) {
+    // eslint-disable-next-line no-control-regex
+    const folded = /[^\u0000-\u007f]/.test(word) ? word.normalize('NFKD').replace(/\p{M}/gu, '') : word;
+    t = /^[a-z]+$/.test(folded) ? porter2(folded) : folded;
+    if (stems.size < 1_000_000) stems.set(word, t);
+  }
+  return t;
+}
+
+/**
+ * The terms of a text as the index holds them: words (letters and digits) lower-cased, stop words
+ * and over-long tokens out, ASCII-folded and stemmed. Queries and documents go through the same.
+ */
+export function analyze(text: string): string[] {
+  const lower = text.toLowerCase();
+  // eslint-disable-next-line no-control-regex
+  const out: string[] = [];
+  if (/[^\u0000-\u007f]/.test(lower)) {
+    for (const m of lower.matchAll(/[\p{L}\p{N}]+/gu)) keep(out, m[0]);
+    return out;
+  }
+  // ASCII: split by character codes, several times faster than the Unicode regex on a 100K-entry load
+  let start = -1;
+  for (let i = 0; i <= lower.length; i++) {
+    const c = i < lower.length ? lower.charCodeAt(i) : 0;
+    const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+    if (word && start < 0) start = i;
+    else if (!word && start >= 0) {
+      keep(out, lower.slice(start, i));
+      start = -1;
+    }
+  }
+  return out;
+}
+
+function keep(out: string[], word: string): void {
+  if (word.length <= MAX_TOKEN_LENGTH && !STOP_WORDS.has(word)) out.push(term(word));
+}
+
+/** Appends to a typed array, doubling its capacity when full. */
+function grown<A extends Int32Array | Uint16Array | Uint32Array | Float32Array | Uint8Array>(array: A, needed: number, make: (n: number) => A): A {
+  if (needed <= array.length) return array;
+  const next = make(Math.max(needed, array.length * 2, 8));
+  next.set(array);
+  return next;
+}
+
+/** One term's postings: the slots of the documents holding it and how often, in typed arrays. */
+class Postings {
+  slots = new Int32Array(4);
+  counts = new Uint16Array(4);
+  n = 0;
+  push(slot: number, count: number): void {
+    if (this.n === this.slots.length) {
+      this.slots = grown(this.slots, this.n + 1, (k) => new Int32Array(k));
+      this.counts = grown(this.counts, this.n + 1, (k) => new Uint16Array(k));
+    }
+    this.slots[this.n] = slot;
+    this.counts[this.n++] = count;
+  }
+}
+
+/**
+ * BM25 over every entry's title, aliases and content, in memory. LanceDB's full-text search costs
+ * ~9 ms a query at 100K entries and its index must be refreshed after every write (22 s of a 55 s
+ * ingest of 100K entries); here a write adds its own documents only, and a query scores the
+ * postings of its few terms in typed arrays. Loaded from the table's `search_text` column, then
+ * kept in step by this process's writes (Stores.derived). Removed documents leave dead postings
+ * behind until they outnumber the live ones, when the postings are rebuilt from the live documents.
+ */
+export class KeywordIndex {
+  private readonly termIds = new Map<string, number>();
+  private postings: Postings[] = [];
+  /** Per term: live documents holding it. */
+  private readonly documentFrequency: number[] = [];
+  private readonly slotOf = new Map<string, number>();
+  /** Per slot: the entry id (undefined once removed), its length in terms, its distinct terms and counts. */
+  private readonly ids: (string | undefined)[] = [];
+  private lengths = new Uint32Array(0);
+  private readonly documentTerms: (Uint32Array | undefined)[] = [];
+  private readonly documentCounts: (Uint16Array | undefined)[] = [];
+  private totalLength = 0;
+  private livePostings = 0;
+  private deadPostings = 0;
+  /** Per slot, BM25's length normalisation k1·(1 − b + b·length/average), for the average it was computed at (0 when removed). */
+  private lengthNorms = new Float32Array(0);
+  private normsForAverage = Number.NaN;
+  /** Scores per slot during a search, kept between searches (cleared through the touched list). */
+  private scratch = new Float64Array(0);
+
+  constructor(documents: Iterable<{ id: string; text: string }> = []) {
+    this.upsert(documents);
+  }
+
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Adds documents, replacing any with the same id. */
+  upsert(documents: Iterable<{ id: string; text: string }>): void {
+    for (const { id, text } of documents) {
+      if (this.slotOf.has(id)) this.remove([id]);
+      const terms = analyze(text);
+      const termIds = new Uint32Array(terms.length);
+      terms.forEach((t, i) => {
+        let termId = this.termIds.get(t);
+        if (termId === undefined) {
+          termId = this.postings.length;
+          this.termIds.set(t, termId);
+          this.postings.push(new Postings());
+          this.documentFrequency.push(0);
+        }
+        termIds[i] = termId;
+      });
+      // Distinct terms and their counts: sorted, then runs counted.
+      termIds.sort();
+      let distinct = 0;
+      const counts = new Uint16Array(termIds.length);
+      for (let i = 0; i < termIds.length; i++) {
+        if (i > 0 && termIds[i] === termIds[i - 1]) counts[distinct - 1] = Math.min(counts[distinct - 1]! + 1, 65_535);
+        else {
+          termIds[distinct] = termIds[i]!;
+          counts[distinct++] = 1;
+        }
+      }
+      const slot = this.ids.length;
+      this.slotOf.set(id, slot);
+      this.ids.push(id);
+      this.lengths = grown(this.lengths, slot + 1, (n) => new Uint32Array(n));
+      this.lengths[slot] = terms.length;
+      this.documentTerms.push(termIds.slice(0, distinct));
+      this.documentCounts.push(counts.slice(0, distinct));
+      for (let i = 0; i < distinct; i++) {
+        this.postings[termIds[i]!]!.push(slot, counts[i]!);
+        this.documentFrequency[termIds[i]!]!++;
+      }
+      this.totalLength += terms.length;
+      this.livePostings += distinct;
+    }
+    this.normsForAverage = Number.NaN;
+  }
+
+  remove(ids: Iterable<string>): void {
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) continue;
+      this.slotOf.delete(id);
+      this.ids[slot] = undefined;
+      const terms = this.documentTerms[slot]!;
+      for (const termId of terms) this.documentFrequency[termId]!--;
+      this.totalLength -= this.lengths[slot]!;
+      this.livePostings -= terms.length;
+      this.deadPostings += terms.length;
+      this.documentTerms[slot] = undefined;
+      this.documentCounts[slot] = undefined;
+      this.normsForAverage = Number.NaN;
+    }
+    if (this.deadPostings > this.livePostings) this.compactPostings();
+  }
+
+  /** Rebuilds the postings without removed documents (slots stay). */
+  private compactPostings(): void {
+    this.postings = this.postings.map(() => new Postings());
+    this.documentTerms.forEach((terms, slot) => {
+      if (!terms) return;
+      const counts = this.documentCounts[slot]!;
+      terms.forEach((termId, i) => this.postings[termId]!.push(slot, counts[i]!));
+    });
+    this.deadPostings = 0;
+  }
+
+  /** The length normalisation of every slot at the current average length; 0 marks a removed document. */
+  private norms(): Float32Array {
+    const average = this.totalLength / this.slotOf.size || 1;
+    if (average === this.normsForAverage && this.lengthNorms.length >= this.ids.length) return this.lengthNorms;
+    this.lengthNorms = new Float32Array(this.ids.length);
+    for (let slot = 0; slot < this.ids.length; slot++) {
+      if (this.ids[slot] !== undefined) this.lengthNorms[slot] = BM25_K1 * (1 - BM25_B + (BM25_B * this.lengths[slot]!) / average);
+    }
+    this.normsForAverage = average;
+    return this.lengthNorms;
+  }
+
+  /**
+   * The best `limit` documents for the query's terms by BM25 (k1 1.2, b 0.75), best first (ties by
+   * id), among those `accept` lets through: the limit counts only accepted documents.
+   */
+  search(query: string, opts: { limit: number; accept?: (id: string) => boolean }): { id: string; score: number }[] {
+    const live = this.slotOf.size;
+    if (live === 0 || opts.limit <= 0) return [];
+    const norms = this.norms();
+    if (this.scratch.length < this.ids.length) this.scratch = new Float64Array(Math.max(this.ids.length, this.scratch.length * 2));
+    const scores = this.scratch;
+    const touched: number[] = [];
+    for (const t of new Set(analyze(query))) {
+      const termId = this.termIds.get(t);
+      if (termId === undefined) continue;
+      const n = this.documentFrequency[termId]!;
+      if (n === 0) continue;
+      const idf = Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1);
+      const { slots, counts, n: length } = this.postings[termId]!;
+      for (let i = 0; i < length; i++) {
+        const slot = slots[i]!;
+        const norm = norms[slot]!;
+        if (norm === 0) continue; // removed
+        const tf = counts[i]!;
+        if (scores[slot] === 0) touched.push(slot);
+        scores[slot]! += (idf * tf) / (tf + norm);
+      }
+    }
+    // The best few first, then the filter on them; more only when the filter turned too many away.
+    let result: { id: string; score: number }[] = [];
+    for (let k = opts.limit * 4; ; k *= 4) {
+      const best = this.topSlots(touched, scores, k);
+      result = best
+        .filter((slot) => !opts.accept || opts.accept(this.ids[slot]!))
+        .slice(0, opts.limit)
+        .map((slot) => ({ id: this.ids[slot]!, score: scores[slot]! }));
+      if (result.length >= opts.limit || best.length >= touched.length) break;
+    }
+    for (const slot of touched) scores[slot] = 0;
+    return result;
+  }
+
+  /**
+   * The `k` best of `slots` by score (ties: the smaller id first), best first: a min-heap on the
+   * worst kept, so a document that does not make it costs one comparison.
+   */
+  private topSlots(slots: readonly number[], scores: Float64Array, k: number): number[] {
+    const ids = this.ids;
+    const heap = new Int32Array(Math.min(k, slots.length));
+    let size = 0;
+    const worse = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! > ids[b]!);
+    for (const slot of slots) {
+      if (size < heap.length) {
+        heap[size] = slot;
+        for (let i = size++; i > 0; ) {
+          const p = (i - 1) >> 1;
+          if (!worse(heap[i]!, heap[p]!)) break;
+          [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+          i = p;
+        }
+        continue;
+      }
+      if (scores[slot]! < scores[heap[0]!]! || !worse(heap[0]!, slot)) continue;
+      heap[0] = slot;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < size && worse(heap[l]!, heap[m]!)) m = l;
+        if (r < size && worse(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    }
+    return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+  }
+}

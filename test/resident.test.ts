@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { openMemory } from '../src/index.js';
+import { NameIndex } from '../src/retrieve/mentionCandidates.js';
+import { EntryColumns } from '../src/store/resident/entryColumns.js';
+import { analyze, KeywordIndex } from '../src/store/resident/keywordIndex.js';
+import type { Stores } from '../src/store/stores.js';
+import { syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
+
+describe('keyword index (BM25 in memory)', () => {
+  it('analyses as LanceDB\'s default full-text analyzer does: lower case, ASCII folding, stop words, Porter2 stems', () => {
+    expect(analyze('The Caches were EVICTED, running-retries; café_Ü 3rd')).toEqual(['cach', 'were', 'evict', 'run', 'retri', 'cafe', 'u', '3rd']);
+    expect(analyze(`x${'a'.repeat(45)} ok`)).toEqual(['ok']);
+  });
+
+  it('ranks by BM25: a rarer term and a shorter document score higher; the limit counts only accepted documents', () => {
+    const index = new KeywordIndex([
+      { id: 'long', text: 'token rotation ' + 'filler words here '.repeat(20) },
+      { id: 'short', text: 'token rotation' },
+      { id: 'common-only', text: 'token token token' },
+      ...Array.from({ length: 20 }, (_, i) => ({ id: `noise${i}`, text: `token noise ${i}` })),
+    ]);
+    const hits = index.search('rotation token', { limit: 3 });
+    expect(hits.map((h) => h.id)).toEqual(['short', 'long', 'common-only']);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    // 23 documents hold "token": with a filter, the limit still fills from the accepted ones
+    const accepted = index.search('token', { limit: 5, accept: (id) => id.startsWith('noise1') });
+    expect(accepted.map((h) => h.id).sort()).toEqual(['noise1', 'noise10', 'noise11', 'noise12', 'noise13']);
+    expect(index.search('absent zzz', { limit: 5 })).toEqual([]);
+  });
+
+  it('after upserts and removes (with compaction) answers as an index built fresh from the live documents', () => {
+    const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
+    let seed = 7;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const text = () => Array.from({ length: 3 + Math.floor(rand() * 12) }, () => words[Math.floor(rand() * words.length)]).join(' ');
+    const live = new Map<string, string>();
+    const index = new KeywordIndex();
+    for (let round = 0; round < 30; round++) {
+      const docs = Array.from({ length: 20 }, () => ({ id: `d${Math.floor(rand() * 80)}`, text: text() }));
+      index.upsert(docs);
+      docs.forEach((d) => live.set(d.id, d.text));
+      const gone = Array.from({ length: 15 }, () => `d${Math.floor(rand() * 80)}`);
+      index.remove(gone);
+      gone.forEach((id) => live.delete(id));
+    }
+    const fresh = new KeywordIndex([...live].map(([id, t]) => ({ id, text: t })));
+    expect(index.size).toBe(live.size);
+    for (const q of ['alpha', 'beta gamma', 'mu kappa eta', 'theta']) {
+      const a = index.search(q, { limit: 10 });
+      const b = fresh.search(q, { limit: 10 });
+      expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
+      a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 9));
+    }
+  });
+});
+
+describe('structures held in memory follow the writes', () => {
+  it('names, entry columns and keywords after upserts and deletes equal ones loaded afresh from the stores', async () => {
+    const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder() });
+    try {
+      await m.ingestDocument({ entries: syntheticEntries(60) }, { source: 'first' });
+      // loads all three
+      expect((await m.buildTaskContext('cache eviction leaks memory', { maxEntries: 3 })).entries.length).toBeGreaterThan(0);
+      const stores = (m as unknown as { stores: Stores }).stores;
+      const loaded = await Promise.all([stores.columns(), stores.keywords()]);
+
+      await m.upsert([
+        { id: 's3', core_id: 'moved', title: 'Zephyr gateway', content: 'The zephyr gateway rewrites headers.', importance: 9, confidence: 'high', tags: ['edge'] },
+        { id: 'new', core_id: 'synthetic', title: 'Quokka scheduler', aliases: ['QS'], content: 'Quokka runs the nightly jobs after the zephyr gateway drains.' },
+      ]);
+      await m.delete(['s5', 's6']);
+
+      const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
+      expect(columns).toBe(loaded[0]); // followed in place, not reloaded
+      expect(keywords).toBe(loaded[1]);
+      const { rows, vectors } = await stores.table.columnRows(64);
+      const freshColumns = new EntryColumns(64, rows, vectors);
+      const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
+      const freshNames = new NameIndex(await stores.table.names());
+      const ids = [...rows.map((r) => r.id), 's5', 's6'];
+      const query = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i));
+      for (const filter of [{}, { cores: ['moved'] }, { tags: ['edge'] }, { minConfidence: 'high' as const }]) {
+        expect(ids.filter(columns.matcher(filter)), JSON.stringify(filter)).toEqual(ids.filter(freshColumns.matcher(filter)));
+      }
+      for (const id of ids) {
+        expect(columns.features(id)).toEqual(freshColumns.features(id));
+        expect(columns.similarity(id, query)).toEqual(freshColumns.similarity(id, query));
+      }
+      expect(columns.has('s5')).toBe(false);
+      for (const q of ['zephyr gateway', 'quokka nightly', 'refresh tokens must be idempotent', 'cache eviction']) {
+        expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
+      }
+      expect(keywords.search('zephyr', { limit: 5 }).map((h) => h.id).sort()).toEqual(['new', 's3']);
+      // the name index too: the task names the new entry and the renamed one by their new titles
+      const task = 'why does the quokka scheduler wait for the Zephyr gateway';
+      const named = (await m.buildTaskContext(task, { maxEntries: 5 })).entries.filter((e) => e.why.some((r) => r.kind === 'mention')).map((e) => e.entry.id).sort();
+      expect(named).toEqual(freshNames.match(task).map((n) => n.id).sort());
+      expect(named).toEqual(['new', 's3']);
+      expect((await m.keywordSearch('eviction', { limit: 50 })).map((h) => h.entry.id)).not.toContain('s5');
+    } finally {
+      await m.close();
+    }
+  });
+});
