@@ -226,14 +226,16 @@ export class Stores {
     const cached = this.derivedByKey.get(key) as Derived<T> | undefined;
     if (cached && cached.generation === generation) return cached.value;
     const value = build();
-    this.derivedByKey.set(key, { generation, value, follow } as Derived<unknown>);
-    value.catch(() => this.derivedByKey.delete(key));
+    const entry = { generation, value, follow } as Derived<unknown>;
+    this.derivedByKey.set(key, entry);
+    value.catch(() => this.derivedByKey.get(key) === entry && this.derivedByKey.delete(key));
     return value;
   }
 
   /** Carries the derived structures that were current before a write over to the generation after it. */
   private followWrite(change: StoreChange, from: number, to: number): void {
     for (const [key, d] of this.derivedByKey) {
+      if (d.generation === to) continue; // built after the write by a query that saw the new generation first
       if (d.generation !== from || !d.follow) {
         this.derivedByKey.delete(key);
         continue;
@@ -243,6 +245,7 @@ export class Stores {
         follow(v, change);
         return v;
       });
+      d.value.catch(() => this.derivedByKey.get(key) === d && this.derivedByKey.delete(key));
       d.generation = to;
     }
   }

@@ -211,23 +211,28 @@ export class KeywordIndex {
     const norms = this.norms();
     if (this.scratch.length < this.ids.length) this.scratch = new Float64Array(Math.max(this.ids.length, this.scratch.length * 2));
     const scores = this.scratch;
-    const touched: number[] = [];
+    const terms: { idf: number; postings: Postings }[] = [];
     for (const t of new Set(analyze(query))) {
       const termId = this.termIds.get(t);
       if (termId === undefined) continue;
       const n = this.documentFrequency[termId]!;
-      if (n === 0) continue;
-      const idf = Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1);
-      const { slots, counts, n: length } = this.postings[termId]!;
+      if (n > 0) terms.push({ idf: Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1), postings: this.postings[termId]! });
+    }
+    // Common terms touch much of the corpus: then a sweep over all slots beats keeping a touched list.
+    const dense = terms.reduce((sum, t) => sum + t.postings.n, 0) > this.ids.length / 4;
+    const touched: number[] = [];
+    for (const { idf, postings } of terms) {
+      const { slots, counts, n: length } = postings;
       for (let i = 0; i < length; i++) {
         const slot = slots[i]!;
         const norm = norms[slot]!;
         if (norm === 0) continue; // removed
         const tf = counts[i]!;
-        if (scores[slot] === 0) touched.push(slot);
+        if (!dense && scores[slot] === 0) touched.push(slot);
         scores[slot]! += (idf * tf) / (tf + norm);
       }
     }
+    if (dense) for (let slot = 0; slot < this.ids.length; slot++) if (scores[slot]! > 0) touched.push(slot);
     // The best few first, then the filter on them; more only when the filter turned too many away.
     let result: { id: string; score: number }[] = [];
     for (let k = opts.limit * 4; ; k *= 4) {
@@ -238,7 +243,8 @@ export class KeywordIndex {
         .map((slot) => ({ id: this.ids[slot]!, score: scores[slot]! }));
       if (result.length >= opts.limit || best.length >= touched.length) break;
     }
-    for (const slot of touched) scores[slot] = 0;
+    if (dense) scores.fill(0, 0, this.ids.length);
+    else for (const slot of touched) scores[slot] = 0;
     return result;
   }
 
