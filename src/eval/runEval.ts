@@ -13,7 +13,7 @@ export type Strategy = (typeof STRATEGIES)[number];
 export const STRATEGY_HELP: Record<Strategy, string> = {
   vector: 'exact cosine on full vectors (semanticSearch)',
   matryoshka: 'two-stage: vector_small candidates, full-vector rerank',
-  keyword: 'BM25 full-text (keywordSearch)',
+  keyword: 'BM25 keyword search (keywordSearch)',
   hybrid: 'two-stage vector + BM25, weighted fusion (hybridSearch)',
   graph: 'hybrid + mention seeds, 2-hop graph expansion, proximity scoring',
   'graph-ppr': 'hybrid + mention seeds, 2-hop expansion, personalised PageRank',

@@ -118,8 +118,7 @@ export class Stores {
   /**
    * The projection a write of `incoming` full vectors should store its rows under when the store
    * is due its first fit (the auto-fit at 256 entries): fitting before the write, on the stored
-   * vectors and the incoming ones, spares writing every row twice (and refreshing the full-text
-   * index twice). Returned with the rows stored so far, fewer than 256, which the same write must
+   * vectors and the incoming ones, spares writing every row twice. Returned with the rows stored so far, fewer than 256, which the same write must
    * re-derive. Undefined when no fit is due.
    */
   async projectionForWrite(incoming: Float32Array[]): Promise<{ projection: Projection; stored: StoredEntry[] } | undefined> {

@@ -83,7 +83,7 @@ export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number
 /** Title, aliases and content in one column: what the keyword index reads. */
 const SEARCH_TEXT = 'search_text';
 const UPSERT_BATCH = 10_000;
-/** What a read returns: every column but the vectors and the derived full-text column (a copy of title, aliases and content). */
+/** What a read returns: every column but the vectors and the derived search text (a copy of title, aliases and content). */
 const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small' && c.name !== SEARCH_TEXT).map((c) => c.name);
 
 /** The text keyword search matches: title, aliases and content. */
