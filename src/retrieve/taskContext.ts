@@ -211,13 +211,14 @@ export async function buildTaskContext(
       })
     : undefined;
   lap('expand');
-  const pool = dedupeCandidates([fused, expansion?.reached ?? []]);
+  const columns = await stores.columns();
+  // Fused hits already carry a similarity (hybridCandidates); reached ones get theirs here.
+  const pool = dedupeCandidates([fused, estimateSimilarity(expansion?.reached ?? [], columns, queryVector!)]);
   const { kept: current, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
-  const columns = await stores.columns();
-  const kept = withFeatures(estimateSimilarity(current, columns, queryVector!), columns, o.filter);
+  const kept = withFeatures(current, columns, o.filter);
   let graphScores: Map<string, number> | undefined;
   if (pagerank) {
     const ids = kept.map((c) => c.id);

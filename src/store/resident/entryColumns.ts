@@ -1,5 +1,6 @@
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
 import type { EntryFilter } from '../lance/filter.js';
+import { grown } from './grown.js';
 
 /** What scoring needs of an entry, known before its row is read. */
 export interface EntryFeatures {
@@ -95,16 +96,9 @@ export class EntryColumns {
   }
 
   private ensureCapacity(slots: number): void {
-    if (slots <= this.scales.length) return;
-    const capacity = Math.max(slots, this.scales.length * 2);
-    const grow = <A extends Int8Array | Float32Array>(old: A, make: (n: number) => A, per: number): A => {
-      const next = make(capacity * per);
-      next.set(old);
-      return next;
-    };
-    this.vectors = grow(this.vectors, (n) => new Int8Array(n), this.dimensions);
-    this.scales = grow(this.scales, (n) => new Float32Array(n), 1);
-    this.norms = grow(this.norms, (n) => new Float32Array(n), 1);
+    this.vectors = grown(this.vectors, slots * this.dimensions, (n) => new Int8Array(n));
+    this.scales = grown(this.scales, slots, (n) => new Float32Array(n));
+    this.norms = grown(this.norms, slots, (n) => new Float32Array(n));
   }
 
   private quantise(slot: number, vector: Float32Array): void {

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { grown } from './grown.js';
 
 /** Snowball English (Porter2), the stemmer of LanceDB's default full-text analyzer. CommonJS, untyped. */
 const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
@@ -55,14 +56,6 @@ export function analyze(text: string): string[] {
 
 function keep(out: string[], word: string): void {
   if (word.length <= MAX_TOKEN_LENGTH && !STOP_WORDS.has(word)) out.push(term(word));
-}
-
-/** Appends to a typed array, doubling its capacity when full. */
-function grown<A extends Int32Array | Uint16Array | Uint32Array | Float32Array | Uint8Array>(array: A, needed: number, make: (n: number) => A): A {
-  if (needed <= array.length) return array;
-  const next = make(Math.max(needed, array.length * 2, 8));
-  next.set(array);
-  return next;
 }
 
 /** One term's postings: the slots of the documents holding it and how often, in typed arrays. */
