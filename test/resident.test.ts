@@ -54,6 +54,24 @@ describe('keyword index (BM25 in memory)', () => {
   });
 });
 
+describe('entry columns', () => {
+  it('estimate the share of entries a filter passes: exact up to the sample size, close above it, and removed entries do not count', () => {
+    const row = (i: number) => ({
+      id: `e${i}`, coreId: i % 10 < 3 ? 'a' : 'b', entryType: 'lesson', confidenceRank: 2, importance: 5, tags: [],
+      sensitivity: 'public', updatedAt: 0, validFrom: null, validTo: null,
+    });
+    const small = new EntryColumns(2, Array.from({ length: 10 }, (_, i) => row(i)), new Float32Array(20).fill(1));
+    expect(small.passRate({ cores: ['a'] })).toBe(0.3);
+    expect(small.passRate({ cores: ['c'] })).toBe(0);
+    small.remove(['e0', 'e1', 'e2']);
+    expect(small.passRate({ cores: ['a'] })).toBe(0);
+    expect(small.passRate({})).toBe(1);
+    const large = new EntryColumns(2, Array.from({ length: 50_000 }, (_, i) => row(i)), new Float32Array(100_000).fill(1));
+    expect(large.passRate({ cores: ['a'] }, 1000)).toBeCloseTo(0.3, 1);
+    expect(new EntryColumns(2).passRate({})).toBe(0);
+  });
+});
+
 describe('structures held in memory follow the writes', () => {
   it('names, entry columns and keywords after upserts and deletes equal ones loaded afresh from the stores', async () => {
     const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder() });

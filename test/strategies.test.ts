@@ -27,6 +27,38 @@ describe('two-stage Matryoshka search (local model, fitted PCA projection)', () 
   });
 });
 
+describe('two-stage search under filters', () => {
+  // Stage 1 filters in memory when the filter lets most entries through, and pushes it down to
+  // LanceDB when it does not, or when too few of the unfiltered neighbours pass: either way the
+  // hits must be those of an exact search with the same filter.
+  it('returns what an exact filtered search returns, whether the filter is permissive, selective, or passes few of the nearest', async () => {
+    const m = await openMemory({ path: await tempDir() });
+    try {
+      // ~12% of entries (the refresh-token and session-cookie ones) live in core b, the rest in a;
+      // every 20th carries a rare tag.
+      await m.upsert(syntheticEntries(1000).map((e, i) => ({
+        ...e,
+        core_id: /refresh tokens|session cookies/.test(e.title) ? 'b' : 'a',
+        tags: i % 20 === 0 ? ['rare'] : [],
+      })));
+      const cases: [string, { cores?: string[]; tags?: string[] }, number][] = [
+        ['webhook delivery needs a timeout', { cores: ['a'] }, 100], // 88% pass: filtered in memory
+        ['refresh tokens and session cookies expire', { cores: ['a'] }, 100], // the nearest are mostly b's: pushed down after all
+        ['refresh tokens and session cookies expire', { cores: ['b'] }, 100], // 12% pass: pushed down
+        ['backup restores when the disk fills up', { tags: ['rare'] }, 50], // 5% pass (50 entries): pushed down
+      ];
+      for (const [query, filter, stage1] of cases) {
+        const exact = (await m.semanticSearch(query, { limit: 10, ...filter })).map((h) => h.entry.id);
+        const two = await m.matryoshkaSearch(query, { limit: 10, candidates: 100, ...filter });
+        expect(two.stage1Candidates, `${query} ${JSON.stringify(filter)}`).toBe(stage1);
+        expect(two.hits.map((h) => h.entry.id), `${query} ${JSON.stringify(filter)}`).toEqual(exact);
+      }
+    } finally {
+      await m.close();
+    }
+  });
+});
+
 describe('keyword and hybrid search', () => {
   // The query's vector sits near the paraphrase and the distractors; the keyword entry's vector is far away.
   const q = [1, 0, 0, 0];

@@ -141,6 +141,9 @@ function checkLimit(v: unknown, name = 'limit'): number {
  * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
  * the same folder share it (and see each other's writes at once); it closes with the last engine.
  */
+/** Hits past `limit` that a search ranked on 8-bit vectors reads to order its list by exact cosine. */
+const EXACT_ORDER_MARGIN = 8;
+
 const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
 
 /** Opens (or creates) a memory database folder. Close it when done. */
@@ -298,22 +301,32 @@ export class MemoryEngine {
    */
   private async current(
     limit: number,
-    options: { filter: EntryFilter; queryVector?: Float32Array; asOf?: Date; signal?: AbortSignal },
+    options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder?: boolean; asOf?: Date; signal?: AbortSignal },
     fetch: (n: number) => Promise<Hit[]>,
   ): Promise<SearchHit[]> {
     for (let n = limit + 16; ; n *= 4) {
       const got = await fetch(n);
       const { kept } = await dropSuperseded(this.stores.graph, this.stores.table, got, { asOf: options.asOf, signal: options.signal });
       if (kept.length >= limit || got.length < n) {
-        const read = await hydrateHits(this.stores.table, kept.slice(0, limit), options);
-        return read.map(({ entry, similarity, why }) => ({ entry, similarity, why }));
+        if (!options.exactOrder) {
+          const read = await hydrateHits(this.stores.table, kept.slice(0, limit), options);
+          return read.map(({ entry, similarity, why }) => ({ entry, similarity, why }));
+        }
+        // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their
+        // exact vectors and the list is ordered by the exact cosine it reports.
+        const read = await hydrateHits(this.stores.table, kept.slice(0, limit + EXACT_ORDER_MARGIN), options);
+        return read
+          .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
+          .slice(0, limit)
+          .map(({ entry, similarity, why }) => ({ entry, similarity, why }));
       }
     }
   }
 
   /**
    * Two-stage search: `candidates` nearest on the small vector (prefix or fitted projection), then
-   * an exact cosine rerank on the full vectors. The query is embedded once.
+   * a rerank on the full vectors (8-bit, in memory); the hits returned are read with their float
+   * vectors and ordered by exact cosine. The query is embedded once.
    */
   async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
     const limit = checkLimit(options.limit);
@@ -326,8 +339,8 @@ export class MemoryEngine {
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
     let stage1Candidates = 0;
-    const hits = await this.current(limit, { ...options, filter }, async (n) => {
-      const r = await twoStageCandidates(this.stores.table, vector, this.stores.smallVector(vector), { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal: options.signal });
+    const hits = await this.current(limit, { ...options, filter, queryVector: vector, exactOrder: true }, async (n) => {
+      const r = await twoStageCandidates(this.stores, vector, { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal: options.signal });
       stage1Candidates = r.stage1;
       return r.hits;
     });

@@ -9,8 +9,6 @@ export interface Hit {
   /** Cosine similarity to the query (1 − distance); 0 until known. */
   similarity: number;
   why: Reason[];
-  /** Full vector, when a stage read it (exact rerank, MMR). */
-  vector?: Float32Array;
   /** Rank-fusion score, set by fuseCandidates. */
   fused?: number;
 }
@@ -20,7 +18,7 @@ export interface Candidate extends Hit {
   entry: MemoryEntry;
 }
 
-/** Merges hits that share an id, keeping every reason, the best similarity and any vector. */
+/** Merges hits that share an id, keeping every reason and the best similarity. */
 export function dedupeCandidates<T extends Hit>(lists: T[][]): T[] {
   const byId = new Map<string, T>();
   for (const list of lists) {
@@ -30,7 +28,6 @@ export function dedupeCandidates<T extends Hit>(lists: T[][]): T[] {
       else {
         seen.similarity = Math.max(seen.similarity, c.similarity);
         seen.why.push(...c.why);
-        seen.vector ??= c.vector;
         if (c.fused !== undefined) seen.fused = Math.max(seen.fused ?? 0, c.fused);
       }
     }

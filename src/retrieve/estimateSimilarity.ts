@@ -3,9 +3,8 @@ import type { Hit } from './candidate.js';
 
 /**
  * Fills in the similarity of hits that no vector stage measured (keyword, mention and graph hits)
- * from the 8-bit vectors held in memory (within ~0.001 of the exact cosine), at no read. Hits with
- * a full vector keep their exact similarity.
+ * from the 8-bit vectors held in memory (within ~0.001 of the exact cosine), at no read.
  */
 export function estimateSimilarity<T extends Hit>(hits: T[], columns: EntryColumns, queryVector: Float32Array): T[] {
-  return hits.map((h) => (h.vector ? h : { ...h, similarity: columns.similarity(h.id, queryVector) ?? h.similarity }));
+  return hits.map((h) => ({ ...h, similarity: columns.similarity(h.id, queryVector) ?? h.similarity }));
 }

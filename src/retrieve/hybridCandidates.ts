@@ -21,7 +21,7 @@ export async function hybridCandidates(
   opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal },
 ): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
   const [vector, keywordHits, mentionHits, columns] = await Promise.all([
-    twoStageCandidates(stores.table, queryVector, stores.smallVector(queryVector), {
+    twoStageCandidates(stores, queryVector, {
       filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal,
     }),
     opts.keyword === false ? Promise.resolve([]) : keywordCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }),

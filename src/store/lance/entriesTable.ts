@@ -168,7 +168,6 @@ export interface VectorHit {
   id: string;
   /** 1 − cosine distance. */
   similarity: number;
-  vector?: Float32Array;
 }
 
 /** Thin adapter over the LanceDB `entries` table: storage only, no ranking. */
@@ -310,29 +309,25 @@ export class EntriesTable {
   }
 
   /**
-   * Nearest entries by cosine distance on `column`, filter pushed down before the limit. Only ids
-   * (and full vectors when asked): reading the other columns of 100 hits costs more than the
-   * search itself at 100K entries (~6 of ~9 ms).
+   * Nearest entries by cosine distance on `column`, the filter (if any) pushed down before the
+   * limit. Only ids and distances: reading the other columns of 100 hits costs more than the
+   * search itself at 100K entries (~6 of ~9 ms), their float vectors ~2–3 ms.
    */
   async nearest(
     vector: Float32Array,
-    opts: { column?: 'vector' | 'vector_small'; filter: EntryFilter; limit: number; withVectors?: boolean; nprobes?: number },
+    opts: { column?: 'vector' | 'vector_small'; filter?: EntryFilter; limit: number; nprobes?: number },
   ): Promise<VectorHit[]> {
     let q = this.table
       .vectorSearch(Array.from(vector))
       .column(opts.column ?? 'vector')
       .distanceType('cosine')
       .nprobes(opts.nprobes ?? 20)
-      .select(['id', ...(opts.withVectors ? ['vector'] : []), '_distance'])
+      .select(['id', '_distance'])
       .limit(opts.limit);
-    const where = await this.whereSql(opts.filter);
+    const where = opts.filter && (await this.whereSql(opts.filter));
     if (where) q = q.where(where);
-    const rows = await plainRows<{ id: string; vector?: Iterable<number>; _distance?: number }>(q);
-    return rows.map((r) => ({
-      id: r.id,
-      similarity: 1 - (r._distance ?? 1),
-      ...(r.vector ? { vector: toFloat32(r.vector) } : {}),
-    }));
+    const rows = await plainRows<{ id: string; _distance?: number }>(q);
+    return rows.map((r) => ({ id: r.id, similarity: 1 - (r._distance ?? 1) }));
   }
 
   /**
