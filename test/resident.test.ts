@@ -28,28 +28,49 @@ describe('keyword index (BM25 in memory)', () => {
     expect(index.search('absent zzz', { limit: 5 })).toEqual([]);
   });
 
+  it('scoped to groups, weighs terms by their frequency inside those groups and returns only their documents', () => {
+    const index = new KeywordIndex([
+      { id: 'c1', text: 'Caroline: went hiking', group: 'a' },
+      { id: 'c2', text: 'Caroline: cooked dinner', group: 'a' },
+      { id: 'c3', text: 'Caroline: swims laps', group: 'a' },
+      { id: 'm1', text: 'Melanie: painting class', group: 'a' },
+      ...Array.from({ length: 50 }, (_, i) => ({ id: `b${i}`, text: `painting number ${i}`, group: 'b' })),
+    ]);
+    // Over the whole index "caroline" is rare (4 of 54) and "painting" common (51): every Caroline
+    // turn outranks the one about painting. Inside group a, Caroline is in 3 of 4 documents.
+    expect(index.search('Caroline painting', { limit: 1, accept: (id) => !id.startsWith('b') })[0]!.id).not.toBe('m1');
+    expect(index.search('Caroline painting', { limit: 4, groups: ['a'] }).map((h) => h.id)).toEqual(['m1', 'c1', 'c2', 'c3']);
+    // scoped to every group, or to groups that hold everything, it is the unscoped search
+    expect(index.search('painting caroline', { limit: 60, groups: ['a', 'b', 'zzz'] })).toEqual(index.search('painting caroline', { limit: 60 }));
+    expect(index.search('painting', { limit: 5, groups: ['zzz'] })).toEqual([]);
+  });
+
   it('after upserts and removes (with compaction) answers as an index built fresh from the live documents', () => {
     const words = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
     let seed = 7;
     const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     const text = () => Array.from({ length: 3 + Math.floor(rand() * 12) }, () => words[Math.floor(rand() * words.length)]).join(' ');
-    const live = new Map<string, string>();
+    const live = new Map<string, { id: string; text: string; group: string }>();
     const index = new KeywordIndex();
     for (let round = 0; round < 30; round++) {
-      const docs = Array.from({ length: 20 }, () => ({ id: `d${Math.floor(rand() * 80)}`, text: text() }));
+      // an upsert may move a document to another group
+      const docs = Array.from({ length: 20 }, () => ({ id: `d${Math.floor(rand() * 80)}`, text: text(), group: `g${Math.floor(rand() * 3)}` }));
       index.upsert(docs);
-      docs.forEach((d) => live.set(d.id, d.text));
+      docs.forEach((d) => live.set(d.id, d));
       const gone = Array.from({ length: 15 }, () => `d${Math.floor(rand() * 80)}`);
       index.remove(gone);
       gone.forEach((id) => live.delete(id));
     }
-    const fresh = new KeywordIndex([...live].map(([id, t]) => ({ id, text: t })));
+    const fresh = new KeywordIndex(live.values());
     expect(index.size).toBe(live.size);
     for (const q of ['alpha', 'beta gamma', 'mu kappa eta', 'theta']) {
-      const a = index.search(q, { limit: 10 });
-      const b = fresh.search(q, { limit: 10 });
-      expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
-      a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 9));
+      for (const groups of [undefined, ['g0'], ['g1', 'g2']]) {
+        const a = index.search(q, { limit: 10, groups });
+        const b = fresh.search(q, { limit: 10, groups });
+        expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
+        a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 9));
+        if (groups) expect(a.every((h) => groups.includes(live.get(h.id)!.group))).toBe(true);
+      }
     }
   });
 });
@@ -107,6 +128,7 @@ describe('structures held in memory follow the writes', () => {
       expect(columns.has('s5')).toBe(false);
       for (const q of ['zephyr gateway', 'quokka nightly', 'refresh tokens must be idempotent', 'cache eviction']) {
         expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
+        expect(keywords.search(q, { limit: 10, groups: ['synthetic'] })).toEqual(freshKeywords.search(q, { limit: 10, groups: ['synthetic'] }));
       }
       expect(keywords.search('zephyr', { limit: 5 }).map((h) => h.id).sort()).toEqual(['new', 's3']);
       // the name index too: the task names the new entry and the renamed one by their new titles

@@ -3,7 +3,10 @@ import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { Hit } from './candidate.js';
 
-/** BM25 hits over title, aliases and content (the in-memory KeywordIndex), filter applied before the limit; ids and scores. */
+/**
+ * BM25 hits over title, aliases and content (the in-memory KeywordIndex), filter applied before the
+ * limit, term weights from the cores searched; ids and scores.
+ */
 export async function keywordCandidates(
   stores: Stores,
   query: string,
@@ -12,7 +15,7 @@ export async function keywordCandidates(
   throwIfAborted(opts.signal);
   const [index, columns] = await Promise.all([stores.keywords(), stores.columns()]);
   throwIfAborted(opts.signal);
-  const hits = index.search(keywordQuery(query), { limit: opts.limit, accept: columns.matcher(opts.filter) });
+  const hits = index.search(keywordQuery(query), { limit: opts.limit, groups: opts.filter.cores, accept: columns.matcher(opts.filter) });
   const best = hits[0]?.score || 1;
   return hits.map((h, i) => ({ id: h.id, similarity: 0, why: [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }] }));
 }

@@ -256,7 +256,7 @@ export class Stores {
       async () => new KeywordIndex(await this.table.searchTexts()),
       (index, change) => {
         index.remove(change.deleted);
-        index.upsert(change.upserted.map((s) => ({ id: s.entry.id, text: searchText(s.entry) })));
+        index.upsert(change.upserted.map((s) => ({ id: s.entry.id, text: searchText(s.entry), group: s.entry.coreId })));
       },
     );
   }

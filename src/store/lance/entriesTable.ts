@@ -7,6 +7,7 @@ import { MemcoreError } from '../../model/errors.js';
 import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
 import { plainRows } from './plainRows.js';
 import type { EntryColumnRow } from '../resident/entryColumns.js';
+import type { KeywordDocument } from '../resident/keywordIndex.js';
 
 interface ColumnLayout {
   name: string;
@@ -290,14 +291,15 @@ export class EntriesTable {
     return { rows, vectors };
   }
 
-  /** Id and search text (title, aliases, content) of every entry, for the keyword index. */
-  async searchTexts(): Promise<{ id: string; text: string }[]> {
-    const result = await this.table.query().select(['id', SEARCH_TEXT]).toArrow();
-    const out: { id: string; text: string }[] = [];
+  /** Id, search text (title, aliases, content) and core of every entry, for the keyword index. */
+  async searchTexts(): Promise<KeywordDocument[]> {
+    const result = await this.table.query().select(['id', 'core_id', SEARCH_TEXT]).toArrow();
+    const out: KeywordDocument[] = [];
     for (const batch of result.batches) {
       const ids = batch.getChild('id')!;
+      const cores = batch.getChild('core_id')!;
       const texts = batch.getChild(SEARCH_TEXT)!;
-      for (let i = 0; i < batch.numRows; i++) out.push({ id: ids.get(i) as string, text: texts.get(i) as string });
+      for (let i = 0; i < batch.numRows; i++) out.push({ id: ids.get(i) as string, text: texts.get(i) as string, group: cores.get(i) as string });
     }
     return out;
   }

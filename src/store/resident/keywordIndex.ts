@@ -73,6 +73,16 @@ class Postings {
   }
 }
 
+/** A document: its id, its text, and the group (memory core) whose statistics a scoped search uses. */
+export interface KeywordDocument {
+  id: string;
+  text: string;
+  group?: string;
+}
+
+/** Groups are at most 2^26 and terms fewer than 2^26: a (group, term) pair is one safe integer key. */
+const GROUP_KEY = 2 ** 26;
+
 /**
  * BM25 over every entry's title, aliases and content, in memory. LanceDB's full-text search costs
  * ~9 ms a query at 100K entries and its index must be refreshed after every write (22 s of a 55 s
@@ -80,12 +90,25 @@ class Postings {
  * postings of its few terms in typed arrays. Loaded from the table's `search_text` column, then
  * kept in step by this process's writes (Stores.derived). Removed documents leave dead postings
  * behind until they outnumber the live ones, when the postings are rebuilt from the live documents.
+ *
+ * A search scoped to some groups (the memory cores a query filters to) weighs its terms by their
+ * document frequency within those groups, as an index of just those cores would: a word common in
+ * one core and rare elsewhere, such as a speaker's name in a conversation or a project's own
+ * jargon, says little inside that core. Measured on LoCoMo (one core per conversation, queries
+ * scoped to theirs): context R@5/10 58.8/72.6 → 61.0/74.3.
  */
 export class KeywordIndex {
   private readonly termIds = new Map<string, number>();
   private postings: Postings[] = [];
   /** Per term: live documents holding it. */
   private readonly documentFrequency: number[] = [];
+  private readonly groupIds = new Map<string, number>();
+  /** Per group: live documents. */
+  private readonly groupSizes: number[] = [];
+  /** Per (group, term) pair, key group·2^26 + term: live documents of the group holding the term. */
+  private readonly groupFrequency = new Map<number, number>();
+  /** Per slot: its document's group. */
+  private groupOf = new Int32Array(0);
   private readonly slotOf = new Map<string, number>();
   /** Per slot: the entry id (undefined once removed), its length in terms, its distinct terms and counts. */
   private readonly ids: (string | undefined)[] = [];
@@ -101,7 +124,7 @@ export class KeywordIndex {
   /** Scores per slot during a search, kept between searches (cleared through the touched list). */
   private scratch = new Float64Array(0);
 
-  constructor(documents: Iterable<{ id: string; text: string }> = []) {
+  constructor(documents: Iterable<KeywordDocument> = []) {
     this.upsert(documents);
   }
 
@@ -110,8 +133,8 @@ export class KeywordIndex {
   }
 
   /** Adds documents, replacing any with the same id. */
-  upsert(documents: Iterable<{ id: string; text: string }>): void {
-    for (const { id, text } of documents) {
+  upsert(documents: Iterable<KeywordDocument>): void {
+    for (const { id, text, group = '' } of documents) {
       if (this.slotOf.has(id)) this.remove([id]);
       const terms = analyze(text);
       const termIds = new Uint32Array(terms.length);
@@ -141,11 +164,23 @@ export class KeywordIndex {
       this.ids.push(id);
       this.lengths = grown(this.lengths, slot + 1, (n) => new Uint32Array(n));
       this.lengths[slot] = terms.length;
+      let groupId = this.groupIds.get(group);
+      if (groupId === undefined) {
+        groupId = this.groupSizes.length;
+        if (groupId >= GROUP_KEY) throw new RangeError(`a keyword index holds at most ${GROUP_KEY} groups`);
+        this.groupIds.set(group, groupId);
+        this.groupSizes.push(0);
+      }
+      this.groupOf = grown(this.groupOf, slot + 1, (n) => new Int32Array(n));
+      this.groupOf[slot] = groupId;
+      this.groupSizes[groupId]!++;
       this.documentTerms.push(termIds.slice(0, distinct));
       this.documentCounts.push(counts.slice(0, distinct));
       for (let i = 0; i < distinct; i++) {
         this.postings[termIds[i]!]!.push(slot, counts[i]!);
         this.documentFrequency[termIds[i]!]!++;
+        const key = groupId * GROUP_KEY + termIds[i]!;
+        this.groupFrequency.set(key, (this.groupFrequency.get(key) ?? 0) + 1);
       }
       this.totalLength += terms.length;
       this.livePostings += distinct;
@@ -160,7 +195,15 @@ export class KeywordIndex {
       this.slotOf.delete(id);
       this.ids[slot] = undefined;
       const terms = this.documentTerms[slot]!;
-      for (const termId of terms) this.documentFrequency[termId]!--;
+      const groupId = this.groupOf[slot]!;
+      this.groupSizes[groupId]!--;
+      for (const termId of terms) {
+        this.documentFrequency[termId]!--;
+        const key = groupId * GROUP_KEY + termId;
+        const left = this.groupFrequency.get(key)! - 1;
+        if (left > 0) this.groupFrequency.set(key, left);
+        else this.groupFrequency.delete(key);
+      }
       this.totalLength -= this.lengths[slot]!;
       this.livePostings -= terms.length;
       this.deadPostings += terms.length;
@@ -196,10 +239,13 @@ export class KeywordIndex {
 
   /**
    * The best `limit` documents for the query's terms by BM25 (k1 1.2, b 0.75), best first (ties by
-   * id), among those `accept` lets through: the limit counts only accepted documents.
+   * id), among those `accept` lets through: the limit counts only accepted documents. With `groups`,
+   * only documents of those groups are scored, and term weights (idf) come from them alone; the
+   * average document length stays the whole index's.
    */
-  search(query: string, opts: { limit: number; accept?: (id: string) => boolean }): { id: string; score: number }[] {
-    const live = this.slotOf.size;
+  search(query: string, opts: { limit: number; groups?: readonly string[]; accept?: (id: string) => boolean }): { id: string; score: number }[] {
+    const scope = this.scope(opts.groups);
+    const live = scope ? scope.size : this.slotOf.size;
     if (live === 0 || opts.limit <= 0) return [];
     const norms = this.norms();
     if (this.scratch.length < this.ids.length) this.scratch = new Float64Array(Math.max(this.ids.length, this.scratch.length * 2));
@@ -208,7 +254,7 @@ export class KeywordIndex {
     for (const t of new Set(analyze(query))) {
       const termId = this.termIds.get(t);
       if (termId === undefined) continue;
-      const n = this.documentFrequency[termId]!;
+      const n = scope ? scope.groups.reduce((sum, g) => sum + (this.groupFrequency.get(g * GROUP_KEY + termId) ?? 0), 0) : this.documentFrequency[termId]!;
       if (n > 0) terms.push({ idf: Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1), postings: this.postings[termId]! });
     }
     // Common terms touch much of the corpus: then a sweep over all slots beats keeping a touched list.
@@ -220,6 +266,7 @@ export class KeywordIndex {
         const slot = slots[i]!;
         const norm = norms[slot]!;
         if (norm === 0) continue; // removed
+        if (scope && !scope.member[this.groupOf[slot]!]) continue;
         const tf = counts[i]!;
         if (!dense && scores[slot] === 0) touched.push(slot);
         scores[slot]! += (idf * tf) / (tf + norm);
@@ -239,6 +286,20 @@ export class KeywordIndex {
     if (dense) scores.fill(0, 0, this.ids.length);
     else for (const slot of touched) scores[slot] = 0;
     return result;
+  }
+
+  /** The groups a search is scoped to, or undefined when they hold every live document (the statistics are then the index's own). */
+  private scope(groups: readonly string[] | undefined): { groups: number[]; member: Uint8Array; size: number } | undefined {
+    if (!groups) return undefined;
+    const ids = [...new Set(groups)].flatMap((g) => {
+      const id = this.groupIds.get(g);
+      return id === undefined ? [] : [id];
+    });
+    const size = ids.reduce((sum, g) => sum + this.groupSizes[g]!, 0);
+    if (size === this.slotOf.size && size > 0) return undefined;
+    const member = new Uint8Array(this.groupSizes.length);
+    for (const g of ids) member[g] = 1;
+    return { groups: ids, member, size };
   }
 
   /**
