@@ -1,3 +1,5 @@
+import { MatrixKernel } from './matrixKernel.js';
+
 /**
  * The small search vector (`vector_small`) and how it is derived from the full one, locally (never
  * a second model call): the renormalised prefix for models trained for truncation, or a PCA
@@ -24,36 +26,21 @@ function normalizeInPlace(v: Float32Array): Float32Array {
   return v;
 }
 
-/** A PCA projection's components as one flat typed matrix, made once per projection object. */
-const flatComponents = new WeakMap<object, { rows: Float32Array; mean: Float32Array }>();
+/** A PCA projection's components as a kernel, and the components times the mean, made once per projection object. */
+const kernels = new WeakMap<object, { components: MatrixKernel; centre: Float32Array }>();
 
 /** The small vector of a full one under a projection, unit length. */
 export function project(full: Float32Array, projection: Projection): Float32Array {
   if (projection.kind === 'prefix') return normalizeInPlace(full.slice(0, projection.dimensions));
-  let flat = flatComponents.get(projection);
-  if (!flat) {
-    flat = { rows: Float32Array.from(projection.components.flat()), mean: Float32Array.from(projection.mean) };
-    flatComponents.set(projection, flat);
+  let kernel = kernels.get(projection);
+  if (!kernel) {
+    const components = new MatrixKernel(projection.components.flat(), projection.components.length, projection.mean.length);
+    kernel = { components, centre: components.apply(projection.mean) };
+    kernels.set(projection, kernel);
   }
-  // Ingest projects every entry: typed rows, the input centred once and four sums in flight are ~2.3× faster than number[][].
-  const d = flat.mean.length;
-  const centred = new Float32Array(d);
-  for (let i = 0; i < d; i++) centred[i] = full[i]! - flat.mean[i]!;
-  const k = projection.components.length;
-  const out = new Float32Array(k);
-  const rows = flat.rows;
-  for (let r = 0; r < k; r++) {
-    const row = rows.subarray(r * d, (r + 1) * d);
-    let a = 0, b = 0, c = 0, e = 0, i = 0;
-    for (; i + 3 < d; i += 4) {
-      a += row[i]! * centred[i]!;
-      b += row[i + 1]! * centred[i + 1]!;
-      c += row[i + 2]! * centred[i + 2]!;
-      e += row[i + 3]! * centred[i + 3]!;
-    }
-    for (; i < d; i++) a += row[i]! * centred[i]!;
-    out[r] = a + b + c + e;
-  }
+  // C·(x − mean) as C·x − C·mean: the input goes to the kernel as it is.
+  const out = kernel.components.apply(full);
+  for (let r = 0; r < out.length; r++) out[r]! -= kernel.centre[r]!;
   return normalizeInPlace(out);
 }
 
@@ -96,7 +83,8 @@ function orthonormalizeRows(q: Float64Array, k: number, d: number, rand: () => n
 /**
  * Fits a k-dimensional PCA subspace by subspace iteration on the covariance of (a sample of) the
  * vectors. Cosine similarity after projection does not depend on the basis chosen inside the
- * subspace, so the basis is left unsorted. Cost O(n·d² + iterations·k·d²); n is capped by `sample`.
+ * subspace, so the basis is left unsorted. Cost O(n·d² + iterations·k·d²), the products in
+ * WebAssembly SIMD (MatrixKernel); n is capped by `sample`.
  */
 export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: number; iterations?: number; seed?: number } = {}): Projection {
   if (vectors.length === 0) throw new Error('cannot fit a projection on no vectors');
@@ -110,33 +98,23 @@ export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: numb
   for (const v of sample) for (let i = 0; i < d; i++) mean[i]! += v[i]!;
   for (let i = 0; i < d; i++) mean[i]! /= sampleSize;
 
-  // Covariance (flat d × d): upper triangle, then mirrored.
-  const cov = new Float64Array(d * d);
-  const centred = new Float64Array(d);
-  for (const v of sample) {
-    for (let i = 0; i < d; i++) centred[i] = v[i]! - mean[i]!;
-    for (let i = 0; i < d; i++) {
-      const ci = centred[i]!;
-      if (ci === 0) continue;
-      const row = i * d;
-      for (let j = i; j < d; j++) cov[row + j]! += ci * centred[j]!;
-    }
-  }
-  for (let i = 0; i < d; i++) for (let j = i + 1; j < d; j++) cov[j * d + i] = cov[i * d + j]!;
+  // Covariance (d × d, unscaled: the scale does not move the eigenvectors), row i being the
+  // centred data's transpose times its own row i.
+  const transposed = new Float32Array(d * sampleSize);
+  sample.forEach((v, s) => {
+    for (let i = 0; i < d; i++) transposed[i * sampleSize + s] = v[i]! - mean[i]!;
+  });
+  const data = new MatrixKernel(transposed, d, sampleSize);
+  const cov = new Float32Array(d * d);
+  for (let i = 0; i < d; i++) data.applyOwnRow(i, cov.subarray(i * d, (i + 1) * d));
+  const covariance = new MatrixKernel(cov, d, d);
 
   let q = Float64Array.from({ length: k * d }, () => rand() - 0.5);
   orthonormalizeRows(q, k, d, rand);
   const next = new Float64Array(k * d);
+  const row = new Float32Array(d);
   for (let it = 0; it < (opts.iterations ?? 10); it++) {
-    for (let r = 0; r < k; r++) {
-      const or = r * d;
-      for (let i = 0; i < d; i++) {
-        const oi = i * d;
-        let dot = 0;
-        for (let j = 0; j < d; j++) dot += cov[oi + j]! * q[or + j]!;
-        next[or + i] = dot;
-      }
-    }
+    for (let r = 0; r < k; r++) next.set(covariance.apply(q.subarray(r * d, (r + 1) * d), row), r * d);
     q.set(next);
     orthonormalizeRows(q, k, d, rand);
   }

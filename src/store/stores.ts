@@ -43,6 +43,12 @@ interface Derived<T> {
   follow?: (value: T, change: StoreChange) => void;
 }
 
+/** Waits for every promise, then throws the first failure: no write is still running when a caller sees the error. */
+async function settleAll(promises: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
 /** One write, as the journal records it. */
 export type WriteIntent =
   | {
@@ -201,10 +207,13 @@ export class Stores {
       // A replay may find the appended rows already written: merge everything then.
       const newIds = intent.newIds && !opts.replay ? new Set(intent.newIds) : undefined;
       const upserted = intent.entries.map(reviveStored);
-      await this.table.upsert(upserted, { newIds });
-        // Rows first, then the projection file, as in refitProjection; a replay writes both again.
-      if (intent.projection) await this.saveProjection(intent.projection);
-      await this.graph.write(intent.graph);
+      // The two stores are written at once (their native writers run on other threads): the
+      // journal, not the order, keeps them in step. Rows before the projection file, as in
+      // refitProjection; a replay writes both again.
+      await settleAll([
+        this.table.upsert(upserted, { newIds }).then(() => intent.projection && this.saveProjection(intent.projection)),
+        this.graph.write(intent.graph),
+      ]);
       return { upserted, deleted: [] };
     }
     await this.table.delete(intent.ids);

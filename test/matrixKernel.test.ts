@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { MatrixKernel } from '../src/embed/matrixKernel.js';
+import { fitPca, mulberry32, project } from '../src/embed/matryoshka.js';
+
+const random = (n: number, rand: () => number) => Float32Array.from({ length: n }, () => rand() - 0.5);
+
+function reference(matrix: Float32Array, rows: number, columns: number, x: ArrayLike<number>): number[] {
+  return Array.from({ length: rows }, (_, r) => {
+    let sum = 0;
+    for (let c = 0; c < columns; c++) sum += matrix[r * columns + c]! * x[c]!;
+    return sum;
+  });
+}
+
+describe('matrix kernel (WebAssembly SIMD)', () => {
+  it('multiplies like a float64 loop, for widths that are and are not a multiple of eight', () => {
+    const rand = mulberry32(3);
+    for (const [rows, columns] of [[1, 1], [3, 5], [16, 8], [7, 13], [128, 512], [40, 1001]] as const) {
+      const matrix = random(rows * columns, rand);
+      for (let t = 0; t < 3; t++) {
+        const x = random(columns, rand);
+        const got = new MatrixKernel(matrix, rows, columns).apply(x);
+        const want = reference(matrix, rows, columns, x);
+        got.forEach((v, r) => expect(v, `${rows}×${columns} row ${r}`).toBeCloseTo(want[r]!, 4));
+        // a float64 input is converted on the way in
+        expect(Array.from(new MatrixKernel(matrix, rows, columns).apply(Float64Array.from(x)))).toEqual(Array.from(got));
+      }
+    }
+  });
+
+  it('multiplies by its own rows (a Gram matrix of the transpose) and rejects wrong shapes', () => {
+    const rand = mulberry32(5);
+    const matrix = random(6 * 11, rand);
+    const kernel = new MatrixKernel(matrix, 6, 11);
+    for (let r = 0; r < 6; r++) {
+      const want = reference(matrix, 6, 11, matrix.subarray(r * 11, (r + 1) * 11));
+      kernel.applyOwnRow(r).forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
+    }
+    expect(() => new MatrixKernel(matrix, 6, 10)).toThrow(/66 values, not 6 × 10/);
+    expect(() => kernel.apply(new Float32Array(10))).toThrow(/10 values/);
+    expect(() => kernel.applyOwnRow(6)).toThrow(/no row 6/);
+  });
+
+  it('fits a PCA that finds the subspace the data varies in, and projects onto it', () => {
+    // 64-d data that varies along 4 directions only (plus tiny noise): the fitted 4-d projection keeps every cosine
+    const rand = mulberry32(9);
+    const basis = Array.from({ length: 4 }, () => random(64, rand));
+    const data = Array.from({ length: 300 }, () => {
+      const w = random(4, rand);
+      return Float32Array.from({ length: 64 }, (_, i) => basis.reduce((s, b, j) => s + w[j]! * b[i]!, 0) + (rand() - 0.5) * 1e-4);
+    });
+    const projection = fitPca(data, 4);
+    const mean = projection.kind === 'pca' ? projection.mean : [];
+    const centred = (v: Float32Array) => Float32Array.from(v, (x, i) => x - mean[i]!);
+    const cos = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+      let d = 0, na = 0, nb = 0;
+      for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
+      return d / Math.sqrt(na * nb);
+    };
+    for (let i = 0; i < 20; i++) {
+      const [a, b] = [data[i]!, data[i + 20]!];
+      expect(cos(project(a, projection), project(b, projection))).toBeCloseTo(cos(centred(a), centred(b)), 3);
+    }
+  });
+});
