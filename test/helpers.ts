@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import type { Embedder } from '../src/index.js';
 
 export const EXAMPLE_FILE = fileURLToPath(new URL('../examples/memory/orders-api.yaml', import.meta.url));
@@ -11,6 +11,18 @@ const dirs: string[] = [];
 afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
+
+const fileDirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(fileDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+/** A fresh folder kept for the tests of one file (a store built once and opened by several), removed after them. */
+export async function tempDirForFile(prefix = 'memcore-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  fileDirs.push(dir);
+  return dir;
+}
 
 /** A fresh folder, removed after the test. */
 export async function tempDir(prefix = 'memcore-test-'): Promise<string> {

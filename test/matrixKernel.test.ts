@@ -41,6 +41,26 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
     expect(() => kernel.applyOwnRow(6)).toThrow(/no row 6/);
   });
 
+  it('appends and replaces rows after construction, growing its memory past the first page', () => {
+    const rand = mulberry32(7);
+    const columns = 100; // 104 floats a row padded: 2,000 rows span several 64 KiB pages
+    const kernel = new MatrixKernel(new Float32Array(0), 0, columns, 4);
+    const matrix = random(2_000 * columns, rand);
+    for (let r = 0; r < 2_000; r++) kernel.setRow(r, matrix.subarray(r * columns, (r + 1) * columns));
+    expect(kernel.rows).toBe(2_000);
+    const x = random(columns, rand);
+    let want = reference(matrix, 2_000, columns, x);
+    kernel.apply(x).forEach((v, r) => expect(v, `row ${r}`).toBeCloseTo(want[r]!, 4));
+    // replacing a row, with a scale, changes that row's product only
+    const row = random(columns, rand);
+    kernel.setRow(17, row, 0.5);
+    matrix.set(row.map((v) => v * 0.5), 17 * columns);
+    want = reference(matrix, 2_000, columns, x);
+    kernel.apply(x).forEach((v, r) => expect(v, `row ${r}`).toBeCloseTo(want[r]!, 4));
+    expect(() => kernel.setRow(2_001, row)).toThrow(/past the 2000 rows/);
+    expect(() => kernel.setRow(0, row.subarray(1))).toThrow(/99 values/);
+  });
+
   it('fits a PCA that finds the subspace the data varies in, and projects onto it', () => {
     // 64-d data that varies along 4 directions only (plus tiny noise): the fitted 4-d projection keeps every cosine
     const rand = mulberry32(9);

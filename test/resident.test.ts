@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory } from '../src/index.js';
 import { NameIndex } from '../src/retrieve/mentionCandidates.js';
-import { EntryColumns } from '../src/store/resident/entryColumns.js';
+import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
+import { entryRecord } from '../src/store/resident/entryRecord.js';
 import { analyze, KeywordIndex } from '../src/store/resident/keywordIndex.js';
 import type { Stores } from '../src/store/stores.js';
 import { syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
@@ -73,6 +74,47 @@ describe('keyword index (BM25 in memory)', () => {
       }
     }
   });
+
+  it('returns exactly the BM25 top k of a brute-force reference, ties by id, for rare and for common terms', () => {
+    // Four words in most documents (a sweep over every slot) and rarer ones (a list of touched slots)
+    const words = ['common', 'usual', 'frequent', 'everywhere', 'rare', 'scarce', 'odd'];
+    let seed = 11;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const docs = Array.from({ length: 3000 }, (_, i) => ({
+      id: `d${String(i).padStart(4, '0')}`,
+      // duplicated texts make exact ties, which the id must break
+      text: Array.from({ length: 2 + Math.floor(rand() * 6) }, () => words[Math.floor(rand() ** 0.3 * words.length)]).join(' '),
+    }));
+    const index = new KeywordIndex(docs);
+    const terms = docs.map((d) => analyze(d.text));
+    const average = terms.reduce((sum, t) => sum + t.length, 0) / docs.length;
+    const documentFrequency = (t: string) => terms.filter((ts) => ts.includes(t)).length;
+    const reference = (query: string, accept: (id: string) => boolean, limit: number) => {
+      const q = [...new Set(analyze(query))];
+      const df = new Map(q.map((t) => [t, documentFrequency(t)]));
+      return docs
+        .map((d, i) => ({
+          id: d.id,
+          score: q.reduce((sum, t) => {
+            const tf = terms[i]!.filter((x) => x === t).length;
+            const n = df.get(t)!;
+            const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)) * 2.2;
+            return tf === 0 ? sum : sum + (idf * tf) / (tf + 1.2 * (0.25 + (0.75 * terms[i]!.length) / average));
+          }, 0),
+        }))
+        .filter((h) => h.score > 0 && accept(h.id))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+        .slice(0, limit);
+    };
+    for (const query of ['common usual', 'frequent everywhere common', 'rare', 'odd scarce', 'common rare']) {
+      for (const [accept, limit] of [[() => true, 25], [(id: string) => id.endsWith('7'), 10], [(id: string) => id < 'd0100', 200]] as const) {
+        const got = index.search(query, { limit, accept });
+        const want = reference(query, accept, limit);
+        expect(got.map((h) => h.id), query).toEqual(want.map((h) => h.id));
+        got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 4));
+      }
+    }
+  });
 });
 
 describe('entry columns', () => {
@@ -90,6 +132,64 @@ describe('entry columns', () => {
     const large = new EntryColumns(2, Array.from({ length: 50_000 }, (_, i) => row(i)), new Float32Array(100_000).fill(1));
     expect(large.passRate({ cores: ['a'] }, 1000)).toBeCloseTo(0.3, 1);
     expect(new EntryColumns(2).passRate({})).toBe(0);
+  });
+
+  it('held whole: scan the small vectors for the exact nearest that pass the filter, read entries, and stop holding past the limit', () => {
+    let seed = 5;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647 - 0.5;
+    const entry = (i: number, core = i % 3 === 0 ? 'a' : 'b') => ({
+      id: `e${i}`, coreId: core, title: `entry ${i}`, aliases: [], content: `text "${i}" \\ ü`, entryType: 'lesson', confidence: 'medium' as const,
+      importance: 5, tags: [], source: null, sensitivity: 'public' as const, createdAt: new Date(1000 + i), updatedAt: new Date(2000 + i),
+      validFrom: null, validTo: i === 7 ? new Date(3000) : null, contentHash: `h${i}`,
+    });
+    const small = new Map<string, Float32Array>();
+    const smallOf = (id: string) => {
+      const v = Float32Array.from({ length: 12 }, rand);
+      small.set(id, v);
+      return v;
+    };
+    const entries = Array.from({ length: 300 }, (_, i) => entry(i));
+    const smallVectors = new Float32Array(300 * 12);
+    entries.forEach((e, i) => smallVectors.set(smallOf(e.id), i * 12));
+    const columns = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
+      maxEntries: 400, smallDimensions: 12, smallVectors, records: entries.map(entryRecord),
+    });
+    const live = new Map(entries.map((e) => [e.id, e]));
+    const heldOf = (batch: ReturnType<typeof entry>[]) => (i: number) => ({ vectorSmall: smallOf(batch[i]!.id), record: entryRecord(batch[i]!) });
+    // replacements (one moves core), additions past the first capacity, removals
+    const batch = [entry(3, 'b'), ...Array.from({ length: 60 }, (_, i) => entry(300 + i))];
+    columns.upsert(batch.map(columnRow), () => new Float32Array(4).fill(1), heldOf(batch));
+    batch.forEach((e) => live.set(e.id, e));
+    columns.remove(['e10', 'e11', 'e301']);
+    ['e10', 'e11', 'e301'].forEach((id) => live.delete(id));
+    const cos = (a: Float32Array, b: Float32Array) => {
+      let d = 0, na = 0, nb = 0;
+      for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
+      return d / Math.sqrt(na * nb);
+    };
+    for (const filter of [{}, { cores: ['a'] }, { validAt: new Date(5000) }, { cores: ['zzz'] }]) {
+      for (let q = 0; q < 5; q++) {
+        const query = Float32Array.from({ length: 12 }, rand);
+        const want = [...live.values()]
+          .filter((e) => (!filter.cores || filter.cores.includes(e.coreId)) && (!filter.validAt || e.validTo === null))
+          .map((e) => ({ id: e.id, similarity: cos(query, small.get(e.id)!) }))
+          .sort((a, b) => b.similarity - a.similarity)
+          .slice(0, 20);
+        const got = columns.nearestSmall(query, filter, 20)!;
+        expect(got.map((h) => h.id), JSON.stringify(filter)).toEqual(want.map((h) => h.id));
+        got.forEach((h, i) => expect(h.similarity).toBeCloseTo(want[i]!.similarity, 5));
+      }
+    }
+    expect(columns.nearestSmall(new Float32Array(12), {}, 5)).toBeUndefined(); // no direction
+    expect(columns.entries(['e3', 'e10', 'e359', 'nope', 'e7'])).toEqual([live.get('e3'), live.get('e359'), entry(7)]);
+    expect(columns.entries(['e3'])![0]!.coreId).toBe('b');
+    // past maxEntries (400) the store is no longer held: both answer undefined, the columns still serve
+    const more = Array.from({ length: 50 }, (_, i) => entry(400 + i));
+    columns.upsert(more.map(columnRow), () => new Float32Array(4).fill(1), heldOf(more));
+    expect(columns.holdsEntries).toBe(false);
+    expect(columns.nearestSmall(Float32Array.from({ length: 12 }, rand), {}, 5)).toBeUndefined();
+    expect(columns.entries(['e3'])).toBeUndefined();
+    expect(columns.has('e449')).toBe(true);
   });
 });
 
@@ -112,8 +212,9 @@ describe('structures held in memory follow the writes', () => {
       const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
       expect(columns).toBe(loaded[0]); // followed in place, not reloaded
       expect(keywords).toBe(loaded[1]);
-      const { rows, vectors } = await stores.table.columnRows(64);
-      const freshColumns = new EntryColumns(64, rows, vectors);
+      const smallDimensions = stores.meta.smallDimensions;
+      const { rows, vectors, smallVectors, records } = await stores.table.columnRows(64, { smallDimensions });
+      const freshColumns = new EntryColumns(64, rows, vectors, { maxEntries: 1000, smallDimensions, smallVectors: smallVectors!, records: records! });
       const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
       const freshNames = new NameIndex(await stores.table.names());
       const ids = [...rows.map((r) => r.id), 's5', 's6'];
@@ -126,6 +227,12 @@ describe('structures held in memory follow the writes', () => {
         expect(columns.similarity(id, query)).toEqual(freshColumns.similarity(id, query));
       }
       expect(columns.has('s5')).toBe(false);
+      // held whole: the same entries (as LanceDB reads them) and the same small-vector neighbours
+      expect(columns.holdsEntries).toBe(true);
+      expect(columns.entries(ids)).toEqual(freshColumns.entries(ids));
+      expect(columns.entries(['new', 's3'])).toEqual((await stores.table.read({ ids: ['new', 's3'] })).map((r) => r.entry).sort((a, b) => (a.id === 'new' ? -1 : b.id === 'new' ? 1 : 0)));
+      const querySmall = Float32Array.from({ length: smallDimensions }, (_, i) => Math.cos(i));
+      for (const filter of [{}, { cores: ['moved'] }]) expect(columns.nearestSmall(querySmall, filter, 20)).toEqual(freshColumns.nearestSmall(querySmall, filter, 20));
       for (const q of ['zephyr gateway', 'quokka nightly', 'refresh tokens must be idempotent', 'cache eviction']) {
         expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
         expect(keywords.search(q, { limit: 10, groups: ['synthetic'] })).toEqual(freshKeywords.search(q, { limit: 10, groups: ['synthetic'] }));

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { keywordQuery } from '../src/retrieve/keywordCandidates.js';
-import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
+import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
-describe('two-stage Matryoshka search (local model, fitted PCA projection)', () => {
+// Stage 1 runs in memory while the store is held whole (default), and in LanceDB past residentMaxEntries (0 here).
+describe.each([['held in memory', {}], ['LanceDB', { residentMaxEntries: 0 }]] as const)('two-stage Matryoshka search, stage 1 %s (local model, fitted PCA projection)', (_, resident) => {
   it('returns the same top-10 as an exact full-dimension search', async () => {
     const dir = await tempDir();
-    const m = await openMemory({ path: dir });
+    const m = await openMemory({ path: dir, ...resident });
     try {
       await m.upsert(syntheticEntries(300));
       const queries = ['token refresh breaks when pods start', 'migrations and schema changes', 'payment retries by customers', 'disk full during backups', 'webhook timeouts', 'cookies expire', 'noon traffic spikes and rate limits', 'vendor api changes exports'];
@@ -17,30 +18,55 @@ describe('two-stage Matryoshka search (local model, fitted PCA projection)', () 
         expect(two.smallDimensions).toBe(128);
         expect(two.hits.map((h) => h.entry.id)).toEqual(exact);
       }
+      // more entries, then a refit on all of them: a projection unlike the one fitted on the first 300
+      await m.upsert(syntheticEntries(450).slice(300));
       const built = await m.index({ annMinRows: 1_000_000 });
-      expect(built).toMatchObject({ ann: false, projection: 'pca', rows: 300 });
+      expect(built).toMatchObject({ ann: false, projection: 'pca', rows: 450 });
       const after = await m.matryoshkaSearch(queries[0]!, { limit: 10 });
       expect(after.hits.map((h) => h.entry.id)).toEqual((await m.semanticSearch(queries[0]!, { limit: 10 })).map((h) => h.entry.id));
+      // the refit re-derived every small vector: the stage 1 in this process is the one a fresh open gives
+      const narrow = await Promise.all(queries.map((q) => m.matryoshkaSearch(q, { limit: 10, candidates: 12 })));
+      await m.close();
+      const reopened = await openMemory({ path: dir, ...resident });
+      try {
+        expect(narrow).toEqual(await Promise.all(queries.map((q) => reopened.matryoshkaSearch(q, { limit: 10, candidates: 12 }))));
+      } finally {
+        await reopened.close();
+      }
     } finally {
       await m.close();
     }
   });
 });
 
-describe('two-stage search under filters', () => {
-  // Stage 1 filters in memory when the filter lets most entries through, and pushes it down to
-  // LanceDB when it does not, or when too few of the unfiltered neighbours pass: either way the
-  // hits must be those of an exact search with the same filter.
-  it('returns what an exact filtered search returns, whether the filter is permissive, selective, or passes few of the nearest', async () => {
-    const m = await openMemory({ path: await tempDir() });
+/** ~12% of 1,000 entries (the refresh-token and session-cookie ones) in core b, the rest in a; every 20th with a rare tag. Ingested once, searched both ways. */
+let filteredStore: Promise<string> | undefined;
+function filteredStoreDir(): Promise<string> {
+  filteredStore ??= (async () => {
+    const dir = await tempDirForFile();
+    const m = await openMemory({ path: dir });
     try {
-      // ~12% of entries (the refresh-token and session-cookie ones) live in core b, the rest in a;
-      // every 20th carries a rare tag.
       await m.upsert(syntheticEntries(1000).map((e, i) => ({
         ...e,
         core_id: /refresh tokens|session cookies/.test(e.title) ? 'b' : 'a',
         tags: i % 20 === 0 ? ['rare'] : [],
       })));
+    } finally {
+      await m.close();
+    }
+    return dir;
+  })();
+  return filteredStore;
+}
+
+describe.each([['held in memory', {}], ['LanceDB', { residentMaxEntries: 0 }]] as const)('two-stage search under filters, stage 1 %s', (_, resident) => {
+  // In LanceDB, stage 1 filters in memory when the filter lets most entries through, and pushes it
+  // down when it does not, or when too few of the unfiltered neighbours pass; held in memory, the
+  // scan applies the filter itself. Either way the hits must be those of an exact search with the
+  // same filter.
+  it('returns what an exact filtered search returns, whether the filter is permissive, selective, or passes few of the nearest', async () => {
+    const m = await openMemory({ path: await filteredStoreDir(), ...resident });
+    try {
       const cases: [string, { cores?: string[]; tags?: string[] }, number][] = [
         ['webhook delivery needs a timeout', { cores: ['a'] }, 100], // 88% pass: filtered in memory
         ['refresh tokens and session cookies expire', { cores: ['a'] }, 100], // the nearest are mostly b's: pushed down after all

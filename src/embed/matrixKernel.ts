@@ -17,8 +17,9 @@
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => WasmModule;
   Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => { buffer: ArrayBuffer };
+  Memory: new (descriptor: { initial: number }) => WasmMemory;
 };
+type WasmMemory = { readonly buffer: ArrayBuffer; grow(pages: number): number };
 type WasmModule = { readonly wasmModule: unique symbol };
 
 const leb = (n: number): number[] => {
@@ -86,52 +87,90 @@ function assembleDots(): Uint8Array {
 /** Compiled once, instantiated per matrix (each has its own memory). */
 let dotsModule: WasmModule | undefined;
 
+const PAGE_BYTES = 65_536;
+
 /**
  * A matrix copied once into its own WebAssembly memory, then multiplied by many vectors. Rows are
  * stored padded to a multiple of eight floats; products are summed in f32 (within ~1e-6 of a
- * float64 sum for unit-scale vectors of a few hundred dimensions).
+ * float64 sum for unit-scale vectors of a few hundred dimensions). Rows can be set and appended
+ * after construction (`setRow`), so a matrix held in memory can follow writes.
+ *
+ * Memory layout, in floats: the vector multiplied (`stride`), then `capacity` rows, then one
+ * output value a row. Growing moves only the output, which is scratch.
  */
 export class MatrixKernel {
   private readonly stride: number;
-  private readonly memory: Float32Array;
+  private readonly wasmMemory: WasmMemory;
+  private memory: Float32Array;
   private readonly dots: (x: number, rows: number, k: number, rowBytes: number, out: number) => void;
-  private readonly xAt: number;
-  private readonly outAt: number;
+  private capacity: number;
+  private rowCount: number;
 
   /** `matrix` holds `rows` rows of `columns` values, row after row. */
-  constructor(matrix: ArrayLike<number>, readonly rows: number, readonly columns: number) {
+  constructor(matrix: ArrayLike<number>, rows: number, readonly columns: number, capacity = rows) {
     if (matrix.length !== rows * columns) throw new RangeError(`matrix has ${matrix.length} values, not ${rows} × ${columns}`);
     this.stride = Math.ceil(columns / 8) * 8;
-    const floats = rows * this.stride + this.stride + rows;
-    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((floats * 4) / 65_536)) });
+    this.capacity = Math.max(rows, capacity, 1);
+    this.wasmMemory = new WebAssembly.Memory({ initial: this.pagesFor(this.capacity) });
     dotsModule ??= new WebAssembly.Module(assembleDots());
-    const instance = new WebAssembly.Instance(dotsModule, { e: { m: memory } });
+    const instance = new WebAssembly.Instance(dotsModule, { e: { m: this.wasmMemory } });
     this.dots = instance.exports.dots as MatrixKernel['dots'];
-    this.memory = new Float32Array(memory.buffer);
+    this.memory = new Float32Array(this.wasmMemory.buffer);
+    this.rowCount = rows;
     for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < columns; c++) this.memory[r * this.stride + c] = matrix[r * columns + c]!;
+      for (let c = 0; c < columns; c++) this.memory[this.rowAt(r) + c] = matrix[r * columns + c]!;
     }
-    this.xAt = rows * this.stride;
-    this.outAt = this.xAt + this.stride;
+  }
+
+  /** Rows held. */
+  get rows(): number {
+    return this.rowCount;
+  }
+
+  private pagesFor(capacity: number): number {
+    return Math.max(1, Math.ceil(((1 + capacity) * this.stride + capacity) * 4 / PAGE_BYTES));
+  }
+
+  private rowAt(r: number): number {
+    return (1 + r) * this.stride;
+  }
+
+  /**
+   * Sets row `r` to `values` times `scale`; `r` may be `rows`, which appends a row (the memory
+   * grows by doubling). Rows between are not allowed: every row held is one that was set.
+   */
+  setRow(r: number, values: ArrayLike<number>, scale = 1): void {
+    if (!(Number.isInteger(r) && r >= 0 && r <= this.rowCount)) throw new RangeError(`row ${r} is past the ${this.rowCount} rows held`);
+    if (values.length !== this.columns) throw new RangeError(`row has ${values.length} values, the matrix ${this.columns} columns`);
+    if (r === this.capacity) {
+      this.capacity *= 2;
+      const pages = this.pagesFor(this.capacity) - this.wasmMemory.buffer.byteLength / PAGE_BYTES;
+      if (pages > 0) this.wasmMemory.grow(pages);
+      this.memory = new Float32Array(this.wasmMemory.buffer);
+    }
+    const at = this.rowAt(r);
+    for (let c = 0; c < this.columns; c++) this.memory[at + c] = values[c]! * scale;
+    if (r === this.rowCount) this.rowCount++;
   }
 
   /** The matrix times `x` (length `columns`): one value a row. */
-  apply(x: ArrayLike<number>, out = new Float32Array(this.rows)): Float32Array {
+  apply(x: ArrayLike<number>, out: Float32Array = new Float32Array(this.rowCount)): Float32Array {
     if (x.length !== this.columns) throw new RangeError(`vector has ${x.length} values, the matrix ${this.columns} columns`);
-    if (x instanceof Float32Array) this.memory.set(x, this.xAt);
-    else for (let i = 0; i < this.columns; i++) this.memory[this.xAt + i] = x[i]!;
-    return this.run(this.xAt, out);
+    if (x instanceof Float32Array) this.memory.set(x, 0);
+    else for (let i = 0; i < this.columns; i++) this.memory[i] = x[i]!;
+    return this.run(0, out);
   }
 
   /** The matrix times its own row `r` (a row of a Gram or covariance matrix, from the data's transpose). */
-  applyOwnRow(r: number, out = new Float32Array(this.rows)): Float32Array {
-    if (!(r >= 0 && r < this.rows)) throw new RangeError(`no row ${r}`);
-    return this.run(r * this.stride, out);
+  applyOwnRow(r: number, out: Float32Array = new Float32Array(this.rowCount)): Float32Array {
+    if (!(r >= 0 && r < this.rowCount)) throw new RangeError(`no row ${r}`);
+    return this.run(this.rowAt(r), out);
   }
 
   private run(xAt: number, out: Float32Array): Float32Array {
-    this.dots(xAt * 4, 0, this.rows, this.stride * 4, this.outAt * 4);
-    out.set(this.memory.subarray(this.outAt, this.outAt + this.rows));
+    const outAt = this.rowAt(this.capacity);
+    this.dots(xAt * 4, this.rowAt(0) * 4, this.rowCount, this.stride * 4, outAt * 4);
+    out.set(this.memory.subarray(outAt, outAt + this.rowCount));
     return out;
   }
 }

@@ -50,6 +50,13 @@ export interface OpenMemoryOptions {
    * the model was trained for (e.g. 64, 128, 256 for nomic-embed-text).
    */
   smallDimensions?: number;
+  /**
+   * Stores of at most this many entries are held whole in memory once the first query loads them:
+   * stage 1 scans the small vectors there (exact, ~1 ms at 100K entries) and the bundle's entries
+   * are read from there, which keeps LanceDB for writes and for larger stores (IVF search, reads).
+   * Costs ~0.5 KB a held entry besides its text. Default 250,000; 0 always goes to LanceDB.
+   */
+  residentMaxEntries?: number;
   /** The chat model for `buildTaskContext(task, { llmFilter })`: connection options or a JsonChat. */
   llm?: LlmOptions | JsonChat;
 }
@@ -159,6 +166,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
       llm: chatObject ? undefined : options.llm,
       cache: options.cache,
       smallDimensions: options.smallDimensions,
+      residentMaxEntries: options.residentMaxEntries,
     },
     env,
     cwd: options.cwd,
@@ -169,7 +177,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
   if (!shared) {
-    shared = { stores: Stores.open(dir, embedder, { smallDimensions: config.smallDimensions }), engines: 0 };
+    shared = { stores: Stores.open(dir, embedder, { smallDimensions: config.smallDimensions, residentMaxEntries: config.residentMaxEntries }), engines: 0 };
     openStores.set(dir, shared);
     shared.stores.catch(() => openStores.delete(dir));
   }
@@ -190,6 +198,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
 interface ConfigValues {
   db: string;
   smallDimensions?: number;
+  residentMaxEntries: number;
   embedder: { provider: 'local' | 'openai' } & Partial<OpenAIEmbedderOptions>;
   llm?: Partial<LlmOptions>;
   cache: ContextCacheOptions;

@@ -1,6 +1,5 @@
 import { throwIfAborted } from '../model/errors.js';
-import type { ScoredEntry } from '../model/types.js';
-import type { EntriesTable } from '../store/lance/entriesTable.js';
+import type { MemoryEntry, ScoredEntry } from '../model/types.js';
 import { estimateTokens, type ScoredHit } from './score.js';
 
 /** Keeps the best entries that fit both limits, in score order (an entry too long for what is left is skipped). */
@@ -17,28 +16,28 @@ export function fitBudget(scored: ScoredEntry[], maxEntries: number, maxTokens: 
 }
 
 /**
- * Budget: reads the entries of the best scored hits from LanceDB, in score order, and keeps those
- * that fit `maxEntries` and `maxTokens`. Only what can make the bundle is read: the first
- * `maxEntries` hits, then (when a token budget skipped some, or a row has gone) twice as many of
- * the next, and so on. The hits passed the filter on the in-memory columns: the read is by id
- * alone (the filter's other terms cost ~1 ms more at 100K entries and would change nothing).
+ * Budget: reads the entries of the best scored hits (`read`: Stores.readEntries, from memory or
+ * LanceDB), in score order, and keeps those that fit `maxEntries` and `maxTokens`. Only what can
+ * make the bundle is read: the first `maxEntries` hits, then (when a token budget skipped some, or
+ * an entry has gone) twice as many of the next, and so on. The hits passed the filter on the
+ * in-memory columns: the read is by id alone.
  */
 export async function readWithinBudget(
-  table: EntriesTable,
+  read: (ids: string[]) => Promise<MemoryEntry[]>,
   scored: ScoredHit[],
   opts: { maxEntries: number; maxTokens?: number; signal?: AbortSignal },
 ): Promise<ScoredEntry[]> {
-  const read: ScoredEntry[] = [];
+  const found: ScoredEntry[] = [];
   let kept: ScoredEntry[] = [];
   for (let next = 0, round = opts.maxEntries; kept.length < opts.maxEntries && next < scored.length; next += round, round *= 2) {
     throwIfAborted(opts.signal);
     const batch = scored.slice(next, next + round);
-    const rows = new Map((await table.read({ ids: batch.map((s) => s.id) })).map((r) => [r.entry.id, r.entry]));
+    const rows = new Map((await read(batch.map((s) => s.id))).map((e) => [e.id, e]));
     for (const s of batch) {
       const entry = rows.get(s.id);
-      if (entry) read.push({ entry, score: s.score, similarity: s.similarity, why: s.why, tokens: estimateTokens(`${entry.title}\n${entry.content}`) });
+      if (entry) found.push({ entry, score: s.score, similarity: s.similarity, why: s.why, tokens: estimateTokens(`${entry.title}\n${entry.content}`) });
     }
-    kept = fitBudget(read, opts.maxEntries, opts.maxTokens);
+    kept = fitBudget(found, opts.maxEntries, opts.maxTokens);
   }
   throwIfAborted(opts.signal);
   return kept;

@@ -235,13 +235,13 @@ export async function buildTaskContext(
   lap('score');
   let entries: ScoredEntry[];
   if (o.llmFilter && chat) {
-    const offered = await readWithinBudget(stores.table, scored, { maxEntries: o.llmFilter.overRetrieve ?? 50, signal });
+    const offered = await readWithinBudget((ids) => stores.readEntries(ids), scored, { maxEntries: o.llmFilter.overRetrieve ?? 50, signal });
     const filtered = await filterByRelevance(chat, task, offered, { ...o.llmFilter, signal });
     entries = fitBudget(filtered.kept, o.maxEntries, o.maxTokens);
     notes.push(...filtered.notes);
     lap('llm');
   } else {
-    entries = await readWithinBudget(stores.table, scored, { maxEntries: o.maxEntries, maxTokens: o.maxTokens, signal });
+    entries = await readWithinBudget((ids) => stores.readEntries(ids), scored, { maxEntries: o.maxEntries, maxTokens: o.maxTokens, signal });
     lap('read');
   }
   const code = o.includeCode ? await attachCode(stores.graph, entries.map((s) => s.entry.id), signal) : { codeRefs: [], goldenPaths: [] };

@@ -11,12 +11,19 @@ import { Journal } from './journal/journal.js';
 import { EntriesTable, searchText, type StoredEntry } from './lance/entriesTable.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
 import { columnRow, EntryColumns } from './resident/entryColumns.js';
+import { entryRecord } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 
 const PROJECTION_FILE = 'projection.json';
 /** Below this many entries a fitted projection is not worth it; the prefix serves. */
 const AUTO_FIT_MIN_ROWS = 256;
+/**
+ * Default for `residentMaxEntries`. A held entry costs its small vector (512 bytes at 128-d) and
+ * its text; the scan of the small vectors grows with the store, ~1 ms per 100K entries, while
+ * LanceDB's IVF search grows with its square root (~3–4 ms at 100K).
+ */
+export const RESIDENT_MAX_ENTRIES = 250_000;
 
 type SerializedEntry = Omit<MemoryEntry, 'createdAt' | 'updatedAt' | 'validFrom' | 'validTo'> & {
   createdAt: string; updatedAt: string; validFrom: string | null; validTo: string | null;
@@ -96,6 +103,8 @@ export class Stores {
     public meta: StoreMeta,
     /** How `vector_small` is derived from `vector` (projection.json). */
     public projection: Projection,
+    /** Stores of at most this many entries are held whole in memory (EntryColumns). */
+    readonly residentMaxEntries: number,
   ) {}
 
   /** The small search vector of a full vector, under the current projection. */
@@ -113,11 +122,12 @@ export class Stores {
     if ((await this.table.count()) < 2) return false;
     const all = await this.table.read({}, { withVectors: true });
     const projection = fitPca(all.map((s) => s.vector!), this.meta.smallDimensions);
+    const upserted = all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) }));
     // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.
-    await this.table.upsert(all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) })));
+    await this.table.upsert(upserted);
     await this.saveProjection(projection);
     const { from, to } = await this.bumpGeneration({});
-    this.followWrite({ upserted: [], deleted: [] }, from, to); // only vector_small changed, which nothing in memory holds
+    this.followWrite({ upserted, deleted: [] }, from, to);
     return true;
   }
 
@@ -141,7 +151,7 @@ export class Stores {
     this.projection = projection;
   }
 
-  static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number } = {}): Promise<Stores> {
+  static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number; residentMaxEntries?: number } = {}): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
     let meta = await readMeta(dir);
@@ -184,7 +194,7 @@ export class Stores {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new MemcoreError(`${join(dir, PROJECTION_FILE)} is unreadable; run memcore index to refit it`, 'STORE');
     }
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
-    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection);
+    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection, opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES);
     for (const { name, intent } of await stores.journal.pending()) {
       await stores.applyToStores(intent, { replay: true });
       await stores.journal.done(name);
@@ -270,20 +280,35 @@ export class Stores {
     );
   }
 
-  /** Every entry's filter and scoring columns and vector, in memory (see EntryColumns). */
+  /**
+   * Every entry's filter and scoring columns and vector, in memory, and the entries whole while
+   * the store holds at most `residentMaxEntries` (see EntryColumns).
+   */
   columns(): Promise<EntryColumns> {
     const dimensions = this.meta.embedder.dimensions;
+    const smallDimensions = this.meta.smallDimensions;
     return this.derived(
       'columns',
       async () => {
-        const { rows, vectors } = await this.table.columnRows(dimensions);
-        return new EntryColumns(dimensions, rows, vectors);
+        const whole = (await this.table.count()) <= this.residentMaxEntries;
+        const { rows, vectors, smallVectors, records } = await this.table.columnRows(dimensions, whole ? { smallDimensions } : undefined);
+        const hold = smallVectors && records ? { maxEntries: this.residentMaxEntries, smallDimensions, smallVectors, records } : undefined;
+        return new EntryColumns(dimensions, rows, vectors, hold);
       },
       (columns, change) => {
+        const { upserted } = change;
         columns.remove(change.deleted);
-        columns.upsert(change.upserted.map((s) => columnRow(s.entry)), (i) => change.upserted[i]!.vector);
+        columns.upsert(upserted.map((s) => columnRow(s.entry)), (i) => upserted[i]!.vector, (i) => ({ vectorSmall: upserted[i]!.vectorSmall, record: entryRecord(upserted[i]!.entry) }));
       },
     );
+  }
+
+  /** The entries of `ids` that exist, in the order asked: from memory while entries are held whole, else one read. */
+  async readEntries(ids: readonly string[]): Promise<MemoryEntry[]> {
+    const held = (await this.columns()).entries(ids);
+    if (held) return held;
+    const byId = new Map((await this.table.read({ ids: [...ids] })).map((r) => [r.entry.id, r.entry]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** The meta.json version last read: every write replaces the file (new inode, mtime). */

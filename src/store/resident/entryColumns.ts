@@ -1,5 +1,7 @@
+import { MatrixKernel } from '../../embed/matrixKernel.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
 import type { EntryFilter } from '../lance/filter.js';
+import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
 
 /** What scoring needs of an entry, known before its row is read. */
@@ -38,6 +40,21 @@ export function columnRow(e: MemoryEntry): EntryColumnRow {
   };
 }
 
+/** What EntryColumns holds of an entry when it holds entries whole: the small vector and the entry itself (entryRecord). */
+export interface HeldEntry {
+  vectorSmall: Float32Array;
+  record: string;
+}
+
+/** Entries held whole, slot by slot with the columns. */
+interface Held {
+  maxEntries: number;
+  /** Slot i's small vector scaled to unit length (zero stays zero), so a product ranks as a cosine. */
+  small: MatrixKernel;
+  records: (string | undefined)[];
+  scores: Float32Array;
+}
+
 /**
  * The narrow columns of every entry, held in memory: what the filters test, what scoring weighs,
  * and the full vector quantised to 8 bits. A query's candidates (a few hundred entries spread
@@ -60,20 +77,50 @@ export class EntryColumns {
   /** Norm of each quantised vector (as scaled back), for its cosine. */
   private norms: Float32Array;
 
-  constructor(readonly dimensions: number, rows: EntryColumnRow[] = [], vectors: Float32Array = new Float32Array()) {
+  /** Present while the store is small enough to hold whole (see `hold`). */
+  private held: Held | undefined;
+
+  /**
+   * With `hold`, every entry is also held whole: its small vector (so stage 1 is a scan in memory,
+   * `nearestSmall`) and the entry itself (so the bundle is read from memory, `entries`). A store
+   * that grows past `hold.maxEntries` stops holding them, and both go back to LanceDB.
+   */
+  constructor(
+    readonly dimensions: number,
+    rows: EntryColumnRow[] = [],
+    vectors: Float32Array = new Float32Array(),
+    hold?: { maxEntries: number; smallDimensions: number; smallVectors: Float32Array; records: string[] },
+  ) {
     const capacity = Math.max(16, rows.length);
     this.vectors = new Int8Array(capacity * dimensions);
     this.scales = new Float32Array(capacity);
     this.norms = new Float32Array(capacity);
-    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions));
+    if (hold && rows.length <= hold.maxEntries) {
+      this.held = { maxEntries: hold.maxEntries, small: new MatrixKernel(new Float32Array(0), 0, hold.smallDimensions, capacity), records: [], scores: new Float32Array(0) };
+    }
+    const d = hold?.smallDimensions ?? 0;
+    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions), hold && ((i) => ({ vectorSmall: hold.smallVectors.subarray(i * d, (i + 1) * d), record: hold.records[i]! })));
+  }
+
+  /** Whether entries are held whole: `nearestSmall` and `entries` answer only then. */
+  get holdsEntries(): boolean {
+    return this.held !== undefined;
   }
 
   get size(): number {
     return this.slotOf.size;
   }
 
-  /** Adds or replaces entries; `vectorOf(i)` is the full vector of `rows[i]`. */
-  upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array): void {
+  /**
+   * Adds or replaces entries; `vectorOf(i)` is the full vector of `rows[i]`, `heldOf(i)` what is
+   * held of it while entries are held whole (without it they stop being held).
+   */
+  upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array, heldOf?: (i: number) => HeldEntry): void {
+    if (!heldOf || this.slotOf.size + rows.length > (this.held?.maxEntries ?? 0)) {
+      // Counted before the write, generously (replacements count as new): a store near the limit stops holding a little early.
+      this.held = undefined;
+    }
+    const held = this.held;
     rows.forEach((row, i) => {
       let slot = this.slotOf.get(row.id);
       if (slot === undefined) {
@@ -83,6 +130,13 @@ export class EntryColumns {
         this.ensureCapacity(this.rows.length);
       } else this.rows[slot] = row;
       this.quantise(slot, vectorOf(i));
+      if (held) {
+        const { vectorSmall, record } = heldOf!(i);
+        let norm = 0;
+        for (const x of vectorSmall) norm += x * x;
+        held.small.setRow(slot, vectorSmall, norm > 0 ? 1 / Math.sqrt(norm) : 0);
+        held.records[slot] = record;
+      }
     });
   }
 
@@ -92,6 +146,7 @@ export class EntryColumns {
       if (slot === undefined) continue;
       this.slotOf.delete(id);
       this.rows[slot] = undefined;
+      if (this.held) this.held.records[slot] = undefined;
     }
   }
 
@@ -180,6 +235,65 @@ export class EntryColumns {
       tests.push((r) => (r.validFrom === null || r.validFrom <= t) && (r.validTo === null || r.validTo > t));
     }
     return (row) => tests.every((test) => test(row));
+  }
+
+  /**
+   * The `limit` entries passing `filter` nearest `query` by cosine on the small vectors: an exact
+   * scan of every held vector (WebAssembly SIMD, ~1 ms for 100K entries of 128 dimensions), the
+   * filter tested only on entries good enough to enter the top `limit` so far. Nearest first;
+   * undefined when entries are not held, or the query has no direction.
+   */
+  nearestSmall(query: Float32Array, filter: EntryFilter, limit: number): { id: string; similarity: number }[] | undefined {
+    const held = this.held;
+    if (!held) return undefined;
+    let qq = 0;
+    for (const x of query) qq += x * x;
+    if (!(qq > 0)) return undefined;
+    held.scores = grown(held.scores, held.small.rows, (n) => new Float32Array(n));
+    const scores = held.small.apply(query, held.scores);
+    const test = this.rowTest(filter);
+    // A min-heap of the best `limit` slots so far: its root is the score to beat.
+    const heap = new Int32Array(limit);
+    let size = 0;
+    let toBeat = -Infinity;
+    const n = held.small.rows;
+    for (let slot = 0; slot < n; slot++) {
+      const score = scores[slot]!;
+      if (!(score > toBeat)) continue;
+      const row = this.rows[slot];
+      if (!row || !test(row)) continue;
+      let at: number;
+      if (size < limit) {
+        // sift up
+        for (at = size++; at > 0 && scores[heap[(at - 1) >> 1]!]! > score; at = (at - 1) >> 1) heap[at] = heap[(at - 1) >> 1]!;
+      } else {
+        // replace the root, sift down
+        for (at = 0; ;) {
+          let child = 2 * at + 1;
+          if (child >= size) break;
+          if (child + 1 < size && scores[heap[child + 1]!]! < scores[heap[child]!]!) child++;
+          if (!(scores[heap[child]!]! < score)) break;
+          heap[at] = heap[child]!;
+          at = child;
+        }
+      }
+      heap[at] = slot;
+      if (size === limit) toBeat = scores[heap[0]!]!;
+    }
+    const norm = Math.sqrt(qq);
+    return Array.from(heap.subarray(0, size), (slot) => ({ id: this.rows[slot]!.id, similarity: scores[slot]! / norm }))
+      .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** The held entries of `ids` that exist, in the order asked; undefined when entries are not held. */
+  entries(ids: readonly string[]): MemoryEntry[] | undefined {
+    const held = this.held;
+    if (!held) return undefined;
+    return ids.flatMap((id) => {
+      const slot = this.slotOf.get(id);
+      const record = slot === undefined ? undefined : held.records[slot];
+      return record === undefined ? [] : [entryFromRecord(record)];
+    });
   }
 
   features(id: string): EntryFeatures | undefined {

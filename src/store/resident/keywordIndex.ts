@@ -260,28 +260,31 @@ export class KeywordIndex {
     // Common terms touch much of the corpus: then a sweep over all slots beats keeping a touched list.
     const dense = terms.reduce((sum, t) => sum + t.postings.n, 0) > this.ids.length / 4;
     const touched: number[] = [];
+    const groupOf = this.groupOf;
+    const member = scope?.member;
     for (const { idf, postings } of terms) {
-      const { slots, counts, n: length } = postings;
-      for (let i = 0; i < length; i++) {
+      const { slots, counts, n } = postings;
+      for (let i = 0; i < n; i++) {
         const slot = slots[i]!;
         const norm = norms[slot]!;
-        if (norm === 0) continue; // removed
-        if (scope && !scope.member[this.groupOf[slot]!]) continue;
+        if (norm === 0 || (member !== undefined && member[groupOf[slot]!] === 0)) continue; // removed, or out of scope
         const tf = counts[i]!;
         if (!dense && scores[slot] === 0) touched.push(slot);
         scores[slot]! += (idf * tf) / (tf + norm);
       }
     }
-    if (dense) for (let slot = 0; slot < this.ids.length; slot++) if (scores[slot]! > 0) touched.push(slot);
     // The best few first, then the filter on them; more only when the filter turned too many away.
     let result: { id: string; score: number }[] = [];
     for (let k = opts.limit * 4; ; k *= 4) {
-      const best = this.topSlots(touched, scores, k);
-      result = best
-        .filter((slot) => !opts.accept || opts.accept(this.ids[slot]!))
-        .slice(0, opts.limit)
-        .map((slot) => ({ id: this.ids[slot]!, score: scores[slot]! }));
-      if (result.length >= opts.limit || best.length >= touched.length) break;
+      const best = this.topSlots(scores, k, dense ? undefined : touched);
+      result = [];
+      for (const slot of best) {
+        const id = this.ids[slot]!;
+        if (opts.accept && !opts.accept(id)) continue;
+        result.push({ id, score: scores[slot]! });
+        if (result.length === opts.limit) break;
+      }
+      if (result.length >= opts.limit || best.length < k) break;
     }
     if (dense) scores.fill(0, 0, this.ids.length);
     else for (const slot of touched) scores[slot] = 0;
@@ -303,38 +306,37 @@ export class KeywordIndex {
   }
 
   /**
-   * The `k` best of `slots` by score (ties: the smaller id first), best first: a min-heap on the
-   * worst kept, so a document that does not make it costs one comparison.
+   * The `k` best slots by score (ties: the smaller id first), best first, among `slots` (default:
+   * every slot scoring above 0). A min-heap on the worst kept: a slot that does not make it costs
+   * one comparison with the score to beat.
    */
-  private topSlots(slots: readonly number[], scores: Float64Array, k: number): number[] {
+  private topSlots(scores: Float64Array, k: number, slots?: readonly number[]): number[] {
     const ids = this.ids;
-    const heap = new Int32Array(Math.min(k, slots.length));
+    const heap = new Int32Array(k);
     let size = 0;
+    let toBeat = 0; // only slots scoring above 0 are candidates
     const worse = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! > ids[b]!);
-    for (const slot of slots) {
-      if (size < heap.length) {
-        heap[size] = slot;
-        for (let i = size++; i > 0; ) {
-          const p = (i - 1) >> 1;
-          if (!worse(heap[i]!, heap[p]!)) break;
-          [heap[i], heap[p]] = [heap[p]!, heap[i]!];
-          i = p;
+    const offer = (slot: number) => {
+      const score = scores[slot]!;
+      if (score < toBeat || (score === toBeat && (size < k ? score === 0 : !worse(heap[0]!, slot)))) return;
+      let at: number;
+      if (size < k) {
+        for (at = size++; at > 0 && worse(slot, heap[(at - 1) >> 1]!); at = (at - 1) >> 1) heap[at] = heap[(at - 1) >> 1]!;
+      } else {
+        for (at = 0; ;) {
+          let child = 2 * at + 1;
+          if (child >= size) break;
+          if (child + 1 < size && worse(heap[child + 1]!, heap[child]!)) child++;
+          if (!worse(heap[child]!, slot)) break;
+          heap[at] = heap[child]!;
+          at = child;
         }
-        continue;
       }
-      if (scores[slot]! < scores[heap[0]!]! || !worse(heap[0]!, slot)) continue;
-      heap[0] = slot;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < size && worse(heap[l]!, heap[m]!)) m = l;
-        if (r < size && worse(heap[r]!, heap[m]!)) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-        i = m;
-      }
-    }
+      heap[at] = slot;
+      if (size === k) toBeat = scores[heap[0]!]!;
+    };
+    if (slots) for (const slot of slots) offer(slot);
+    else for (let slot = 0, n = ids.length; slot < n; slot++) if (scores[slot]! >= toBeat) offer(slot);
     return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
   }
 }
