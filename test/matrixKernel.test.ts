@@ -44,7 +44,7 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
   it('appends and replaces rows after construction, growing its memory past the first page', () => {
     const rand = mulberry32(7);
     const columns = 100; // 104 floats a row padded: 2,000 rows span several 64 KiB pages
-    const kernel = new MatrixKernel(new Float32Array(0), 0, columns, 4);
+    const kernel = new MatrixKernel(new Float32Array(0), 0, columns, { capacity: 4 });
     const matrix = random(2_000 * columns, rand);
     for (let r = 0; r < 2_000; r++) kernel.setRow(r, matrix.subarray(r * columns, (r + 1) * columns));
     expect(kernel.rows).toBe(2_000);
@@ -59,6 +59,29 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
     kernel.apply(x).forEach((v, r) => expect(v, `row ${r}`).toBeCloseTo(want[r]!, 4));
     expect(() => kernel.setRow(2_001, row)).toThrow(/past the 2000 rows/);
     expect(() => kernel.setRow(0, row.subarray(1))).toThrow(/99 values/);
+  });
+
+  it('in 8-bit precision, gives every product within 1% of the row\'s scale, for widths that are and are not a multiple of 32', () => {
+    const rand = mulberry32(13);
+    for (const [rows, columns] of [[1, 1], [5, 31], [70, 32], [300, 100], [50, 200]] as const) {
+      const matrix = random(rows * columns, rand);
+      const kernel = new MatrixKernel(matrix, rows, columns, { precision: 'i8', capacity: 2 });
+      // and appended past its capacity, scaled
+      const extra = random(columns, rand);
+      kernel.setRow(rows, extra, 3);
+      const all = new Float32Array([...matrix, ...extra.map((v) => v * 3)]);
+      for (let t = 0; t < 3; t++) {
+        const x = random(columns, rand);
+        const want = reference(all, rows + 1, columns, x);
+        kernel.apply(x).forEach((v, r) => {
+          // the bound: each of `columns` terms off by at most half a step of the row and of x
+          const rowMax = Math.max(...all.subarray(r * columns, (r + 1) * columns).map(Math.abs));
+          const xMax = Math.max(...x.map(Math.abs));
+          expect(Math.abs(v - want[r]!), `${rows}×${columns} row ${r}`).toBeLessThanOrEqual(columns * (rowMax / 254) * xMax * 1.01 + 1e-6);
+        });
+      }
+    }
+    expect(() => new MatrixKernel(new Float32Array(4), 2, 2, { precision: 'i8' }).applyOwnRow(0)).toThrow(/f32/);
   });
 
   it('fits a PCA that finds the subspace the data varies in, and projects onto it', () => {

@@ -52,9 +52,9 @@ export interface OpenMemoryOptions {
   smallDimensions?: number;
   /**
    * Stores of at most this many entries are held whole in memory once the first query loads them:
-   * stage 1 scans the small vectors there (exact, ~1 ms at 100K entries) and the bundle's entries
+   * stage 1 scans the small vectors there (8-bit, ~1 ms at 100K entries) and the bundle's entries
    * are read from there, which keeps LanceDB for writes and for larger stores (IVF search, reads).
-   * Costs ~0.5 KB a held entry besides its text. Default 250,000; 0 always goes to LanceDB.
+   * Costs a held entry its text (as JSON) and ~130 bytes. Default 250,000; 0 always goes to LanceDB.
    */
   residentMaxEntries?: number;
   /** The chat model for `buildTaskContext(task, { llmFilter })`: connection options or a JsonChat. */

@@ -30,8 +30,8 @@ export async function vectorCandidates(
  * the full vectors held in memory (EntryColumns: 8-bit, within ~0.001 of exact), so no stage
  * reads a vector from disk.
  *
- * Stage 1, while the store is held whole in memory (Stores.residentMaxEntries): an exact scan of
- * the small vectors with the filter applied inside it (EntryColumns.nearestSmall, ~1 ms at 100K
+ * Stage 1, while the store is held whole in memory (Stores.residentMaxEntries): a scan of the
+ * 8-bit small vectors with the filter applied inside it (EntryColumns.nearestSmall, ~1 ms at 100K
  * entries against ~4 ms for LanceDB's IVF search, which also misses some true neighbours).
  *
  * Otherwise LanceDB's search, ids and distances only. LanceDB's prefilter is a pass over the

@@ -19,9 +19,9 @@ const PROJECTION_FILE = 'projection.json';
 /** Below this many entries a fitted projection is not worth it; the prefix serves. */
 const AUTO_FIT_MIN_ROWS = 256;
 /**
- * Default for `residentMaxEntries`. A held entry costs its small vector (512 bytes at 128-d) and
- * its text; the scan of the small vectors grows with the store, ~1 ms per 100K entries, while
- * LanceDB's IVF search grows with its square root (~3–4 ms at 100K).
+ * Default for `residentMaxEntries`. A held entry costs its 8-bit small vector (128 bytes at 128-d)
+ * and its text as JSON; the scan of the small vectors grows with the store, ~0.8 ms per 100K
+ * entries, while LanceDB's IVF search grows with its square root (~3–4 ms at 100K).
  */
 export const RESIDENT_MAX_ENTRIES = 250_000;
 
