@@ -152,7 +152,7 @@ describe('entry columns', () => {
     const smallVectors = new Float32Array(300 * 12);
     entries.forEach((e, i) => smallVectors.set(smallOf(e.id), i * 12));
     const columns = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
-      maxEntries: 400, smallDimensions: 12, smallVectors, records: entries.map(entryRecord),
+      maxEntries: 400, smallDimensions: 12, smallVectors, entryAt: (i) => ({ ...entries[i]! }),
     });
     const live = new Map(entries.map((e) => [e.id, e]));
     const heldOf = (batch: ReturnType<typeof entry>[]) => (i: number) => ({ vectorSmall: smallOf(batch[i]!.id), record: entryRecord(batch[i]!) });
@@ -222,8 +222,8 @@ describe('structures held in memory follow the writes', () => {
       expect(columns).toBe(loaded[0]); // followed in place, not reloaded
       expect(keywords).toBe(loaded[1]);
       const smallDimensions = stores.meta.smallDimensions;
-      const { rows, vectors, smallVectors, records } = await stores.table.columnRows(64, { smallDimensions });
-      const freshColumns = new EntryColumns(64, rows, vectors, { maxEntries: 1000, smallDimensions, smallVectors: smallVectors!, records: records! });
+      const { rows, vectors, smallVectors, entryAt } = await stores.table.columnRows(64, { smallDimensions });
+      const freshColumns = new EntryColumns(64, rows, vectors, { maxEntries: 1000, smallDimensions, smallVectors: smallVectors!, entryAt: entryAt! });
       const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
       const freshNames = new NameIndex(await stores.table.names());
       const ids = [...rows.map((r) => r.id), 's5', 's6'];

@@ -291,8 +291,8 @@ export class Stores {
       'columns',
       async () => {
         const whole = (await this.table.count()) <= this.residentMaxEntries;
-        const { rows, vectors, smallVectors, records } = await this.table.columnRows(dimensions, whole ? { smallDimensions } : undefined);
-        const hold = smallVectors && records ? { maxEntries: this.residentMaxEntries, smallDimensions, smallVectors, records } : undefined;
+        const { rows, vectors, smallVectors, entryAt } = await this.table.columnRows(dimensions, whole ? { smallDimensions } : undefined);
+        const hold = smallVectors && entryAt ? { maxEntries: this.residentMaxEntries, smallDimensions, smallVectors, entryAt } : undefined;
         return new EntryColumns(dimensions, rows, vectors, hold);
       },
       (columns, change) => {

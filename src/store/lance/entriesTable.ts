@@ -259,74 +259,65 @@ export class EntriesTable {
 
   /**
    * The narrow columns of every entry, with the full vectors (row i's at i·dimensions), for
-   * EntryColumns; with `whole`, also the small vectors (row i's at i·smallDimensions) and every
-   * entry as a record (entryRecord), for EntryColumns to hold entries whole.
+   * EntryColumns; with `whole`, also the small vectors (row i's at i·smallDimensions) and
+   * `entryAt(i)`, row i as an entry, for EntryColumns to hold entries whole. `entryAt` reads from
+   * the Arrow columns of this one scan, kept (without the vector columns, which are copied out):
+   * building 100K entries up front cost ~1 s, reading the dozen a query needs costs microseconds.
    */
   async columnRows(
     dimensions: number,
     whole?: { smallDimensions: number },
-  ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; records?: string[] }> {
+  ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entryAt?: (i: number) => MemoryEntry }> {
     const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'updated_at', 'valid_from', 'valid_to'];
-    const columns = whole ? [...new Set([...narrow, ...ENTRY_COLUMNS])] : narrow;
     const result = await this.table
       .query()
-      .select([...columns, 'vector', ...(whole ? ['vector_small'] : [])])
+      .select([...(whole ? [...new Set([...narrow, ...ENTRY_COLUMNS])] : narrow), 'vector', ...(whole ? ['vector_small'] : [])])
       .toArrow();
     const rows: EntryColumnRow[] = [];
     const vectors = new Float32Array(result.numRows * dimensions);
     const smallVectors = whole && new Float32Array(result.numRows * whole.smallDimensions);
-    const records: string[] = [];
     // The vectors of a batch are one Float32 buffer: copied whole, not cell by cell.
     const copyVectors = (batch: arrow.RecordBatch, name: string, into: Float32Array, width: number) => {
       const values = batch.getChild(name)!.data[0]!.children[0]!;
       into.set((values.values as Float32Array).subarray(values.offset, values.offset + batch.numRows * width), rows.length * width);
     };
     for (const batch of result.batches) {
-      const col = Object.fromEntries(columns.map((name) => [name, batch.getChild(name)!]));
+      const [id, core, type, rank, importance, tags, sensitivity, updated, from, to] = narrow.map((name) => batch.getChild(name)!);
       copyVectors(batch, 'vector', vectors, dimensions);
       if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, whole.smallDimensions);
-      const list = (name: string, i: number) => {
-        const cells = col[name]!.get(i) as Iterable<string> | null;
-        return cells ? Array.from(cells) : [];
-      };
       for (let i = 0; i < batch.numRows; i++) {
-        const row: EntryColumnRow = {
-          id: col.id!.get(i) as string,
-          coreId: col.core_id!.get(i) as string,
-          entryType: col.entry_type!.get(i) as string,
-          confidenceRank: col.confidence_rank!.get(i) as number,
-          importance: col.importance!.get(i) as number,
-          tags: list('tags', i),
-          sensitivity: col.sensitivity!.get(i) as string,
-          updatedAt: col.updated_at!.get(i) as number,
-          validFrom: (col.valid_from!.get(i) as number | null) ?? null,
-          validTo: (col.valid_to!.get(i) as number | null) ?? null,
-        };
-        if (whole) {
-          // Built as entryRecord builds it (times stay epoch milliseconds), without Date objects on the way.
-          records.push(JSON.stringify({
-            id: row.id,
-            coreId: row.coreId,
-            title: col.title!.get(i) as string,
-            aliases: list('aliases', i),
-            content: col.content!.get(i) as string,
-            entryType: row.entryType,
-            confidence: col.confidence!.get(i) as string,
-            importance: row.importance,
-            tags: row.tags,
-            source: (col.source!.get(i) as string | null) ?? null,
-            sensitivity: row.sensitivity,
-            createdAt: col.created_at!.get(i) as number,
-            updatedAt: row.updatedAt,
-            validFrom: row.validFrom,
-            validTo: row.validTo,
-            contentHash: col.content_hash!.get(i) as string,
-          }));
-        }
-        rows.push(row);
+        const t = tags!.get(i) as Iterable<string> | null;
+        rows.push({
+          id: id!.get(i) as string,
+          coreId: core!.get(i) as string,
+          entryType: type!.get(i) as string,
+          confidenceRank: rank!.get(i) as number,
+          importance: importance!.get(i) as number,
+          tags: t ? Array.from(t) : [],
+          sensitivity: sensitivity!.get(i) as string,
+          updatedAt: updated!.get(i) as number,
+          validFrom: (from!.get(i) as number | null) ?? null,
+          validTo: (to!.get(i) as number | null) ?? null,
+        });
       }
     }
-    return { rows, vectors, ...(smallVectors ? { smallVectors, records } : {}) };
+    if (!smallVectors) return { rows, vectors };
+    // Per batch, its first row and its entry columns (not its vectors, so those buffers can go).
+    const batches = result.batches.map((batch, b) => ({
+      start: result.batches.slice(0, b).reduce((sum, x) => sum + x.numRows, 0),
+      columns: ENTRY_COLUMNS.map((name) => [name, batch.getChild(name)!] as const),
+    }));
+    const entryAt = (i: number) => {
+      let lo = 0;
+      for (let hi = batches.length - 1; lo < hi; ) {
+        const mid = (lo + hi + 1) >> 1;
+        if (batches[mid]!.start <= i) lo = mid;
+        else hi = mid - 1;
+      }
+      const { start, columns } = batches[lo]!;
+      return fromRow(Object.fromEntries(columns.map(([name, column]) => [name, column.get(i - start)])) as ReadRow);
+    };
+    return { rows, vectors, smallVectors, entryAt };
   }
 
   /** Id, search text (title, aliases, content) and core of every entry, for the keyword index. */

@@ -40,10 +40,10 @@ export function columnRow(e: MemoryEntry): EntryColumnRow {
   };
 }
 
-/** What EntryColumns holds of an entry when it holds entries whole: the small vector and the entry itself (entryRecord). */
+/** What EntryColumns holds of an entry when it holds entries whole: the small vector and, for a written entry, the entry itself (entryRecord). */
 export interface HeldEntry {
   vectorSmall: Float32Array;
-  record: string;
+  record?: string;
 }
 
 /** Entries held whole, slot by slot with the columns. */
@@ -51,7 +51,10 @@ interface Held {
   maxEntries: number;
   /** Slot i's small vector scaled to unit length (zero stays zero), so a product ranks as a cosine; 8-bit. */
   small: MatrixKernel;
+  /** Entries written since the load (entryRecord), by slot. */
   records: (string | undefined)[];
+  /** Entries as loaded, slot i being loaded row i (when no record replaced it). */
+  loaded: { count: number; entryAt: (i: number) => MemoryEntry };
   scores: Float32Array;
 }
 
@@ -89,17 +92,23 @@ export class EntryColumns {
     readonly dimensions: number,
     rows: EntryColumnRow[] = [],
     vectors: Float32Array = new Float32Array(),
-    hold?: { maxEntries: number; smallDimensions: number; smallVectors: Float32Array; records: string[] },
+    hold?: { maxEntries: number; smallDimensions: number; smallVectors: Float32Array; entryAt: (i: number) => MemoryEntry },
   ) {
     const capacity = Math.max(16, rows.length);
     this.vectors = new Int8Array(capacity * dimensions);
     this.scales = new Float32Array(capacity);
     this.norms = new Float32Array(capacity);
     if (hold && rows.length <= hold.maxEntries) {
-      this.held = { maxEntries: hold.maxEntries, small: new MatrixKernel(new Float32Array(0), 0, hold.smallDimensions, { capacity, precision: 'i8' }), records: [], scores: new Float32Array(0) };
+      this.held = {
+        maxEntries: hold.maxEntries,
+        small: new MatrixKernel(new Float32Array(0), 0, hold.smallDimensions, { capacity, precision: 'i8' }),
+        records: [],
+        loaded: { count: rows.length, entryAt: hold.entryAt },
+        scores: new Float32Array(0),
+      };
     }
     const d = hold?.smallDimensions ?? 0;
-    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions), hold && ((i) => ({ vectorSmall: hold.smallVectors.subarray(i * d, (i + 1) * d), record: hold.records[i]! })));
+    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions), hold && ((i) => ({ vectorSmall: hold.smallVectors.subarray(i * d, (i + 1) * d) })));
   }
 
   /** Whether entries are held whole: `nearestSmall` and `entries` answer only then. */
@@ -135,7 +144,7 @@ export class EntryColumns {
         let norm = 0;
         for (const x of vectorSmall) norm += x * x;
         held.small.setRow(slot, vectorSmall, norm > 0 ? 1 / Math.sqrt(norm) : 0);
-        held.records[slot] = record;
+        if (record !== undefined) held.records[slot] = record;
       }
     });
   }
@@ -294,8 +303,10 @@ export class EntryColumns {
     if (!held) return undefined;
     return ids.flatMap((id) => {
       const slot = this.slotOf.get(id);
-      const record = slot === undefined ? undefined : held.records[slot];
-      return record === undefined ? [] : [entryFromRecord(record)];
+      if (slot === undefined) return [];
+      const record = held.records[slot];
+      if (record !== undefined) return [entryFromRecord(record)];
+      return slot < held.loaded.count ? [held.loaded.entryAt(slot)] : [];
     });
   }
 
