@@ -82,6 +82,7 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
       }
     }
     expect(() => new MatrixKernel(new Float32Array(4), 2, 2, { precision: 'i8' }).applyOwnRow(0)).toThrow(/f32/);
+    expect(() => new MatrixKernel(new Float32Array(4), 2, 2).products([1, 1])).toThrow(/i8/);
   });
 
   it('fits a PCA that finds the subspace the data varies in, and projects onto it', () => {

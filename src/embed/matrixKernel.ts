@@ -212,16 +212,26 @@ export class MatrixKernel {
       else for (let i = 0; i < this.columns; i++) into[i] = x[i]!;
       return this.run(0, out);
     }
+    const { sums, scales, step } = this.products(x);
+    for (let r = 0; r < this.rowCount; r++) out[r] = sums[r]! * scales[r]! * step;
+    return out;
+  }
+
+  /**
+   * i8 only: the matrix times `x` as the kernel leaves it, row r's value being
+   * `sums[r] · scales[r] · step`, so that a scan can rank on `sums[r] · scales[r]` without first
+   * writing every value out. The arrays are views, valid until the next call.
+   */
+  products(x: ArrayLike<number>): { sums: Int32Array; scales: Float32Array; step: number } {
+    if (!this.quantised) throw new RangeError('products needs an i8 kernel');
+    if (x.length !== this.columns) throw new RangeError(`vector has ${x.length} values, the matrix ${this.columns} columns`);
     let max = 0;
     for (let i = 0; i < this.columns; i++) max = Math.max(max, Math.abs(x[i]!));
     const step = max > 0 ? max / 32_767 : 1;
     const into = new Int16Array(this.wasmMemory.buffer, 0, this.columns);
     for (let i = 0; i < this.columns; i++) into[i] = Math.round(x[i]! / step);
     this.dots(0, this.rowAt(0), this.rowCount, this.stride, this.rowAt(this.capacity));
-    const sums = new Int32Array(this.wasmMemory.buffer, this.rowAt(this.capacity), this.rowCount);
-    const scales = this.rowScales;
-    for (let r = 0; r < this.rowCount; r++) out[r] = sums[r]! * scales[r]! * step;
-    return out;
+    return { sums: new Int32Array(this.wasmMemory.buffer, this.rowAt(this.capacity), this.rowCount), scales: this.rowScales, step };
   }
 
   /** The matrix times its own row `r` (a row of a Gram or covariance matrix, from the data's transpose). f32 only. */

@@ -55,7 +55,6 @@ interface Held {
   records: (string | undefined)[];
   /** Entries as loaded, slot i being loaded row i (when no record replaced it). */
   loaded: { count: number; entryAt: (i: number) => MemoryEntry };
-  scores: Float32Array;
 }
 
 /**
@@ -104,7 +103,6 @@ export class EntryColumns {
         small: new MatrixKernel(new Float32Array(0), 0, hold.smallDimensions, { capacity, precision: 'i8' }),
         records: [],
         loaded: { count: rows.length, entryAt: hold.entryAt },
-        scores: new Float32Array(0),
       };
     }
     const d = hold?.smallDimensions ?? 0;
@@ -261,39 +259,45 @@ export class EntryColumns {
     let qq = 0;
     for (const x of query) qq += x * x;
     if (!(qq > 0)) return undefined;
-    held.scores = grown(held.scores, held.small.rows, (n) => new Float32Array(n));
-    const scores = held.small.apply(query, held.scores);
+    // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
+    const { sums, scales, step } = held.small.products(query);
     const test = this.rowTest(filter);
-    // A min-heap of the best `limit` slots so far: its root is the score to beat.
+    // A min-heap of the best `limit` slots so far and their scores: its root is the score to beat.
     const heap = new Int32Array(limit);
+    const heapScores = new Float64Array(limit);
     let size = 0;
     let toBeat = -Infinity;
     const n = held.small.rows;
     for (let slot = 0; slot < n; slot++) {
-      const score = scores[slot]!;
+      const score = sums[slot]! * scales[slot]!;
       if (!(score > toBeat)) continue;
       const row = this.rows[slot];
       if (!row || !test(row)) continue;
       let at: number;
       if (size < limit) {
         // sift up
-        for (at = size++; at > 0 && scores[heap[(at - 1) >> 1]!]! > score; at = (at - 1) >> 1) heap[at] = heap[(at - 1) >> 1]!;
+        for (at = size++; at > 0 && heapScores[(at - 1) >> 1]! > score; at = (at - 1) >> 1) {
+          heap[at] = heap[(at - 1) >> 1]!;
+          heapScores[at] = heapScores[(at - 1) >> 1]!;
+        }
       } else {
         // replace the root, sift down
         for (at = 0; ;) {
           let child = 2 * at + 1;
           if (child >= size) break;
-          if (child + 1 < size && scores[heap[child + 1]!]! < scores[heap[child]!]!) child++;
-          if (!(scores[heap[child]!]! < score)) break;
+          if (child + 1 < size && heapScores[child + 1]! < heapScores[child]!) child++;
+          if (!(heapScores[child]! < score)) break;
           heap[at] = heap[child]!;
+          heapScores[at] = heapScores[child]!;
           at = child;
         }
       }
       heap[at] = slot;
-      if (size === limit) toBeat = scores[heap[0]!]!;
+      heapScores[at] = score;
+      if (size === limit) toBeat = heapScores[0]!;
     }
-    const norm = Math.sqrt(qq);
-    return Array.from(heap.subarray(0, size), (slot) => ({ id: this.rows[slot]!.id, similarity: scores[slot]! / norm }))
+    const scale = step / Math.sqrt(qq);
+    return Array.from(heap.subarray(0, size), (slot, i) => ({ id: this.rows[slot]!.id, similarity: heapScores[i]! * scale }))
       .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
