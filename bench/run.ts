@@ -19,8 +19,8 @@ import { readFile } from 'node:fs/promises';
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' } } });
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
-if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10) {
-  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 (sizes ≥ 100, queries ≥ 10)');
+if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
+  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 --out <name> (sizes ≥ 100, queries ≥ 10; results go to bench/results/<name>.json and .svg)');
   process.exit(2);
 }
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
