@@ -165,6 +165,6 @@ export async function indexDocument(
   if (!report.changed) return report;
 
   throwIfAborted(signal);
-  await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } });
+  await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } }, toWrite);
   return report;
 }

@@ -203,20 +203,25 @@ export class Stores {
     return stores;
   }
 
-  /** Applies one write to both stores, crash-safe. */
-  async apply(intent: WriteIntent): Promise<void> {
+  /**
+   * Applies one write to both stores, crash-safe. `upserted`, when the writer has them, are the
+   * entries of an upsert intent as objects (what `intent.entries` serialises), which spares
+   * decoding them back from the journal form (~0.5 s per 50K entries).
+   */
+  async apply(intent: WriteIntent, upserted?: readonly StoredEntry[]): Promise<void> {
     const name = await this.journal.begin(intent);
-    const change = await this.applyToStores(intent);
+    const change = await this.applyToStores(intent, { upserted });
     await this.journal.done(name);
     const { from, to } = await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
     this.followWrite(change, from, to);
   }
 
-  private async applyToStores(intent: WriteIntent, opts: { replay?: boolean } = {}): Promise<StoreChange> {
+  private async applyToStores(intent: WriteIntent, opts: { replay?: boolean; upserted?: readonly StoredEntry[] } = {}): Promise<StoreChange> {
     if (intent.op === 'upsert') {
       // A replay may find the appended rows already written: merge everything then.
       const newIds = intent.newIds && !opts.replay ? new Set(intent.newIds) : undefined;
-      const upserted = intent.entries.map(reviveStored);
+      const upserted = opts.upserted ?? intent.entries.map(reviveStored);
+      if (upserted.length !== intent.entries.length) throw new MemcoreError('a write handed other entries than its journal holds', 'STORE');
       // The two stores are written at once (their native writers run on other threads): the
       // journal, not the order, keeps them in step. Rows before the projection file, as in
       // refitProjection; a replay writes both again.

@@ -224,7 +224,7 @@ export class EntriesTable {
    * single writer that has just checked may pass `newIds`; a replay must not (an append is not
    * idempotent).
    */
-  async upsert(entries: StoredEntry[], opts: { newIds?: ReadonlySet<string> } = {}): Promise<void> {
+  async upsert(entries: readonly StoredEntry[], opts: { newIds?: ReadonlySet<string> } = {}): Promise<void> {
     if (entries.length === 0) return;
     const appended = opts.newIds ? entries.filter((e) => opts.newIds!.has(e.entry.id)) : [];
     const merged = appended.length > 0 ? entries.filter((e) => !opts.newIds!.has(e.entry.id)) : entries;
