@@ -51,6 +51,30 @@ describe('entries table: validity filter', () => {
 });
 
 describe('entries table: upsert', () => {
+  it('writes every field as given and reads it back, strings of any script, empty and absent values included', async () => {
+    const table = await EntriesTable.open(await tempDir(), 4, 2);
+    try {
+      const texts = ['', 'plain', 'quote \' and " and \\ back', 'line\nbreak\r\n\ttab', 'ünïcödé é (NFD: e\u0301)', '漢字とかな', 'emoji 🧠🔥 and a ZWJ 👩‍💻', '\u0000 nul inside'];
+      const rows = texts.map((t, i) => {
+        const s = stored(`t${i}-${t}`, i % 2 ? at(-i) : null, i % 3 ? null : at(i + 1));
+        Object.assign(s.entry, {
+          coreId: `core ${t}`, title: t, content: `${t} ${t}`, aliases: i % 2 ? [] : [t, `${t}!`, ''], tags: i % 3 ? [t] : [],
+          source: i % 2 ? null : `file ${t}`, entryType: t || 'fact', contentHash: `h${i}`,
+        });
+        return s;
+      });
+      await table.upsert(rows.slice(0, 4), { newIds: new Set(rows.slice(0, 4).map((r) => r.entry.id)) });
+      await table.upsert(rows.slice(4)); // merged, not appended
+      const read = new Map((await table.read({}, { withVectors: true })).map((r) => [r.entry.id, r]));
+      for (const r of rows) {
+        expect(read.get(r.entry.id)?.entry, r.entry.id).toEqual(r.entry);
+        expect(Array.from(read.get(r.entry.id)!.vector!)).toEqual(Array.from(r.vector));
+      }
+    } finally {
+      table.close();
+    }
+  });
+
   it('writes more rows than one merge takes, and replaces them by id', async () => {
     const table = await EntriesTable.open(await tempDir(), 4, 2);
     try {
