@@ -337,9 +337,12 @@ export class EntriesTable {
       }
     }
     if (!smallVectors) return { rows, vectors };
-    // Per batch, its first row and its entry columns (not its vectors, so those buffers can go).
-    const batches = result.batches.map((batch, b) => ({
-      start: result.batches.slice(0, b).reduce((sum, x) => sum + x.numRows, 0),
+    // The entry columns copied into buffers of their own: the scan's columns are views into one
+    // buffer that also holds the vectors (~2.5 KB an entry), which the copy lets go.
+    const entryColumns = lanceArrow.tableFromIPC(lanceArrow.tableToIPC(result.select(ENTRY_COLUMNS)));
+    // Per batch, its first row and its columns.
+    const batches = entryColumns.batches.map((batch, b) => ({
+      start: entryColumns.batches.slice(0, b).reduce((sum, x) => sum + x.numRows, 0),
       columns: ENTRY_COLUMNS.map((name) => [name, batch.getChild(name)!] as const),
     }));
     const entryAt = (i: number) => {
