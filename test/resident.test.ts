@@ -113,6 +113,12 @@ describe('keyword index (BM25 in memory)', () => {
         expect(got.map((h) => h.id), query).toEqual(want.map((h) => h.id));
         got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 4));
       }
+      // any documents' scores without a search: the same numbers
+      const every = reference(query, () => true, docs.length);
+      const some = every.filter((_, i) => i % 7 === 0);
+      const scored = index.scoreDocuments(query, [...some.map((h) => h.id), 'absent']);
+      expect([...scored.keys()].sort()).toEqual(some.map((h) => h.id).sort());
+      some.forEach((h) => expect(scored.get(h.id)).toBeCloseTo(h.score, 4));
     }
   });
 });

@@ -85,6 +85,43 @@ describe.each([['held in memory', {}], ['LanceDB', { residentMaxEntries: 0 }]] a
   });
 });
 
+describe('keyword evidence for every candidate', () => {
+  it('weighs a graph-reached entry by the task\'s words in it, though the keyword search\'s limit left it out', async () => {
+    // One vector for every text: similarity cannot tell the two people apart, nor can the graph
+    // (one edge each from the film). Only the words do: the director's entry says "director" and
+    // "born", the actor's does not. The keyword search is cut to 3 hits, which the film and the
+    // distractors (more "director born" than anyone) take.
+    const m = await openMemory({ path: await tempDir(), embedder: phraseEmbedder([], 4) });
+    try {
+      await m.ingestDocument({
+        core_id: 'films',
+        // (first, so that the vector search, where every entry ties, also returns them)
+        entries: [
+          ...[1, 2, 3, 4].map((i) => ({ id: `a${i}`, title: `Director ${i}`, content: 'director born director born, a film director born there' })),
+          { id: 'film-alpha', title: 'Alpha film', content: 'Alpha film was directed by Bob Smith and stars Carl Jones.' },
+          { id: 'pz-bob', title: 'Bob Smith', content: 'Bob Smith is a director; he was born in Ohio.' },
+          { id: 'pa-carl', title: 'Carl Jones', content: 'Carl Jones is an actor who paints in Maine.' },
+        ],
+        relations: [
+          { from: 'film-alpha', to: 'pz-bob', type: 'RELATED' },
+          { from: 'film-alpha', to: 'pa-carl', type: 'RELATED' },
+        ],
+      });
+      const bundle = await m.buildTaskContext('Where was the director of Alpha film born?', { candidates: 3, maxEntries: 10 });
+      const ids = bundle.entries.map((e) => e.entry.id);
+      const bob = bundle.entries.find((e) => e.entry.id === 'pz-bob')!;
+      expect(bob.why.every((r) => r.kind === 'graph')).toBe(true); // no search returned it: reached from the film
+      expect(ids.indexOf('pz-bob')).toBeGreaterThanOrEqual(0);
+      expect(ids.indexOf('pz-bob')).toBeLessThan(ids.indexOf('pa-carl'));
+      // with keyword evidence off, the two tie and the id decides
+      const off = (await m.buildTaskContext('Where was the director of Alpha film born?', { candidates: 3, maxEntries: 10, weights: { keyword: 0 } })).entries.map((e) => e.entry.id);
+      expect(off.indexOf('pa-carl')).toBeLessThan(off.indexOf('pz-bob'));
+    } finally {
+      await m.close();
+    }
+  });
+});
+
 describe('keyword and hybrid search', () => {
   // The query's vector sits near the paraphrase and the distractors; the keyword entry's vector is far away.
   const q = [1, 0, 0, 0];

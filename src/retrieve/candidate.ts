@@ -11,6 +11,8 @@ export interface Hit {
   why: Reason[];
   /** Rank-fusion score, set by fuseCandidates. */
   fused?: number;
+  /** For a hit the keyword search did not return: the task's BM25 over it, relative to the best keyword hit (addKeywordScores). */
+  keywordScore?: number;
 }
 
 /** A hit with its entry read. */

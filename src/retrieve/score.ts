@@ -96,7 +96,7 @@ export function scoreCandidates(candidates: ScorableHit[], opts: { weights?: Par
     .map((c) => {
       const f = c.features;
       const age = Math.max(0, now - f.updatedAt.getTime());
-      const keyword = Math.max(0, ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
+      const keyword = Math.max(c.keywordScore ?? 0, ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
       const mentioned = c.why.some((r) => r.kind === 'mention') ? 1 : 0;
       const score =
         w.similarity * c.similarity +

@@ -22,6 +22,7 @@ import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { personalizedPageRank } from './personalizedPageRank.js';
 import type { FusionOptions } from './fuse.js';
 import { hybridCandidates } from './hybridCandidates.js';
+import { addKeywordScores } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
 import type { JsonChat } from '../llm/chatClient.js';
 import { filterByRelevance, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
@@ -219,6 +220,7 @@ export async function buildTaskContext(
   lap('supersede');
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
   const kept = withFeatures(current, columns, o.filter);
+  if (o.keyword) await addKeywordScores(stores, task, fused, kept, o.filter);
   let graphScores: Map<string, number> | undefined;
   if (pagerank) {
     const ids = kept.map((c) => c.id);

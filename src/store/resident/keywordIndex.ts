@@ -250,13 +250,7 @@ export class KeywordIndex {
     const norms = this.norms();
     if (this.scratch.length < this.ids.length) this.scratch = new Float64Array(Math.max(this.ids.length, this.scratch.length * 2));
     const scores = this.scratch;
-    const terms: { idf: number; postings: Postings }[] = [];
-    for (const t of new Set(analyze(query))) {
-      const termId = this.termIds.get(t);
-      if (termId === undefined) continue;
-      const n = scope ? scope.groups.reduce((sum, g) => sum + (this.groupFrequency.get(g * GROUP_KEY + termId) ?? 0), 0) : this.documentFrequency[termId]!;
-      if (n > 0) terms.push({ idf: Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1), postings: this.postings[termId]! });
-    }
+    const terms = this.queryTerms(query, scope, live).map(({ termId, idf }) => ({ idf, postings: this.postings[termId]! }));
     // Common terms touch much of the corpus: then a sweep over all slots beats keeping a touched list.
     const dense = terms.reduce((sum, t) => sum + t.postings.n, 0) > this.ids.length / 4;
     const touched: number[] = [];
@@ -289,6 +283,41 @@ export class KeywordIndex {
     if (dense) scores.fill(0, 0, this.ids.length);
     else for (const slot of touched) scores[slot] = 0;
     return result;
+  }
+
+  /** BM25 of the given documents for the query (as `search` scores them), without a search: for candidates found otherwise. */
+  scoreDocuments(query: string, ids: readonly string[], opts: { groups?: readonly string[] } = {}): Map<string, number> {
+    const scope = this.scope(opts.groups);
+    const live = scope ? scope.size : this.slotOf.size;
+    const out = new Map<string, number>();
+    if (live === 0) return out;
+    const norms = this.norms();
+    const idf = new Map(this.queryTerms(query, scope, live).map((t) => [t.termId, t.idf]));
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) continue;
+      const terms = this.documentTerms[slot]!;
+      const counts = this.documentCounts[slot]!;
+      let score = 0;
+      terms.forEach((termId, i) => {
+        const w = idf.get(termId);
+        if (w !== undefined) score += (w * counts[i]!) / (counts[i]! + norms[slot]!);
+      });
+      if (score > 0) out.set(id, score);
+    }
+    return out;
+  }
+
+  /** The query's distinct indexed terms with their idf (times k1 + 1) among the `live` documents of the scope. */
+  private queryTerms(query: string, scope: ReturnType<KeywordIndex['scope']>, live: number): { termId: number; idf: number }[] {
+    const out: { termId: number; idf: number }[] = [];
+    for (const t of new Set(analyze(query))) {
+      const termId = this.termIds.get(t);
+      if (termId === undefined) continue;
+      const n = scope ? scope.groups.reduce((sum, g) => sum + (this.groupFrequency.get(g * GROUP_KEY + termId) ?? 0), 0) : this.documentFrequency[termId]!;
+      if (n > 0) out.push({ termId, idf: Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1) });
+    }
+    return out;
   }
 
   /** The groups a search is scoped to, or undefined when they hold every live document (the statistics are then the index's own). */
