@@ -205,6 +205,13 @@ describe('entry columns', () => {
     expect(columns.nearestSmall(Float32Array.from({ length: 12 }, rand), {}, 5)).toBeUndefined();
     expect(columns.entries(['e3'])).toBeUndefined();
     expect(columns.has('e449')).toBe(true);
+    // a table holding an id twice would misalign slots and loaded rows: entries() says so (undefined: read LanceDB)
+    const twice = [entry(1), entry(2), entry(1), entry(3)];
+    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), {
+      maxEntries: 10, smallDimensions: 12, smallVectors: new Float32Array(48).fill(1), entryAt: (i) => ({ ...twice[i]! }),
+    });
+    expect(misaligned.entries(['e2'])).toEqual([entry(2)]);
+    expect(misaligned.entries(['e2', 'e3'])).toBeUndefined();
   });
 });
 

@@ -301,17 +301,24 @@ export class EntryColumns {
       .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  /** The held entries of `ids` that exist, in the order asked; undefined when entries are not held. */
+  /**
+   * The held entries of `ids` that exist, in the order asked; undefined when entries are not held,
+   * or when a loaded row is not the entry its slot says (only a table holding an id twice could do
+   * that), so that the caller reads LanceDB instead.
+   */
   entries(ids: readonly string[]): MemoryEntry[] | undefined {
     const held = this.held;
     if (!held) return undefined;
-    return ids.flatMap((id) => {
+    const out: MemoryEntry[] = [];
+    for (const id of ids) {
       const slot = this.slotOf.get(id);
-      if (slot === undefined) return [];
+      if (slot === undefined) continue;
       const record = held.records[slot];
-      if (record !== undefined) return [entryFromRecord(record)];
-      return slot < held.loaded.count ? [held.loaded.entryAt(slot)] : [];
-    });
+      const entry = record !== undefined ? entryFromRecord(record) : slot < held.loaded.count ? held.loaded.entryAt(slot) : undefined;
+      if (entry && entry.id !== id) return undefined;
+      if (entry) out.push(entry);
+    }
+    return out;
   }
 
   features(id: string): EntryFeatures | undefined {
