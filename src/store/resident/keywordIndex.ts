@@ -292,17 +292,23 @@ export class KeywordIndex {
     const out = new Map<string, number>();
     if (live === 0) return out;
     const norms = this.norms();
-    const idf = new Map(this.queryTerms(query, scope, live).map((t) => [t.termId, t.idf]));
+    const terms = this.queryTerms(query, scope, live);
     for (const id of ids) {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
-      const terms = this.documentTerms[slot]!;
+      // The document's distinct terms are sorted: each query term is a binary search.
+      const docTerms = this.documentTerms[slot]!;
       const counts = this.documentCounts[slot]!;
       let score = 0;
-      terms.forEach((termId, i) => {
-        const w = idf.get(termId);
-        if (w !== undefined) score += (w * counts[i]!) / (counts[i]! + norms[slot]!);
-      });
+      for (const { termId, idf } of terms) {
+        let lo = 0;
+        for (let hi = docTerms.length - 1; lo < hi; ) {
+          const mid = (lo + hi) >> 1;
+          if (docTerms[mid]! < termId) lo = mid + 1;
+          else hi = mid;
+        }
+        if (docTerms[lo] === termId) score += (idf * counts[lo]!) / (counts[lo]! + norms[slot]!);
+      }
       if (score > 0) out.set(id, score);
     }
     return out;
