@@ -31,6 +31,10 @@ describe('configuration', () => {
     expect(() => resolveConfig({ cwd, env: { MEMCORE_EMBEDDER: 'openai' } })).toThrow(/embedder.model is required when embedder.provider is openai \(set MEMCORE_EMBED_MODEL/);
     expect(() => resolveConfig({ cwd, env: { MEMCORE_LLM_BASE_URL: 'ftp://x' } })).toThrow(/llm.baseURL must be an http\(s\) URL/);
     expect(() => resolveConfig({ cwd, env: { MEMCORE_EMBED_SEND_DIMENSIONS: 'maybe' } })).toThrow(/must be true or false/);
+    expect(() => resolveConfig({ cwd, env: { MEMCORE_RESIDENT_MAX_ENTRIES: '-5' } })).toThrow('MEMCORE_RESIDENT_MAX_ENTRIES: residentMaxEntries must be a whole number ≥ 0, got "-5"');
+    await expect(openMemory({ path: join(cwd, 'y'), env: {}, residentMaxEntries: 1.5 })).rejects.toThrow('option: residentMaxEntries must be a whole number ≥ 0, got 1.5');
+    expect(resolveConfig({ cwd, env: { MEMCORE_RESIDENT_MAX_ENTRIES: '0' } }).values).toMatchObject({ residentMaxEntries: 0 });
+    expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ residentMaxEntries: 250_000 });
     await writeFile(join(cwd, 'memcore.config.json'), JSON.stringify({ embeder: { model: 'x' } }));
     expect(() => resolveConfig({ cwd, env: {} })).toThrow(/memcore.config.json: unknown setting "embeder.model"/);
     await writeFile(join(cwd, 'memcore.config.json'), '{ nope');
