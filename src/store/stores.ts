@@ -11,7 +11,7 @@ import { Journal } from './journal/journal.js';
 import { EntriesTable, searchText, type StoredEntry } from './lance/entriesTable.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
 import { columnRow, EntryColumns } from './resident/entryColumns.js';
-import { entryRecord } from './resident/entryRecord.js';
+import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 
@@ -24,10 +24,6 @@ const AUTO_FIT_MIN_ROWS = 256;
  * entries, while LanceDB's IVF search grows with its square root (~3–4 ms at 100K).
  */
 export const RESIDENT_MAX_ENTRIES = 250_000;
-
-type SerializedEntry = Omit<MemoryEntry, 'createdAt' | 'updatedAt' | 'validFrom' | 'validTo'> & {
-  createdAt: string; updatedAt: string; validFrom: string | null; validTo: string | null;
-};
 
 /** Vectors travel as base64 of their float32 bytes: exact, and ~10× cheaper to write than JSON numbers. */
 type JournalEntry = { entry: SerializedEntry; vector: string; vectorSmall: string };
@@ -71,22 +67,11 @@ export type WriteIntent =
   | { op: 'delete'; ids: string[] };
 
 export function serializeStored(s: StoredEntry): JournalEntry {
-  const e = s.entry;
-  return {
-    entry: { ...e, createdAt: e.createdAt.toISOString(), updatedAt: e.updatedAt.toISOString(), validFrom: e.validFrom?.toISOString() ?? null, validTo: e.validTo?.toISOString() ?? null },
-    vector: encodeVector(s.vector),
-    vectorSmall: encodeVector(s.vectorSmall),
-  };
+  return { entry: serializeEntry(s.entry), vector: encodeVector(s.vector), vectorSmall: encodeVector(s.vectorSmall) };
 }
 
 function reviveStored(s: JournalEntry): StoredEntry {
-  const e = s.entry;
-  const date = (v: string | null) => (v === null ? null : new Date(v));
-  return {
-    entry: { ...e, createdAt: new Date(e.createdAt), updatedAt: new Date(e.updatedAt), validFrom: date(e.validFrom), validTo: date(e.validTo) },
-    vector: decodeVector(s.vector),
-    vectorSmall: decodeVector(s.vectorSmall),
-  };
+  return { entry: reviveEntry(s.entry), vector: decodeVector(s.vector), vectorSmall: decodeVector(s.vectorSmall) };
 }
 
 /**

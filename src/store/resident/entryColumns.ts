@@ -3,6 +3,7 @@ import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../mode
 import type { EntryFilter } from '../lance/filter.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
+import { TopK } from './topK.js';
 
 /** What scoring needs of an entry, known before its row is read. */
 export interface EntryFeatures {
@@ -262,43 +263,18 @@ export class EntryColumns {
     // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
     const { sums, scales, step } = held.small.products(query);
     const test = this.rowTest(filter);
-    // A min-heap of the best `limit` slots so far and their scores: its root is the score to beat.
-    const heap = new Int32Array(limit);
-    const heapScores = new Float64Array(limit);
-    let size = 0;
+    const rows = this.rows;
+    const scoreOf = (slot: number) => sums[slot]! * scales[slot]!;
+    const top = new TopK(limit, (a, b) => scoreOf(a) < scoreOf(b) || (scoreOf(a) === scoreOf(b) && rows[a]!.id > rows[b]!.id));
     let toBeat = -Infinity;
-    const n = held.small.rows;
-    for (let slot = 0; slot < n; slot++) {
+    for (let slot = 0, n = held.small.rows; slot < n; slot++) {
       const score = sums[slot]! * scales[slot]!;
-      if (!(score > toBeat)) continue;
-      const row = this.rows[slot];
-      if (!row || !test(row)) continue;
-      let at: number;
-      if (size < limit) {
-        // sift up
-        for (at = size++; at > 0 && heapScores[(at - 1) >> 1]! > score; at = (at - 1) >> 1) {
-          heap[at] = heap[(at - 1) >> 1]!;
-          heapScores[at] = heapScores[(at - 1) >> 1]!;
-        }
-      } else {
-        // replace the root, sift down
-        for (at = 0; ;) {
-          let child = 2 * at + 1;
-          if (child >= size) break;
-          if (child + 1 < size && heapScores[child + 1]! < heapScores[child]!) child++;
-          if (!(heapScores[child]! < score)) break;
-          heap[at] = heap[child]!;
-          heapScores[at] = heapScores[child]!;
-          at = child;
-        }
-      }
-      heap[at] = slot;
-      heapScores[at] = score;
-      if (size === limit) toBeat = heapScores[0]!;
+      if (!(score >= toBeat)) continue;
+      const row = rows[slot];
+      if (row && test(row) && top.offer(slot) && top.full) toBeat = scoreOf(top.worst);
     }
     const scale = step / Math.sqrt(qq);
-    return Array.from(heap.subarray(0, size), (slot, i) => ({ id: this.rows[slot]!.id, similarity: heapScores[i]! * scale }))
-      .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return top.sorted().map((slot) => ({ id: rows[slot]!.id, similarity: scoreOf(slot) * scale }));
   }
 
   /**

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { grown } from './grown.js';
+import { TopK } from './topK.js';
 
 /** Snowball English (Porter2), the stemmer of LanceDB's default full-text analyzer. CommonJS, untyped. */
 const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
@@ -342,36 +343,16 @@ export class KeywordIndex {
 
   /**
    * The `k` best slots by score (ties: the smaller id first), best first, among `slots` (default:
-   * every slot scoring above 0). A min-heap on the worst kept: a slot that does not make it costs
-   * one comparison with the score to beat.
+   * every slot); only slots scoring above 0 count.
    */
   private topSlots(scores: Float64Array, k: number, slots?: readonly number[]): number[] {
     const ids = this.ids;
-    const heap = new Int32Array(k);
-    let size = 0;
-    let toBeat = 0; // only slots scoring above 0 are candidates
-    const worse = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! > ids[b]!);
-    const offer = (slot: number) => {
-      const score = scores[slot]!;
-      if (score < toBeat || (score === toBeat && (size < k ? score === 0 : !worse(heap[0]!, slot)))) return;
-      let at: number;
-      if (size < k) {
-        for (at = size++; at > 0 && worse(slot, heap[(at - 1) >> 1]!); at = (at - 1) >> 1) heap[at] = heap[(at - 1) >> 1]!;
-      } else {
-        for (at = 0; ;) {
-          let child = 2 * at + 1;
-          if (child >= size) break;
-          if (child + 1 < size && worse(heap[child + 1]!, heap[child]!)) child++;
-          if (!worse(heap[child]!, slot)) break;
-          heap[at] = heap[child]!;
-          at = child;
-        }
-      }
-      heap[at] = slot;
-      if (size === k) toBeat = scores[heap[0]!]!;
-    };
-    if (slots) for (const slot of slots) offer(slot);
-    else for (let slot = 0, n = ids.length; slot < n; slot++) if (scores[slot]! >= toBeat) offer(slot);
-    return Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+    const top = new TopK(k, (a, b) => scores[a]! < scores[b]! || (scores[a] === scores[b] && ids[a]! > ids[b]!));
+    let toBeat = Number.MIN_VALUE; // only slots scoring above 0 count
+    for (let i = 0, n = slots ? slots.length : ids.length; i < n; i++) {
+      const slot = slots ? slots[i]! : i;
+      if (scores[slot]! >= toBeat && top.offer(slot) && top.full) toBeat = scores[top.worst]!;
+    }
+    return top.sorted();
   }
 }
