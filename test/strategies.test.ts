@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
-import { keywordQuery } from '../src/retrieve/keywordCandidates.js';
+import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
 // Stage 1 runs in memory while the store is held whole (default), and in LanceDB past residentMaxEntries (0 here).
@@ -116,6 +116,51 @@ describe('keyword evidence for every candidate', () => {
       // with keyword evidence off, the two tie and the id decides
       const off = (await m.buildTaskContext('Where was the director of Alpha film born?', { candidates: 3, maxEntries: 10, weights: { keyword: 0 } })).entries.map((e) => e.entry.id);
       expect(off.indexOf('pa-carl')).toBeLessThan(off.indexOf('pz-bob'));
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('bridge words: what a task asks of the entries it names', () => {
+  it('drops the names a task mentions and keeps the rest of its content words', () => {
+    const q = keywordQuery('Where was the composer of film Billy Elliot born?');
+    expect(bridgeWords(q, ['Billy Elliot'])).toBe('composer film born');
+    // stems and stop words as BM25 sees them: "The Heart Of Doreon" takes "Heart" and "Doreon", not "of"
+    expect(bridgeWords(keywordQuery('Which film whose director was born first, El Tonto or The Heart Of Doreon?'), ['El Tonto', 'The Heart Of Doreon']))
+      .toBe('film whose director born first');
+    expect(bridgeWords(q, [])).toBe('');
+    expect(bridgeWords(keywordQuery('Billy Elliot'), ['Billy Elliot'])).toBe('');
+  });
+
+  it('ranks the neighbour that answers the relation above neighbours that repeat the name', async () => {
+    // The people's texts are far from the task's vector, and the film has one edge to each of them:
+    // only words separate them. The actors say "Billy Elliot" again and again, so against the whole
+    // task (whose rare words are the name) they outscore the composer; against "composer … born"
+    // he comes first. One seed, the film the task names, so the people are reached, not seeds.
+    const far = [1, 0, 0, 0];
+    const embedder = phraseEmbedder([['Sam Warbeck is', far], ['Jo Bell played', far], ['Ann Walters was', far], ['A stage play', far]], 4);
+    const m = await openMemory({ path: await tempDir(), embedder });
+    try {
+      await m.ingestDocument({
+        core_id: 'films',
+        entries: [
+          { id: 'film', title: 'Billy Elliot', content: 'Billy Elliot is a 2000 film with music by Sam Warbeck, starring Jo Bell and Ann Walters.' },
+          { id: 'p-sam', title: 'Sam Warbeck', content: 'Sam Warbeck is an English composer for theatre and television, born in Southampton.' },
+          { id: 'p-jo', title: 'Jo Bell', content: 'Jo Bell played Billy Elliot; Billy Elliot made Jo Bell a star, and Billy Elliot toured.' },
+          { id: 'p-ann', title: 'Ann Walters', content: 'Ann Walters was in Billy Elliot, the Billy Elliot tour and Billy Elliot on stage.' },
+          ...Array.from({ length: 12 }, (_, i) => ({ id: `x${i}`, title: `Other ${i}`, content: `A stage play number ${i} about miners and a strike, born of the eighties.` })),
+        ],
+        relations: ['p-sam', 'p-jo', 'p-ann'].map((to) => ({ from: 'film', to, type: 'RELATED' })),
+      });
+      const task = 'Where was the composer of film Billy Elliot born?';
+      const ranked = async (weights = {}) => (await m.buildTaskContext(task, { maxEntries: 8, seeds: 1, weights })).entries.map((e) => e.entry.id);
+      const on = await ranked();
+      expect(on.slice(0, 4)).toEqual(['film', 'p-sam', 'p-ann', 'p-jo']);
+      // without bridge evidence the name-repeating actors come first
+      const off = await ranked({ bridge: 0 });
+      expect(off.indexOf('p-jo')).toBeLessThan(off.indexOf('p-sam'));
+      expect(off.indexOf('p-ann')).toBeLessThan(off.indexOf('p-sam'));
     } finally {
       await m.close();
     }

@@ -13,6 +13,11 @@ export interface Hit {
   fused?: number;
   /** For a hit the keyword search did not return: the task's BM25 over it, relative to the best keyword hit (addKeywordScores). */
   keywordScore?: number;
+  /**
+   * For a hit the graph reached, when the task names entries: BM25 of the task's words other than
+   * those names, relative to the best reached hit (addKeywordScores).
+   */
+  bridgeScore?: number;
 }
 
 /** A hit with its entry read. */
