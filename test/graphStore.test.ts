@@ -38,6 +38,50 @@ describe('Kuzu graph store', () => {
   });
 });
 
+describe('bulk writes (rows sent column by column)', () => {
+  it('store every value as given, in its row, through the COPY of new rows and the update of existing ones', async () => {
+    const file = join(await tempDir(), 'graph.kuzu');
+    const hostile = ["it's", 'a "quote"', 'back\\slash', 'line\nbreak\ttab', '`tick` {brace} $c0[i] ROWS', 'ünïcödé e\u0301 漢字 🧠👩‍💻', ''];
+    const entry = (i: number, v = '') => ({ id: `id ${hostile[i]}`, coreId: `core ${hostile[(i + 1) % hostile.length]}`, title: `${v}title ${hostile[(i + 2) % hostile.length]}`, entryType: hostile[(i + 3) % hostile.length]! });
+    const ids = hostile.map((_, i) => entry(i).id);
+    // integer-looking and fractional weights mixed: each column binds by its first value
+    const related = (w: number[]) => ids.map((from, i) => ({ type: 'RELATED' as const, from, to: ids[(i + 1) % ids.length]!, weight: w[i % w.length]!, kind: hostile[i]! }));
+    const g = await KuzuGraphStore.open(file);
+    try {
+      await g.write({
+        entries: hostile.map((_, i) => entry(i)),
+        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]! }],
+        goldenPaths: [{ id: 'p1', name: hostile[4]!, concept: null, description: hostile[1]! }],
+        relations: [...related([1, 0.9, 0.25]), { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 2, description: hostile[5]!, keyConcepts: [hostile[0]!, hostile[4]!] }],
+      });
+      // the same ids again: every row exists, so this goes through the update query
+      await g.write({ entries: hostile.map((_, i) => entry(i, 'v2 ')), codeLocations: [], goldenPaths: [], relations: related([0.5, 2]) });
+      const path = await g.getGoldenPath('p1');
+      expect(path).toMatchObject({ name: hostile[4], concept: null, description: hostile[1] });
+      expect(path?.steps.map((s) => [s.order, s.description, s.keyConcepts, s.code.filePath, s.code.codebaseId, s.code.language, s.code.startLine, s.code.endLine]))
+        .toEqual([[2, hostile[5], [hostile[0], hostile[4]], hostile[3], hostile[0], hostile[5], 3, null]]);
+    } finally {
+      await g.close();
+    }
+    const db = new kuzu.Database(file);
+    const conn = new kuzu.Connection(db);
+    try {
+      const rows = async (q: string) => (await ((await conn.query(q)) as QueryResult).getAll()) as Record<string, KuzuValue>[];
+      const entries = await rows('MATCH (e:MemoryEntry) RETURN e.id AS id, e.core_id AS core, e.title AS title, e.entry_type AS type');
+      expect(entries.sort((a, b) => String(a.id).localeCompare(String(b.id)))).toEqual(
+        hostile.map((_, i) => entry(i, 'v2 ')).map((e) => ({ id: e.id, core: e.coreId, title: e.title, type: e.entryType })).sort((a, b) => a.id.localeCompare(b.id)),
+      );
+      const edges = await rows('MATCH (a:MemoryEntry)-[r:RELATED]->(b:MemoryEntry) RETURN a.id AS from, b.id AS to, r.weight AS weight, r.kind AS kind');
+      expect(edges.sort((a, b) => String(a.from).localeCompare(String(b.from)))).toEqual(
+        related([0.5, 2]).map(({ from, to, weight, kind }) => ({ from, to, weight, kind })).sort((a, b) => a.from.localeCompare(b.from)),
+      );
+    } finally {
+      await conn.close();
+      await db.close();
+    }
+  });
+});
+
 describe('entry edges in memory', () => {
   it('answer reach, edgesAmong and supersededBy as Kuzu Cypher does, across upserts and deletes', async () => {
     const file = join(await tempDir(), 'graph.kuzu');

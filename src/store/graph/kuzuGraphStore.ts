@@ -46,6 +46,19 @@ const EDGE_COLUMNS: Record<Relation['type'], { from: string; to: string; props: 
   },
 };
 
+/**
+ * Rows for a bulk query, as one list parameter per column that the query zips back into `row`
+ * (`UNWIND range(1, $n) AS i WITH {…: $c0[i], …} AS row`). The Node binding converts a list of
+ * structs value by value; lists of plain values go ~3× faster (a COPY of 50K entries ~1.3 → ~0.45 s).
+ * Every row has the keys of the first.
+ */
+function rowsByColumn(rows: Params[]): { clause: string; params: Params } {
+  const names = Object.keys(rows[0]!);
+  const params: Params = { n: rows.length };
+  names.forEach((name, c) => (params[`c${c}`] = rows.map((r) => r[name]!)));
+  return { clause: `UNWIND range(1, $n) AS i WITH {${names.map((name, c) => `\`${name}\`: $c${c}[i]`).join(', ')}} AS row`, params };
+}
+
 const setClause = (variable: string, props: [name: string, expr: string][]) =>
   props.length > 0 ? ` SET ${props.map(([name, expr]) => `${variable}.${name} = ${expr}`).join(', ')}` : '';
 
@@ -180,8 +193,8 @@ export class KuzuGraphStore implements GraphStore {
         for (const r of batch.relations) if (r.type === type) rows.set(`${r.from}\u0000${r.to}`, { key: `${r.from}\u0000${r.to}`, ...edgeRow(r) });
         await this.bulkMerge(
           [...rows.values()],
-          `UNWIND $rows AS row MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to})${setClause('r', props)} RETURN DISTINCT row.key AS k`,
-          `COPY ${type} FROM (UNWIND $rows AS row RETURN row.from, row.to${props.map(([, expr]) => `, ${expr}`).join('')})`,
+          `MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to})${setClause('r', props)} RETURN DISTINCT row.key AS k`,
+          `COPY ${type} FROM (ROWS RETURN row.from, row.to${props.map(([, expr]) => `, ${expr}`).join('')})`,
           adjacency && isEntryEdgeType(type) ? (row) => adjacency.has({ type, from: String(row.from), to: String(row.to) }) : undefined,
         );
       }
@@ -205,8 +218,8 @@ export class KuzuGraphStore implements GraphStore {
     const unique = new Map(rows.map((r) => [String(r.id), { key: r.id ?? null, ...r }]));
     await this.bulkMerge(
       [...unique.values()],
-      `UNWIND $rows AS row MATCH (n:${table} {id: row.id})${setClause('n', props)} RETURN row.key AS k`,
-      `COPY ${table} FROM (UNWIND $rows AS row RETURN row.id${props.map(([, expr]) => `, ${expr}`).join('')})`,
+      `MATCH (n:${table} {id: row.id})${setClause('n', props)} RETURN row.key AS k`,
+      `COPY ${table} FROM (ROWS RETURN row.id${props.map(([, expr]) => `, ${expr}`).join('')})`,
       known,
     );
   }
@@ -214,15 +227,22 @@ export class KuzuGraphStore implements GraphStore {
   /**
    * MERGE semantics at bulk speed: one query updates the rows that exist and returns their keys,
    * one COPY adds the rest. (UNWIND + MERGE costs Kuzu ~2 ms an edge and grows with the node
-   * table; COPY from a subquery stays ~0.05 ms a row.) `known`, when the caller can tell which rows
-   * exist, narrows the update query to those.
+   * table; COPY from a subquery stays ~0.01 ms a row.) `updateExisting` follows the rows' clause
+   * (rowsByColumn), and `copyNew` has them where it says ROWS. `known`, when the caller can tell
+   * which rows exist, narrows the update query to those.
    */
   private async bulkMerge(rows: Params[], updateExisting: string, copyNew: string, known?: (row: Params) => boolean): Promise<void> {
     if (rows.length === 0) return;
     const candidates = known ? rows.filter(known) : rows;
-    const existing = new Set(candidates.length > 0 ? (await this.run(updateExisting, { rows: candidates })).map((r) => String(r.k)) : []);
+    let existing = new Set<string>();
+    if (candidates.length > 0) {
+      const { clause, params } = rowsByColumn(candidates);
+      existing = new Set((await this.run(`${clause} ${updateExisting}`, params)).map((r) => String(r.k)));
+    }
     const fresh = rows.filter((r) => !existing.has(String(r.key)));
-    if (fresh.length > 0) await this.run(copyNew, { rows: fresh });
+    if (fresh.length === 0) return;
+    const { clause, params } = rowsByColumn(fresh);
+    await this.run(copyNew.replace('ROWS', () => clause), params);
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
