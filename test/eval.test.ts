@@ -66,6 +66,25 @@ describe('runEval', () => {
     expect(Object.keys(report.strategies)).toEqual(['keyword', 'hybrid']);
     expect((await main(['eval', TINY, '--strategies', 'nope'], { out: () => undefined, err: () => undefined, isTTY: false }))).toBe(2);
   });
+
+  it('lists the queries a strategy misses at a cut-off, with where each gold id ranked', async () => {
+    const file = await loadEvalFile(TINY);
+    const report = await runEval(file, { strategies: ['keyword'], ks: [1, 3], misses: 1, engine: { embedder: wordHashEmbedder(256), env: {} } });
+    expect(report.misses).toEqual({ k: 1, depth: 10 });
+    // q2 has two gold ids and only one can be first; q1 and q3 are found at rank 1
+    const [miss, ...rest] = report.strategies.keyword!.misses!;
+    expect(rest).toEqual([]);
+    expect(miss!.id).toBe('q2');
+    expect(miss!.gold.map((g) => g.id)).toEqual(['alert', 'dlq']);
+    expect(miss!.gold.map((g) => g.rank).filter((r) => r === 1)).toHaveLength(1);
+    expect(formatReport(report)).toMatch(/keyword: 1 of 3 queries miss a gold id in the top 1 \(gold ranks; – = not in the top 10\):\n  q2  who gets paged when failing messages pile up\n      alert (1|–|\d+) \| dlq (1|–|\d+)/);
+    // without the option nothing is listed
+    expect((await runEval(file, { strategies: ['keyword'], ks: [1], engine: { embedder: wordHashEmbedder(256), env: {} } })).strategies.keyword!.misses).toBeUndefined();
+    await expect(runEval(file, { strategies: ['keyword'], misses: 0 })).rejects.toThrow(/misses must be a whole number from 1 to 1000/);
+    const io = { out: () => undefined, err: () => undefined, isTTY: false };
+    expect(await main(['eval', TINY, '--strategies', 'keyword', '--misses', '0'], io)).toBe(2);
+    expect(await main(['eval', TINY, '--strategies', 'keyword', '--misses', 'many'], io)).toBe(2);
+  });
 });
 
 describe('adapters', () => {

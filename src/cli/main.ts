@@ -160,6 +160,7 @@ eval options:
   --out <file>              also write the JSON report there
   --save-eval-file <file>   write the eval file an adapter built
   --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
+  --misses <k>              list each strategy's queries whose gold is not all in the top k, with the gold ranks
 
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
@@ -274,7 +275,7 @@ const COMMANDS: Record<string, Command> = {
     options: {
       strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
       'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
-      out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' },
+      out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' },
     },
     args: [1, 1],
     async run(_engine, [target], v, io) {
@@ -291,6 +292,8 @@ const COMMANDS: Record<string, Command> = {
         file = await loadEvalFile(target!);
       }
       const limit = v['limit-queries'] !== undefined ? int('limit-queries', v['limit-queries'] as string) : undefined;
+      const misses = int('misses', v.misses as string | undefined);
+      if (misses !== undefined && misses < 1) throw new UsageError(`--misses takes a cut-off of 1 or more, got ${misses}`);
       if (limit !== undefined) file = { ...file, queries: file.queries.slice(0, limit) };
       if (typeof v['save-eval-file'] === 'string') await writeFile(v['save-eval-file'], JSON.stringify(file));
       const autoLink = v['no-auto-link'] ? false : v['auto-link'] ? true : adapter?.autoLink ?? false;
@@ -299,6 +302,7 @@ const COMMANDS: Record<string, Command> = {
         ks: ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50],
         autoLink,
         ...(typeof v['keep-db'] === 'string' ? { keepDb: v['keep-db'] } : {}),
+        ...(misses !== undefined ? { misses } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });
       if (typeof v.out === 'string') await writeFile(v.out, JSON.stringify(report, null, 2));

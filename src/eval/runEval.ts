@@ -44,10 +44,19 @@ async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number): Prom
   }
 }
 
+/** A query whose gold was not all in the top k, with where each gold id ranked (null: not retrieved). */
+export interface EvalMiss {
+  id: string;
+  text: string;
+  gold: { id: string; rank: number | null }[];
+}
+
 export interface StrategyResult {
   overall: MetricRow;
   byCategory: Record<string, MetricRow>;
   msPerQuery: number;
+  /** With `misses`: the queries missed at that k, in file order. */
+  misses?: EvalMiss[];
 }
 
 export interface EvalReport {
@@ -59,6 +68,8 @@ export interface EvalReport {
   ingestMs: number;
   embedder: string;
   strategies: Partial<Record<Strategy, StrategyResult>>;
+  /** With `misses`: the cut-off, and how deep each strategy's list was searched for the gold ranks. */
+  misses?: { k: number; depth: number };
 }
 
 export interface RunEvalOptions {
@@ -73,6 +84,11 @@ export interface RunEvalOptions {
    * Default: a fresh temp folder, removed afterwards.
    */
   keepDb?: string;
+  /**
+   * List, per strategy, the queries whose gold ids are not all in the top `misses`, with the rank
+   * of each gold id (looked for down to the largest k or `misses`, whichever is deeper).
+   */
+  misses?: number;
   onProgress?: (message: string) => void;
 }
 
@@ -82,7 +98,8 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
   for (const s of strategies) if (!STRATEGIES.includes(s)) throw invalidInput(`unknown strategy "${s}"; one of ${STRATEGIES.join(', ')}`);
   const ks = [...new Set(options.ks ?? [2, 5, 8, 10, 25, 50])].sort((a, b) => a - b);
   if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw invalidInput('k values must be whole numbers from 1 to 1000');
-  const maxK = Math.max(...ks, 10);
+  if (options.misses !== undefined && (!Number.isInteger(options.misses) || options.misses < 1 || options.misses > 1000)) throw invalidInput('misses must be a whole number from 1 to 1000');
+  const maxK = Math.max(...ks, 10, options.misses ?? 0);
   const progress = options.onProgress ?? (() => undefined);
   const dir = options.keepDb ?? (await mkdtemp(join(tmpdir(), 'memcore-eval-')));
   const m = await openMemory({ ...options.engine, path: dir, cache: { ttlMs: 0 } });
@@ -95,6 +112,7 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
     const report: EvalReport = {
       name: file.name ?? 'eval', entries: ingest.entries.added + ingest.entries.updated + ingest.entries.unchanged,
       relations: ingest.relations, queries: file.queries.length, ks, ingestMs, embedder: m.embedder.id, strategies: {},
+      ...(options.misses ? { misses: { k: options.misses, depth: maxK } } : {}),
     };
     for (const s of strategies) {
       const results: { ranked: string[]; gold: string[]; category: string }[] = [];
@@ -103,9 +121,10 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
         results.push({ ranked: await rank(m, s, q, maxK), gold: q.gold, category: String(q.category ?? 'all') });
         if ((i + 1) % 25 === 0) progress(`${s}: ${i + 1}/${file.queries.length} queries`);
       }
+      const msPerQuery = (performance.now() - t0) / Math.max(1, results.length);
       const byCategory: Record<string, MetricRow> = {};
       for (const c of [...new Set(results.map((r) => r.category))].sort()) byCategory[c] = aggregate(results.filter((r) => r.category === c), ks);
-      report.strategies[s] = { overall: aggregate(results, ks), byCategory, msPerQuery: (performance.now() - t0) / Math.max(1, results.length) };
+      report.strategies[s] = { overall: aggregate(results, ks), byCategory, msPerQuery, ...(options.misses ? { misses: missesAt(file.queries, results, options.misses) } : {}) };
       progress(`${s}: done`);
     }
     return report;
@@ -113,6 +132,14 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
     await m.close();
     if (options.keepDb === undefined) await rm(dir, { recursive: true, force: true });
   }
+}
+
+function missesAt(queries: EvalQuery[], results: { ranked: string[] }[], k: number): EvalMiss[] {
+  return queries.flatMap((q, i) => {
+    const ranked = results[i]!.ranked;
+    const gold = q.gold.map((id) => ({ id, rank: ranked.indexOf(id) + 1 || null }));
+    return gold.every((g) => g.rank !== null && g.rank <= k) ? [] : [{ id: q.id, text: q.text, gold }];
+  });
 }
 
 const pct = (x: number) => (100 * x).toFixed(1);
@@ -141,6 +168,11 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
       s, ...categories.map((c) => r.ks.map((k) => pct(res.byCategory[c]!.recall[k]!)).join('/')),
     ]);
     out.push(table(['strategy', ...categories.map((c) => `cat ${c} (${Object.values(r.strategies)[0]!.byCategory[c]!.queries})`)], catRows));
+  }
+  for (const [s, res] of Object.entries(r.strategies) as [Strategy, StrategyResult][]) {
+    if (!res.misses) continue;
+    out.push('', `${s}: ${res.misses.length} of ${r.queries} queries miss a gold id in the top ${r.misses?.k} (gold ranks; – = not in the top ${r.misses?.depth}):`);
+    for (const miss of res.misses) out.push(`  ${miss.id}  ${miss.text}`, `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`);
   }
   if (reference.length > 0) out.push('', 'Published reference numbers (same metric, same kind of data):', ...reference.map((l) => `  ${l}`));
   return out.join('\n');
