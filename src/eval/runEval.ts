@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openMemory, type MemoryEngine, type OpenMemoryOptions } from '../engine/memoryEngine.js';
 import type { AutoLinkOptions } from '../ingest/autoLink.js';
 import { invalidInput } from '../model/errors.js';
-import { aggregate, type MetricRow } from './metrics.js';
+import { aggregate, allGoldAt, type MetricRow } from './metrics.js';
 import { memoryPart, type EvalFile, type EvalQuery } from './evalFile.js';
 
 export const STRATEGIES = ['vector', 'matryoshka', 'keyword', 'hybrid', 'graph', 'graph-ppr', 'context'] as const;
@@ -137,8 +137,8 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
 function missesAt(queries: EvalQuery[], results: { ranked: string[] }[], k: number): EvalMiss[] {
   return queries.flatMap((q, i) => {
     const ranked = results[i]!.ranked;
-    const gold = q.gold.map((id) => ({ id, rank: ranked.indexOf(id) + 1 || null }));
-    return gold.every((g) => g.rank !== null && g.rank <= k) ? [] : [{ id: q.id, text: q.text, gold }];
+    if (allGoldAt(ranked, new Set(q.gold), k) === 1) return [];
+    return [{ id: q.id, text: q.text, gold: q.gold.map((id) => ({ id, rank: ranked.indexOf(id) + 1 || null })) }];
   });
 }
 

@@ -50,10 +50,10 @@ const EDGE_COLUMNS: Record<Relation['type'], { from: string; to: string; props: 
  * Rows for a bulk query, as one list parameter per column that the query zips back into `row`
  * (`UNWIND range(1, $n) AS i WITH {…: $c0[i], …} AS row`). The Node binding converts a list of
  * structs value by value; lists of plain values go ~3× faster (a COPY of 50K entries ~1.3 → ~0.45 s).
- * Every row has the keys of the first.
+ * Every row has the keys of the first; `leaveOut` names one the query does not read.
  */
-function rowsByColumn(rows: Params[]): { clause: string; params: Params } {
-  const names = Object.keys(rows[0]!);
+function rowsByColumn(rows: Params[], leaveOut?: string): { clause: string; params: Params } {
+  const names = Object.keys(rows[0]!).filter((name) => name !== leaveOut);
   const params: Params = { n: rows.length };
   names.forEach((name, c) => (params[`c${c}`] = rows.map((r) => r[name]!)));
   return { clause: `UNWIND range(1, $n) AS i WITH {${names.map((name, c) => `\`${name}\`: $c${c}[i]`).join(', ')}} AS row`, params };
@@ -241,7 +241,7 @@ export class KuzuGraphStore implements GraphStore {
     }
     const fresh = rows.filter((r) => !existing.has(String(r.key)));
     if (fresh.length === 0) return;
-    const { clause, params } = rowsByColumn(fresh);
+    const { clause, params } = rowsByColumn(fresh, 'key'); // the key only matches updated rows to theirs
     await this.run(copyNew.replace('ROWS', () => clause), params);
   }
 
