@@ -34,7 +34,9 @@ describe('configuration', () => {
     expect(() => resolveConfig({ cwd, env: { MEMCORE_RESIDENT_MAX_ENTRIES: '-5' } })).toThrow('MEMCORE_RESIDENT_MAX_ENTRIES: residentMaxEntries must be a whole number ≥ 0, got "-5"');
     await expect(openMemory({ path: join(cwd, 'y'), env: {}, residentMaxEntries: 1.5 })).rejects.toThrow('option: residentMaxEntries must be a whole number ≥ 0, got 1.5');
     expect(resolveConfig({ cwd, env: { MEMCORE_RESIDENT_MAX_ENTRIES: '0' } }).values).toMatchObject({ residentMaxEntries: 0 });
-    expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ residentMaxEntries: 250_000 });
+    expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ residentMaxEntries: 250_000, scanMaxEntries: 2_000_000 });
+    expect(resolveConfig({ cwd, env: { MEMCORE_SCAN_MAX_ENTRIES: '0' } }).values).toMatchObject({ scanMaxEntries: 0 });
+    await expect(openMemory({ path: join(cwd, 'z'), env: {}, scanMaxEntries: -1 })).rejects.toThrow('option: scanMaxEntries must be a whole number ≥ 0, got -1');
     await writeFile(join(cwd, 'memcore.config.json'), JSON.stringify({ embeder: { model: 'x' } }));
     expect(() => resolveConfig({ cwd, env: {} })).toThrow(/memcore.config.json: unknown setting "embeder.model"/);
     await writeFile(join(cwd, 'memcore.config.json'), '{ nope');

@@ -140,7 +140,7 @@ describe('entry columns', () => {
     expect(new EntryColumns(2).passRate({})).toBe(0);
   });
 
-  it('held whole: scan the small vectors (8-bit) for the nearest that pass the filter, read entries, and stop holding past the limit', () => {
+  it('held: scan the small vectors (8-bit) for the nearest that pass the filter, read entries whole, and stop holding each past its own limit', () => {
     let seed = 5;
     const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647 - 0.5;
     const entry = (i: number, core = i % 3 === 0 ? 'a' : 'b') => ({
@@ -158,7 +158,8 @@ describe('entry columns', () => {
     const smallVectors = new Float32Array(300 * 12);
     entries.forEach((e, i) => smallVectors.set(smallOf(e.id), i * 12));
     const columns = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
-      maxEntries: 400, smallDimensions: 12, smallVectors, entryAt: (i) => ({ ...entries[i]! }),
+      small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors },
+      entries: { maxEntries: 400, entryAt: (i) => ({ ...entries[i]! }) },
     });
     const live = new Map(entries.map((e) => [e.id, e]));
     const heldOf = (batch: ReturnType<typeof entry>[]) => (i: number) => ({ vectorSmall: smallOf(batch[i]!.id), record: entryRecord(batch[i]!) });
@@ -173,43 +174,51 @@ describe('entry columns', () => {
       for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
       return d / Math.sqrt(na * nb);
     };
-    for (const filter of [{}, { cores: ['a'] }, { validAt: new Date(5000) }, { cores: ['zzz'] }]) {
-      for (let q = 0; q < 5; q++) {
-        const query = Float32Array.from({ length: 12 }, rand);
-        const passing = [...live.values()]
-          .filter((e) => (!filter.cores || filter.cores.includes(e.coreId)) && (!filter.validAt || e.validTo === null))
-          .map((e) => ({ id: e.id, similarity: cos(query, small.get(e.id)!) }))
-          .sort((a, b) => b.similarity - a.similarity);
-        const want = passing.slice(0, 20);
-        const exact = new Map(passing.map((h) => [h.id, h.similarity]));
-        const got = columns.nearestSmall(query, filter, 20)!;
-        // 8-bit products: every hit passes, its similarity is within 0.01 of the exact one, it is
-        // as near as the exact 20th give or take that, and the order is by the reported similarity
-        expect(got.length, JSON.stringify(filter)).toBe(want.length);
-        for (const h of got) {
-          expect(exact.has(h.id), h.id).toBe(true);
-          expect(Math.abs(h.similarity - exact.get(h.id)!)).toBeLessThan(0.01);
-          expect(exact.get(h.id)!).toBeGreaterThan((want.at(-1)?.similarity ?? 0) - 0.02);
+    const expectNearestSmall = () => {
+      for (const filter of [{}, { cores: ['a'] }, { validAt: new Date(5000) }, { cores: ['zzz'] }]) {
+        for (let q = 0; q < 5; q++) {
+          const query = Float32Array.from({ length: 12 }, rand);
+          const passing = [...live.values()]
+            .filter((e) => (!filter.cores || filter.cores.includes(e.coreId)) && (!filter.validAt || e.validTo === null))
+            .map((e) => ({ id: e.id, similarity: cos(query, small.get(e.id)!) }))
+            .sort((a, b) => b.similarity - a.similarity);
+          const want = passing.slice(0, 20);
+          const exact = new Map(passing.map((h) => [h.id, h.similarity]));
+          const got = columns.nearestSmall(query, filter, 20)!;
+          // 8-bit products: every hit passes, its similarity is within 0.01 of the exact one, it is
+          // as near as the exact 20th give or take that, and the order is by the reported similarity
+          expect(got.length, JSON.stringify(filter)).toBe(want.length);
+          for (const h of got) {
+            expect(exact.has(h.id), h.id).toBe(true);
+            expect(Math.abs(h.similarity - exact.get(h.id)!)).toBeLessThan(0.01);
+            expect(exact.get(h.id)!).toBeGreaterThan((want.at(-1)?.similarity ?? 0) - 0.02);
+          }
+          expect(got.map((h) => h.similarity)).toEqual(got.map((h) => h.similarity).sort((a, b) => b - a));
+          expect(got.filter((h) => want.slice(0, 15).some((w) => w.id === h.id)).length).toBeGreaterThanOrEqual(Math.min(14, want.length));
         }
-        expect(got.map((h) => h.similarity)).toEqual(got.map((h) => h.similarity).sort((a, b) => b - a));
-        expect(got.filter((h) => want.slice(0, 15).some((w) => w.id === h.id)).length).toBeGreaterThanOrEqual(Math.min(14, want.length));
       }
-    }
+    };
+    expectNearestSmall();
     expect(columns.nearestSmall(new Float32Array(12), {}, 5)).toBeUndefined(); // no direction
     expect(columns.entries(['e3', 'e10', 'e359', 'nope', 'e7'])).toEqual([live.get('e3'), live.get('e359'), entry(7)]);
     expect(columns.entries(['e3'])![0]!.coreId).toBe('b');
-    // past maxEntries (400) the store is no longer held: both answer undefined, the columns still serve
+    // past the entries' limit (400), entries are no longer held (undefined: read LanceDB); the small vectors (up to 500) still are
     const more = Array.from({ length: 50 }, (_, i) => entry(400 + i));
     columns.upsert(more.map(columnRow), () => new Float32Array(4).fill(1), heldOf(more));
-    expect(columns.holdsEntries).toBe(false);
-    expect(columns.nearestSmall(Float32Array.from({ length: 12 }, rand), {}, 5)).toBeUndefined();
+    more.forEach((e) => live.set(e.id, e));
+    expect([columns.holdsEntries, columns.holdsSmallVectors]).toEqual([false, true]);
     expect(columns.entries(['e3'])).toBeUndefined();
+    expectNearestSmall();
+    // past 500 the small vectors go too; the columns still serve
+    const evenMore = Array.from({ length: 100 }, (_, i) => entry(500 + i));
+    columns.upsert(evenMore.map(columnRow), () => new Float32Array(4).fill(1), heldOf(evenMore));
+    expect(columns.holdsSmallVectors).toBe(false);
+    expect(columns.nearestSmall(Float32Array.from({ length: 12 }, rand), {}, 5)).toBeUndefined();
     expect(columns.has('e449')).toBe(true);
+    expect(columns.has('e599')).toBe(true);
     // a table holding an id twice would misalign slots and loaded rows: entries() says so (undefined: read LanceDB)
     const twice = [entry(1), entry(2), entry(1), entry(3)];
-    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), {
-      maxEntries: 10, smallDimensions: 12, smallVectors: new Float32Array(48).fill(1), entryAt: (i) => ({ ...twice[i]! }),
-    });
+    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), { entries: { maxEntries: 10, entryAt: (i) => ({ ...twice[i]! }) } });
     expect(misaligned.entries(['e2'])).toEqual([entry(2)]);
     expect(misaligned.entries(['e2', 'e3'])).toBeUndefined();
   });
@@ -235,8 +244,8 @@ describe('structures held in memory follow the writes', () => {
       expect(columns).toBe(loaded[0]); // followed in place, not reloaded
       expect(keywords).toBe(loaded[1]);
       const smallDimensions = stores.meta.smallDimensions;
-      const { rows, vectors, smallVectors, entryAt } = await stores.table.columnRows(64, { smallDimensions });
-      const freshColumns = new EntryColumns(64, rows, vectors, { maxEntries: 1000, smallDimensions, smallVectors: smallVectors!, entryAt: entryAt! });
+      const { rows, vectors, smallVectors, entryAt } = await stores.table.columnRows(64, { smallDimensions, entries: true });
+      const freshColumns = new EntryColumns(64, rows, vectors, { small: { maxEntries: 1000, smallDimensions, vectors: smallVectors! }, entries: { maxEntries: 1000, entryAt: entryAt! } });
       const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
       const freshNames = new NameIndex(await stores.table.names());
       const ids = [...rows.map((r) => r.id), 's5', 's6'];

@@ -1,15 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
+import { fitPca, project } from '../src/embed/matryoshka.js';
 import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
+import type { Stores } from '../src/store/stores.js';
 import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
-// Stage 1 runs in memory while the store is held whole (default), and in LanceDB past residentMaxEntries (0 here).
-describe.each([['held in memory', {}], ['LanceDB', { residentMaxEntries: 0 }]] as const)('two-stage Matryoshka search, stage 1 %s (local model, fitted PCA projection)', (_, resident) => {
+// Stage 1 scans small vectors in memory up to scanMaxEntries, and searches LanceDB past it (0 here);
+// the entries are read from memory up to residentMaxEntries, and from LanceDB past it.
+const STAGE1_MODES = [
+  ['held in memory', {}, { small: true, entries: true }],
+  ['scanned in memory, entries read from LanceDB', { residentMaxEntries: 0 }, { small: true, entries: false }],
+  ['LanceDB', { scanMaxEntries: 0, residentMaxEntries: 0 }, { small: false, entries: false }],
+] as const;
+
+describe.each(STAGE1_MODES)('two-stage Matryoshka search, stage 1 %s (local model, fitted PCA projection)', (_, resident, holds) => {
   it('returns the same top-10 as an exact full-dimension search', async () => {
     const dir = await tempDir();
     const m = await openMemory({ path: dir, ...resident });
     try {
       await m.upsert(syntheticEntries(300));
+      const columns = await (m as unknown as { stores: Stores }).stores.columns();
+      expect({ small: columns.holdsSmallVectors, entries: columns.holdsEntries }).toEqual(holds);
       const queries = ['token refresh breaks when pods start', 'migrations and schema changes', 'payment retries by customers', 'disk full during backups', 'webhook timeouts', 'cookies expire', 'noon traffic spikes and rate limits', 'vendor api changes exports'];
       for (const q of queries) {
         const exact = (await m.semanticSearch(q, { limit: 10 })).map((h) => h.entry.id);
@@ -59,7 +70,7 @@ function filteredStoreDir(): Promise<string> {
   return filteredStore;
 }
 
-describe.each([['held in memory', {}], ['LanceDB', { residentMaxEntries: 0 }]] as const)('two-stage search under filters, stage 1 %s', (_, resident) => {
+describe.each(STAGE1_MODES)('two-stage search under filters, stage 1 %s', (_, resident) => {
   // In LanceDB, stage 1 filters in memory when the filter lets most entries through, and pushes it
   // down when it does not, or when too few of the unfiltered neighbours pass; held in memory, the
   // scan applies the filter itself. Either way the hits must be those of an exact search with the
@@ -437,5 +448,38 @@ describe('small-vector length', () => {
     }
     await expect(openMemory({ path: dir, embedder: wordHashEmbedder(64), smallDimensions: 16 })).rejects.toThrow(/applies only to a new database/);
     await expect(openMemory({ path: await tempDir(), embedder: wordHashEmbedder(64), smallDimensions: 65 })).rejects.toThrow(/from 1 to 64/);
+  });
+});
+
+describe('refitting the small-vector projection', () => {
+  it('fits on an even sample of the stored vectors and re-derives every small vector in batches, as one pass over all of them would', async () => {
+    const m = await openMemory({ path: await tempDir() });
+    try {
+      await m.upsert(syntheticEntries(450));
+      const stores = (m as unknown as { stores: Stores }).stores;
+      const before = await stores.table.read({}, { withVectors: true });
+      // the sample is the rows fitPca would pick of all of them
+      const vectors = before.map((s) => s.vector!);
+      expect(await stores.table.sampleVectors(100)).toEqual(Array.from({ length: 100 }, (_, i) => vectors[Math.floor(i * 4.5)]));
+      expect(await stores.table.sampleVectors(1000)).toEqual(vectors);
+
+      const loaded = await stores.columns();
+      const progress: [number, number][] = [];
+      expect(await stores.refitProjection({ batchRows: 100, onProgress: (done, total) => progress.push([done, total]) })).toBe(true);
+      expect(progress).toEqual([[100, 450], [200, 450], [300, 450], [400, 450], [450, 450]]);
+      const projection = stores.projection;
+      expect(projection).toEqual({ ...fitPca(vectors, 128), fittedOn: 450 });
+      const after = await stores.table.read({}, { withVectors: true });
+      expect(after.map((s) => s.entry.id).sort()).toEqual(before.map((s) => s.entry.id).sort()); // each row once
+      for (const s of after) expect(s.vectorSmall).toEqual(project(s.vector!, projection));
+      // the columns loaded before the refit held the old small vectors: the next query loads the new ones
+      const columns = await stores.columns();
+      expect(columns).not.toBe(loaded);
+      const [nearest] = columns.nearestSmall(stores.smallVector(vectors[7]!), {}, 1)!;
+      expect(nearest!.id).toBe(before[7]!.entry.id);
+      expect(nearest!.similarity).toBeGreaterThan(0.99);
+    } finally {
+      await m.close();
+    }
   });
 });

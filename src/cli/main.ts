@@ -416,8 +416,10 @@ const COMMANDS: Record<string, Command> = {
     options: { 'ann-min-rows': { type: 'string' } },
     args: [0, 0],
     async run(engine, _args, v, io) {
-      if (io.isTTY && !v.json) io.err('building indexes …');
-      const r = await (await engine()).index(v['ann-min-rows'] !== undefined ? { annMinRows: int('ann-min-rows', v['ann-min-rows'] as string) } : {});
+      const r = await (await engine()).index({
+        ...(v['ann-min-rows'] !== undefined ? { annMinRows: int('ann-min-rows', v['ann-min-rows'] as string) } : {}),
+        onProgress: (m) => io.isTTY && !v.json && io.err(m),
+      });
       print(io, v.json === true, r, () =>
         r.rows === 0 ? 'the database is empty: nothing to index' : `${r.rows} entries: scalar indexes on ${r.scalar.join(', ')}, ${r.ann ? 'ANN index on vector_small' : 'no ANN index (exact scan is faster at this size)'}; small vectors by ${r.projection}`,
       );

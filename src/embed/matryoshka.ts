@@ -86,11 +86,14 @@ function orthonormalizeRows(q: Float64Array, k: number, d: number, rand: () => n
  * subspace, so the basis is left unsorted. Cost O(n·d² + iterations·k·d²), the products in
  * WebAssembly SIMD (MatrixKernel); n is capped by `sample`.
  */
+/** How many vectors fitPca fits on by default, spread evenly over those it is given. */
+export const PCA_SAMPLE = 5000;
+
 export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: number; iterations?: number; seed?: number } = {}): Projection {
   if (vectors.length === 0) throw new Error('cannot fit a projection on no vectors');
   const d = vectors[0]!.length;
   const rand = mulberry32(opts.seed ?? 42);
-  const sampleSize = Math.min(vectors.length, opts.sample ?? 5000);
+  const sampleSize = Math.min(vectors.length, opts.sample ?? PCA_SAMPLE);
   const step = vectors.length / sampleSize;
   const sample = Array.from({ length: sampleSize }, (_, i) => vectors[Math.floor(i * step)]!);
 

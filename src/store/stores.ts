@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
-import { defaultSmallDimensions, fitPca, project, type Projection } from '../embed/matryoshka.js';
+import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
 import type { MemoryEntry } from '../model/types.js';
 import type { GraphStore } from './graph/graphStore.js';
@@ -16,14 +16,22 @@ import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 
 const PROJECTION_FILE = 'projection.json';
+/** Rows a refit re-derives per write: one LanceDB merge each (see EntriesTable.upsert). */
+const REFIT_BATCH = 10_000;
 /** Below this many entries a fitted projection is not worth it; the prefix serves. */
 const AUTO_FIT_MIN_ROWS = 256;
 /**
- * Default for `residentMaxEntries`. A held entry costs its 8-bit small vector (128 bytes at 128-d)
- * and its text as JSON; the scan of the small vectors grows with the store, ~0.8 ms per 100K
- * entries, while LanceDB's IVF search grows with its square root (~3–4 ms at 100K).
+ * Default for `residentMaxEntries`: the largest store whose entries are held whole in memory,
+ * as the Arrow columns of the load scan (about their text's size again).
  */
 export const RESIDENT_MAX_ENTRIES = 250_000;
+/**
+ * Default for `scanMaxEntries`: the largest store whose stage 1 is a scan of 8-bit small vectors in
+ * memory (132 bytes an entry at 128-d, a quarter of the 8-bit full vectors held anyway). The scan
+ * grows with the store, ~0.8 ms per 100K entries, and finds the true nearest small vectors; past
+ * it, LanceDB's IVF index, whose default probes reached a two-stage recall@10 of only 0.835 at 1M.
+ */
+export const SCAN_MAX_ENTRIES = 2_000_000;
 
 /** Vectors travel as base64 of their float32 bytes: exact, and ~10× cheaper to write than JSON numbers. */
 type JournalEntry = { entry: SerializedEntry; vector: string; vectorSmall: string };
@@ -90,6 +98,8 @@ export class Stores {
     public projection: Projection,
     /** Stores of at most this many entries are held whole in memory (EntryColumns). */
     readonly residentMaxEntries: number,
+    /** Stores of at most this many entries run stage 1 as a scan of small vectors in memory (EntryColumns). */
+    readonly scanMaxEntries: number,
   ) {}
 
   /** The small search vector of a full vector, under the current projection. */
@@ -100,19 +110,26 @@ export class Stores {
   /**
    * Fits a PCA projection on the stored vectors and re-derives every `vector_small` (for models
    * not trained for truncation; `memcore index`). The automatic first fit is `projectionForWrite`.
-   * Returns whether it refitted.
+   * The fit reads a sample of the vectors and the re-derivation streams the rows in batches, so
+   * memory does not grow with the store. Returns whether it refitted.
    */
-  async refitProjection(): Promise<boolean> {
+  async refitProjection(opts: { batchRows?: number; onProgress?: (done: number, total: number) => void } = {}): Promise<boolean> {
     if (this.meta.embedder.truncatable) return false;
-    if ((await this.table.count()) < 2) return false;
-    const all = await this.table.read({}, { withVectors: true });
-    const projection = fitPca(all.map((s) => s.vector!), this.meta.smallDimensions);
-    const upserted = all.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: project(s.vector!, projection) }));
+    const total = await this.table.count();
+    if (total < 2) return false;
+    const projection = { ...fitPca(await this.table.sampleVectors(PCA_SAMPLE), this.meta.smallDimensions), fittedOn: total };
     // Rows first, then the projection file: a crash in between leaves vectors a refit repairs.
-    await this.table.upsert(upserted);
+    let done = 0;
+    for await (const stored of this.table.scanStored(opts.batchRows ?? REFIT_BATCH)) {
+      await this.table.upsert(stored.map((s) => ({ ...s, vectorSmall: project(s.vector, projection) })));
+      opts.onProgress?.((done += stored.length), total);
+    }
     await this.saveProjection(projection);
     const { from, to } = await this.bumpGeneration({});
-    this.followWrite({ upserted, deleted: [] }, from, to);
+    this.followWrite({ upserted: [], deleted: [] }, from, to);
+    // Every small vector moved, which following a write cannot express for a whole store: the
+    // columns are loaded again by the next query (the keyword and name indexes hold no vectors).
+    this.derivedByKey.delete('columns');
     return true;
   }
 
@@ -136,7 +153,7 @@ export class Stores {
     this.projection = projection;
   }
 
-  static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number; residentMaxEntries?: number } = {}): Promise<Stores> {
+  static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number; residentMaxEntries?: number; scanMaxEntries?: number } = {}): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
     let meta = await readMeta(dir);
@@ -179,7 +196,7 @@ export class Stores {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new MemcoreError(`${join(dir, PROJECTION_FILE)} is unreadable; run memcore index to refit it`, 'STORE');
     }
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
-    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection, opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES);
+    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection, opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES);
     for (const { name, intent } of await stores.journal.pending()) {
       await stores.applyToStores(intent, { replay: true });
       await stores.journal.done(name);
@@ -271,8 +288,8 @@ export class Stores {
   }
 
   /**
-   * Every entry's filter and scoring columns and vector, in memory, and the entries whole while
-   * the store holds at most `residentMaxEntries` (see EntryColumns).
+   * Every entry's filter and scoring columns and vector, in memory; the small vectors while the
+   * store holds at most `scanMaxEntries`, and the entries whole up to `residentMaxEntries` (see EntryColumns).
    */
   columns(): Promise<EntryColumns> {
     const dimensions = this.meta.embedder.dimensions;
@@ -280,10 +297,13 @@ export class Stores {
     return this.derived(
       'columns',
       async () => {
-        const whole = (await this.table.count()) <= this.residentMaxEntries;
-        const { rows, vectors, smallVectors, entryAt } = await this.table.columnRows(dimensions, whole ? { smallDimensions } : undefined);
-        const hold = smallVectors && entryAt ? { maxEntries: this.residentMaxEntries, smallDimensions, smallVectors, entryAt } : undefined;
-        return new EntryColumns(dimensions, rows, vectors, hold);
+        const count = await this.table.count();
+        const [scan, whole] = [count <= this.scanMaxEntries, count <= this.residentMaxEntries];
+        const { rows, vectors, smallVectors, entryAt } = await this.table.columnRows(dimensions, { smallDimensions: scan ? smallDimensions : undefined, entries: whole });
+        return new EntryColumns(dimensions, rows, vectors, {
+          small: smallVectors && { maxEntries: this.scanMaxEntries, smallDimensions, vectors: smallVectors },
+          entries: entryAt && { maxEntries: this.residentMaxEntries, entryAt },
+        });
       },
       (columns, change) => {
         const { upserted } = change;

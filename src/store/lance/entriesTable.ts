@@ -5,7 +5,7 @@ import * as arrow from 'apache-arrow';
 import type { MemoryEntry } from '../../model/types.js';
 import { MemcoreError } from '../../model/errors.js';
 import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
-import { plainRows } from './plainRows.js';
+import { plainRows, rowsOf } from './plainRows.js';
 import type { EntryColumnRow } from '../resident/entryColumns.js';
 import type { KeywordDocument } from '../resident/keywordIndex.js';
 
@@ -178,6 +178,10 @@ function rowsToArrow(rows: EntryRow[], schema: arrow.Schema): arrow.Table {
   return new lanceArrow.Table([new lanceArrow.RecordBatch(schema, batch)]);
 }
 
+function storedFromRow(r: ReadRow): StoredEntryOrEntry {
+  return { entry: fromRow(r), vector: r.vector ? toFloat32(r.vector) : undefined, vectorSmall: r.vector_small ? toFloat32(r.vector_small) : undefined };
+}
+
 function fromRow(r: ReadRow): MemoryEntry {
   return {
     id: r.id,
@@ -215,6 +219,8 @@ export class EntriesTable {
     private readonly table: lancedb.Table,
     /** The table's schema as LanceDB reports it (its Arrow copy), for building writes. */
     private readonly schema: arrow.Schema,
+    /** The LanceDB folder, for `scanStored`'s handle of its own. */
+    private readonly dir: string,
   ) {}
 
   /**
@@ -247,7 +253,7 @@ export class EntriesTable {
     if (size !== dimensions) {
       throw new MemcoreError(`the entries table holds ${size}-dimension vectors, the embedder gives ${dimensions}`, 'MODEL_MISMATCH');
     }
-    return new EntriesTable(table, schema);
+    return new EntriesTable(table, schema, dir);
   }
 
   /**
@@ -284,33 +290,73 @@ export class EntriesTable {
     const where = await this.whereSql(filter);
     if (where) q = q.where(where);
     if (opts.limit !== undefined) q = q.limit(opts.limit);
-    const rows = await plainRows<ReadRow>(q);
-    return rows.map((r) => ({
-      entry: fromRow(r),
-      vector: r.vector ? toFloat32(r.vector) : undefined,
-      vectorSmall: r.vector_small ? toFloat32(r.vector_small) : undefined,
-    }));
+    return (await plainRows<ReadRow>(q)).map(storedFromRow);
+  }
+
+  /**
+   * Every row with its vectors, `batchRows` at a time (the last batch fewer), as of the table's version when the
+   * scan starts: the rows come from a handle of their own checked out at that version, so writes
+   * meanwhile (a refit re-writing the rows it reads) neither repeat nor skip any. Holds one batch
+   * at a time, where `read` holds the whole table (~2.5 GB of vectors at 1M entries).
+   */
+  async *scanStored(batchRows: number): AsyncGenerator<StoredEntry[]> {
+    const db = await lancedb.connect(this.dir);
+    const snapshot = await db.openTable(layout.table).catch((e: unknown) => {
+      db.close();
+      throw e;
+    });
+    try {
+      await snapshot.checkout(await this.table.version());
+      const pending: StoredEntry[] = [];
+      for await (const batch of snapshot.query().select([...ENTRY_COLUMNS, 'vector', 'vector_small'])) {
+        for (const row of rowsOf<ReadRow>(batch)) pending.push(storedFromRow(row) as StoredEntry);
+        while (pending.length >= batchRows) yield pending.splice(0, batchRows);
+      }
+      if (pending.length > 0) yield pending;
+    } finally {
+      snapshot.close();
+      db.close();
+    }
+  }
+
+  /**
+   * `count` full vectors spread evenly over the table (row ⌊i·rows/count⌋, the rows fitPca samples
+   * of all of them), read as a stream: a fit needs a few thousand, not every vector in memory.
+   */
+  async sampleVectors(count: number): Promise<Float32Array[]> {
+    const rows = await this.table.countRows();
+    const step = rows / Math.min(count, rows);
+    const out: Float32Array[] = [];
+    let row = 0;
+    for await (const batch of this.table.query().select(['vector'])) {
+      const vectors = batch.getChild('vector')!;
+      for (let i = 0; i < batch.numRows; i++, row++) {
+        if (row === Math.floor(out.length * step)) out.push(toFloat32(vectors.get(i) as Iterable<number>));
+      }
+    }
+    return out;
   }
 
   /**
    * The narrow columns of every entry, with the full vectors (row i's at i·dimensions), for
-   * EntryColumns; with `whole`, also the small vectors (row i's at i·smallDimensions) and
-   * `entryAt(i)`, row i as an entry, for EntryColumns to hold entries whole. `entryAt` reads from
-   * the Arrow columns of this one scan, kept (without the vector columns, which are copied out):
-   * building 100K entries up front cost ~1 s, reading the dozen a query needs costs microseconds.
+   * EntryColumns; with `hold.smallDimensions`, also the small vectors (row i's at i·smallDimensions),
+   * for the stage-1 scan; with `hold.entries`, `entryAt(i)`, row i as an entry, for EntryColumns to
+   * hold entries whole. `entryAt` reads from the Arrow columns of this one scan, kept (without the
+   * vector columns, which are copied out): building 100K entries up front cost ~1 s, reading the dozen a query needs costs microseconds.
    */
   async columnRows(
     dimensions: number,
-    whole?: { smallDimensions: number },
+    hold: { smallDimensions?: number; entries?: boolean } = {},
   ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entryAt?: (i: number) => MemoryEntry }> {
     const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'updated_at', 'valid_from', 'valid_to'];
+    const { smallDimensions, entries } = hold;
     const result = await this.table
       .query()
-      .select([...(whole ? [...new Set([...narrow, ...ENTRY_COLUMNS])] : narrow), 'vector', ...(whole ? ['vector_small'] : [])])
+      .select([...(entries ? [...new Set([...narrow, ...ENTRY_COLUMNS])] : narrow), 'vector', ...(smallDimensions ? ['vector_small'] : [])])
       .toArrow();
     const rows: EntryColumnRow[] = [];
     const vectors = new Float32Array(result.numRows * dimensions);
-    const smallVectors = whole && new Float32Array(result.numRows * whole.smallDimensions);
+    const smallVectors = smallDimensions ? new Float32Array(result.numRows * smallDimensions) : undefined;
     // The vectors of a batch are one Float32 buffer: copied whole, not cell by cell.
     const copyVectors = (batch: arrow.RecordBatch, name: string, into: Float32Array, width: number) => {
       const values = batch.getChild(name)!.data[0]!.children[0]!;
@@ -319,7 +365,7 @@ export class EntriesTable {
     for (const batch of result.batches) {
       const [id, core, type, rank, importance, tags, sensitivity, updated, from, to] = narrow.map((name) => batch.getChild(name)!);
       copyVectors(batch, 'vector', vectors, dimensions);
-      if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, whole.smallDimensions);
+      if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, smallDimensions!);
       for (let i = 0; i < batch.numRows; i++) {
         const t = tags!.get(i) as Iterable<string> | null;
         rows.push({
@@ -336,7 +382,7 @@ export class EntriesTable {
         });
       }
     }
-    if (!smallVectors) return { rows, vectors };
+    if (!entries) return { rows, vectors, smallVectors };
     // The entry columns copied into buffers of their own: the scan's columns are views into one
     // buffer that also holds the vectors (~2.5 KB an entry), which the copy lets go.
     const entryColumns = lanceArrow.tableFromIPC(lanceArrow.tableToIPC(result.select(ENTRY_COLUMNS)));

@@ -41,21 +41,36 @@ export function columnRow(e: MemoryEntry): EntryColumnRow {
   };
 }
 
-/** What EntryColumns holds of an entry when it holds entries whole: the small vector and, for a written entry, the entry itself (entryRecord). */
+/** What EntryColumns holds of an entry besides its columns: the small vector (for the stage-1 scan) and, for a written entry, the entry itself (entryRecord). */
 export interface HeldEntry {
   vectorSmall: Float32Array;
   record?: string;
 }
 
-/** Entries held whole, slot by slot with the columns. */
-interface Held {
+const NO_VECTOR = new Float32Array(0);
+
+/** Every entry's small vector, slot by slot with the columns, for the stage-1 scan. */
+interface SmallVectors {
   maxEntries: number;
   /** Slot i's small vector scaled to unit length (zero stays zero), so a product ranks as a cosine; 8-bit. */
-  small: MatrixKernel;
+  kernel: MatrixKernel;
+}
+
+/** Every entry whole, slot by slot with the columns. */
+interface WholeEntries {
+  maxEntries: number;
   /** Entries written since the load (entryRecord), by slot. */
   records: (string | undefined)[];
   /** Entries as loaded, slot i being loaded row i (when no record replaced it). */
   loaded: { count: number; entryAt: (i: number) => MemoryEntry };
+}
+
+/** What the columns hold beyond the narrow ones, each up to its own store size (Stores.columns). */
+export interface HoldOptions {
+  /** The small vectors as loaded (`smallDimensions` floats a row), held while the store has at most `maxEntries`. */
+  small?: { maxEntries: number; smallDimensions: number; vectors: Float32Array };
+  /** The entries as loaded, held whole while the store has at most `maxEntries`. */
+  entries?: { maxEntries: number; entryAt: (i: number) => MemoryEntry };
 }
 
 /**
@@ -80,39 +95,43 @@ export class EntryColumns {
   /** Norm of each quantised vector (as scaled back), for its cosine. */
   private norms: Float32Array;
 
-  /** Present while the store is small enough to hold whole (see `hold`). */
-  private held: Held | undefined;
+  /** Present while the store is small enough for its stage 1 to be a scan in memory (see `hold`). */
+  private small: SmallVectors | undefined;
+  /** Present while the store is small enough to hold its entries whole (see `hold`). */
+  private whole: WholeEntries | undefined;
 
   /**
-   * With `hold`, every entry is also held whole: its small vector (so stage 1 is a scan in memory,
-   * `nearestSmall`) and the entry itself (so the bundle is read from memory, `entries`). A store
-   * that grows past `hold.maxEntries` stops holding them, and both go back to LanceDB.
+   * With `hold.small`, every entry's small vector is held too, so stage 1 is a scan in memory
+   * (`nearestSmall`); with `hold.entries`, every entry whole, so the bundle is read from memory
+   * (`entries`). Each is held up to its own store size: a store that grows past it stops holding
+   * that part, which goes back to LanceDB.
    */
-  constructor(
-    readonly dimensions: number,
-    rows: EntryColumnRow[] = [],
-    vectors: Float32Array = new Float32Array(),
-    hold?: { maxEntries: number; smallDimensions: number; smallVectors: Float32Array; entryAt: (i: number) => MemoryEntry },
-  ) {
+  constructor(readonly dimensions: number, rows: EntryColumnRow[] = [], vectors: Float32Array = new Float32Array(), hold: HoldOptions = {}) {
     const capacity = Math.max(16, rows.length);
     this.vectors = new Int8Array(capacity * dimensions);
     this.scales = new Float32Array(capacity);
     this.norms = new Float32Array(capacity);
-    if (hold && rows.length <= hold.maxEntries) {
-      this.held = {
-        maxEntries: hold.maxEntries,
-        small: new MatrixKernel(new Float32Array(0), 0, hold.smallDimensions, { capacity, precision: 'i8' }),
-        records: [],
-        loaded: { count: rows.length, entryAt: hold.entryAt },
-      };
+    const { small, entries } = hold;
+    if (small && rows.length <= small.maxEntries) {
+      this.small = { maxEntries: small.maxEntries, kernel: new MatrixKernel(new Float32Array(0), 0, small.smallDimensions, { capacity, precision: 'i8' }) };
     }
-    const d = hold?.smallDimensions ?? 0;
-    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions), hold && ((i) => ({ vectorSmall: hold.smallVectors.subarray(i * d, (i + 1) * d) })));
+    if (entries && rows.length <= entries.maxEntries) {
+      this.whole = { maxEntries: entries.maxEntries, records: [], loaded: { count: rows.length, entryAt: entries.entryAt } };
+    }
+    const d = small?.smallDimensions ?? 0;
+    // Loaded entries are read through `entries.entryAt`: what is held of a row here is its small vector (empty when none is held).
+    const heldOf = (i: number): HeldEntry => ({ vectorSmall: small ? small.vectors.subarray(i * d, (i + 1) * d) : NO_VECTOR });
+    this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions), small || entries ? heldOf : undefined);
   }
 
-  /** Whether entries are held whole: `nearestSmall` and `entries` answer only then. */
+  /** Whether entries are held whole: `entries` answers only then. */
   get holdsEntries(): boolean {
-    return this.held !== undefined;
+    return this.whole !== undefined;
+  }
+
+  /** Whether small vectors are held: `nearestSmall` answers only then. */
+  get holdsSmallVectors(): boolean {
+    return this.small !== undefined;
   }
 
   get size(): number {
@@ -121,14 +140,14 @@ export class EntryColumns {
 
   /**
    * Adds or replaces entries; `vectorOf(i)` is the full vector of `rows[i]`, `heldOf(i)` what is
-   * held of it while entries are held whole (without it they stop being held).
+   * held of it besides (without it, small vectors and entries stop being held).
    */
   upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array, heldOf?: (i: number) => HeldEntry): void {
-    if (!heldOf || this.slotOf.size + rows.length > (this.held?.maxEntries ?? 0)) {
-      // Counted before the write, generously (replacements count as new): a store near the limit stops holding a little early.
-      this.held = undefined;
-    }
-    const held = this.held;
+    // Counted before the write, generously (replacements count as new): a store near a limit stops holding a little early.
+    const fits = (held: { maxEntries: number } | undefined) => heldOf !== undefined && this.slotOf.size + rows.length <= (held?.maxEntries ?? 0);
+    if (!fits(this.small)) this.small = undefined;
+    if (!fits(this.whole)) this.whole = undefined;
+    const { small, whole } = this;
     rows.forEach((row, i) => {
       let slot = this.slotOf.get(row.id);
       if (slot === undefined) {
@@ -138,13 +157,14 @@ export class EntryColumns {
         this.ensureCapacity(this.rows.length);
       } else this.rows[slot] = row;
       this.quantise(slot, vectorOf(i));
-      if (held) {
-        const { vectorSmall, record } = heldOf!(i);
+      if (!small && !whole) return;
+      const { vectorSmall, record } = heldOf!(i);
+      if (small) {
         let norm = 0;
         for (const x of vectorSmall) norm += x * x;
-        held.small.setRow(slot, vectorSmall, norm > 0 ? 1 / Math.sqrt(norm) : 0);
-        if (record !== undefined) held.records[slot] = record;
+        small.kernel.setRow(slot, vectorSmall, norm > 0 ? 1 / Math.sqrt(norm) : 0);
       }
+      if (whole && record !== undefined) whole.records[slot] = record;
     });
   }
 
@@ -154,7 +174,7 @@ export class EntryColumns {
       if (slot === undefined) continue;
       this.slotOf.delete(id);
       this.rows[slot] = undefined;
-      if (this.held) this.held.records[slot] = undefined;
+      if (this.whole) this.whole.records[slot] = undefined;
     }
   }
 
@@ -252,22 +272,22 @@ export class EntryColumns {
    * The `limit` entries passing `filter` nearest `query` by cosine on the small vectors: a scan of
    * every held vector in 8 bits (WebAssembly SIMD, ~0.8 ms for 100K entries of 128 dimensions,
    * cosines within ~0.01), the filter tested only on entries good enough to enter the top `limit`
-   * so far. Nearest first; undefined when entries are not held, or the query has no direction.
+   * so far. Nearest first; undefined when small vectors are not held, or the query has no direction.
    */
   nearestSmall(query: Float32Array, filter: EntryFilter, limit: number): { id: string; similarity: number }[] | undefined {
-    const held = this.held;
-    if (!held) return undefined;
+    const small = this.small;
+    if (!small) return undefined;
     let qq = 0;
     for (const x of query) qq += x * x;
     if (!(qq > 0)) return undefined;
     // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
-    const { sums, scales, step } = held.small.products(query);
+    const { sums, scales, step } = small.kernel.products(query);
     const test = this.rowTest(filter);
     const rows = this.rows;
     const scoreOf = (slot: number) => sums[slot]! * scales[slot]!;
     const top = new TopK(limit, (a, b) => scoreOf(a) < scoreOf(b) || (scoreOf(a) === scoreOf(b) && rows[a]!.id > rows[b]!.id));
     let toBeat = -Infinity;
-    for (let slot = 0, n = held.small.rows; slot < n; slot++) {
+    for (let slot = 0, n = small.kernel.rows; slot < n; slot++) {
       const score = sums[slot]! * scales[slot]!;
       if (!(score >= toBeat)) continue;
       const row = rows[slot];
@@ -283,14 +303,14 @@ export class EntryColumns {
    * that), so that the caller reads LanceDB instead.
    */
   entries(ids: readonly string[]): MemoryEntry[] | undefined {
-    const held = this.held;
-    if (!held) return undefined;
+    const whole = this.whole;
+    if (!whole) return undefined;
     const out: MemoryEntry[] = [];
     for (const id of ids) {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
-      const record = held.records[slot];
-      const entry = record !== undefined ? entryFromRecord(record) : slot < held.loaded.count ? held.loaded.entryAt(slot) : undefined;
+      const record = whole.records[slot];
+      const entry = record !== undefined ? entryFromRecord(record) : slot < whole.loaded.count ? whole.loaded.entryAt(slot) : undefined;
       if (entry && entry.id !== id) return undefined;
       if (entry) out.push(entry);
     }
