@@ -75,7 +75,7 @@ describe('keyword index (BM25 in memory)', () => {
     }
   });
 
-  it('returns exactly the BM25 top k of a brute-force reference, ties by id, for rare and for common terms', () => {
+  it('returns exactly the BM25 top k of a brute-force reference, ties by id, for rare and for common terms, whole or scoped to groups', () => {
     // Four words in most documents (a sweep over every slot) and rarer ones (a list of touched slots)
     const words = ['common', 'usual', 'frequent', 'everywhere', 'rare', 'scarce', 'odd'];
     let seed = 11;
@@ -84,34 +84,40 @@ describe('keyword index (BM25 in memory)', () => {
       id: `d${String(i).padStart(4, '0')}`,
       // duplicated texts make exact ties, which the id must break
       text: Array.from({ length: 2 + Math.floor(rand() * 6) }, () => words[Math.floor(rand() ** 0.3 * words.length)]).join(' '),
+      group: `g${i % 3}`,
     }));
     const index = new KeywordIndex(docs);
     const terms = docs.map((d) => analyze(d.text));
     const average = terms.reduce((sum, t) => sum + t.length, 0) / docs.length;
-    const documentFrequency = (t: string) => terms.filter((ts) => ts.includes(t)).length;
-    const reference = (query: string, accept: (id: string) => boolean, limit: number) => {
+    // Scoped: only the groups' documents, and idf from them; the average length stays the whole index's.
+    const reference = (query: string, accept: (id: string) => boolean, limit: number, groups?: string[]) => {
+      const inScope = docs.map((d) => !groups || groups.includes(d.group));
       const q = [...new Set(analyze(query))];
-      const df = new Map(q.map((t) => [t, documentFrequency(t)]));
+      const df = new Map(q.map((t) => [t, terms.filter((ts, i) => inScope[i] && ts.includes(t)).length]));
+      const live = inScope.filter(Boolean).length;
       return docs
         .map((d, i) => ({
           id: d.id,
           score: q.reduce((sum, t) => {
             const tf = terms[i]!.filter((x) => x === t).length;
             const n = df.get(t)!;
-            const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)) * 2.2;
+            const idf = Math.log(1 + (live - n + 0.5) / (n + 0.5)) * 2.2;
             return tf === 0 ? sum : sum + (idf * tf) / (tf + 1.2 * (0.25 + (0.75 * terms[i]!.length) / average));
           }, 0),
         }))
-        .filter((h) => h.score > 0 && accept(h.id))
+        .filter((h, i) => h.score > 0 && inScope[i] && accept(h.id))
         .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
         .slice(0, limit);
     };
     for (const query of ['common usual', 'frequent everywhere common', 'rare', 'odd scarce', 'common rare']) {
       for (const [accept, limit] of [[() => true, 25], [(id: string) => id.endsWith('7'), 10], [(id: string) => id < 'd0100', 200]] as const) {
-        const got = index.search(query, { limit, accept });
-        const want = reference(query, accept, limit);
-        expect(got.map((h) => h.id), query).toEqual(want.map((h) => h.id));
-        got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 4));
+        for (const groups of [undefined, ['g1'], ['g0', 'g2', 'absent']]) {
+          const got = index.search(query, { limit, accept, groups });
+          const want = reference(query, accept, limit, groups);
+          expect(want.length).toBeGreaterThan(0);
+          expect(got.map((h) => h.id), query).toEqual(want.map((h) => h.id));
+          got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 4));
+        }
       }
       // any documents' scores without a search: the same numbers
       const every = reference(query, () => true, docs.length);
