@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --sizes 10000,100000 --queries 200]
+ * npm run bench [-- --sizes 10000,100000 --queries 200 --keep]
  * Ingest throughput (precomputed vectors), buildTaskContext latency cold and warm with a per-stage
  * breakdown, two-stage recall@10 against exact search, cache-hit latency, peak RSS; side by side
  * with the naive pipeline and plain LanceDB vector search. Prints a table, writes JSON and an SVG
@@ -16,11 +16,11 @@ import { syntheticStore } from './synthetic.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } } });
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
 if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
-  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 --out <name> (sizes ≥ 100, queries ≥ 10; results go to bench/results/<name>.json and .svg)');
+  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 --out <name> --keep (sizes ≥ 100, queries ≥ 10; results go to bench/results/<name>.json and .svg; --keep leaves each store\'s database in place, for memcore commands on it)');
   process.exit(2);
 }
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
@@ -156,7 +156,8 @@ async function benchSize(n: number): Promise<SizeResult> {
     };
   } finally {
     await m.close();
-    await rm(dir, { recursive: true, force: true });
+    if (values.keep) console.error(`${n}: database kept at ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
   }
 }
 

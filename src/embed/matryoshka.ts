@@ -80,15 +80,15 @@ function orthonormalizeRows(q: Float64Array, k: number, d: number, rand: () => n
   }
 }
 
+/** How many vectors fitPca fits on by default, spread evenly over those it is given. */
+export const PCA_SAMPLE = 5000;
+
 /**
  * Fits a k-dimensional PCA subspace by subspace iteration on the covariance of (a sample of) the
  * vectors. Cosine similarity after projection does not depend on the basis chosen inside the
  * subspace, so the basis is left unsorted. Cost O(n·d² + iterations·k·d²), the products in
  * WebAssembly SIMD (MatrixKernel); n is capped by `sample`.
  */
-/** How many vectors fitPca fits on by default, spread evenly over those it is given. */
-export const PCA_SAMPLE = 5000;
-
 export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: number; iterations?: number; seed?: number } = {}): Projection {
   if (vectors.length === 0) throw new Error('cannot fit a projection on no vectors');
   const d = vectors[0]!.length;
