@@ -53,7 +53,7 @@ interface SizeResult {
   ingest: { entriesPerSec: number; entriesMs: number; relationsMs: number; indexMs: number };
   /** Cold = cache miss, query vector given; the first query, which loads the resident structures, is `firstQueryMs` and not among them. Stages: median ms. */
   context: { cold: ReturnType<typeof stats>; warm: ReturnType<typeof stats>; stages: Record<string, number>; firstQueryMs: number };
-  /** matryoshkaSearch at its default candidates (600) against exact full-dimension search. */
+  /** matryoshkaSearch at its default candidates (600, or one per 400 entries) against exact full-dimension search. */
   twoStageRecallAt10: number;
   /** The same with 100 candidates, as buildTaskContext's vector stage uses. */
   twoStageRecallAt10With100: number;
@@ -115,7 +115,7 @@ async function benchSize(n: number): Promise<SizeResult> {
       warm.push(performance.now() - t0);
       if (!b.cacheHit) throw new Error('expected a cache hit');
     }
-    // matryoshkaSearch at its default (600 candidates) and at buildTaskContext's 100
+    // matryoshkaSearch at its default candidates and at buildTaskContext's 100
     const overlap = { default: 0, at100: 0 };
     for (const [i, q] of store.queries.entries()) {
       progress(`${n}: two-stage recall ${i}/${store.queries.length}`);
@@ -195,7 +195,7 @@ for (const n of sizes) results.push(await benchSize(n));
 progress('');
 const f = (x: number, d = 2) => x.toFixed(d);
 const rows = [
-  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 600c', 'R@10 100c', 'RSS MB'],
+  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB'],
   ...results.map((r) => [r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50), `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0)]),
 ];
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

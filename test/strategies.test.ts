@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { fitPca, project } from '../src/embed/matryoshka.js';
 import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
+import { defaultStage1Candidates } from '../src/retrieve/vectorCandidates.js';
 import type { Stores } from '../src/store/stores.js';
 import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
@@ -12,6 +13,16 @@ const STAGE1_MODES = [
   ['scanned in memory, entries read from LanceDB', { residentMaxEntries: 0 }, { small: true, entries: false }],
   ['LanceDB', { scanMaxEntries: 0, residentMaxEntries: 0 }, { small: false, entries: false }],
 ] as const;
+
+describe('matryoshkaSearch default stage-1 candidates', () => {
+  it('are 600 up to 240K entries, then one per 400 entries, and never fewer than the limit', () => {
+    expect(defaultStage1Candidates(0, 10)).toBe(600);
+    expect(defaultStage1Candidates(240_000, 10)).toBe(600);
+    expect(defaultStage1Candidates(1_000_000, 10)).toBe(2500);
+    expect(defaultStage1Candidates(1_000_001, 10)).toBe(2501);
+    expect(defaultStage1Candidates(1000, 800)).toBe(800);
+  });
+});
 
 describe.each(STAGE1_MODES)('two-stage Matryoshka search, stage 1 %s (local model, fitted PCA projection)', (_, resident, holds) => {
   it('returns the same top-10 as an exact full-dimension search', async () => {

@@ -10,7 +10,7 @@ import { ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdge
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { resolveFilter, resolveThreshold, buildTaskContext, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
-import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
+import { defaultStage1Candidates, twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
@@ -77,9 +77,11 @@ export interface SemanticSearchOptions extends SearchFilterOptions {
 
 export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
   /**
-   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default 600: on the 100K
-   * synthetic bench, 100 candidates keep 64% of the exact top 10, 400 keep 97.5%, 600 all of it,
-   * at the same latency (the full-vector rerank is in memory).
+   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default: 600, or one per
+   * 400 entries in the store when that is more, since the nearest entries crowd closer as the
+   * store grows. On the synthetic bench's vectors, 100 candidates keep 64% of the exact top 10 at
+   * 100K, 400 keep 97.5%, 600 all of it; at 1M, 600 keep 87%, 1,000 95%, 2,000 all of it. The
+   * rerank is in memory, so more candidates cost little (~1 µs each).
    */
   candidates?: number;
   /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
@@ -347,7 +349,7 @@ export class MemoryEngine {
    */
   async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
     const limit = checkLimit(options.limit);
-    const candidates = checkLimit(options.candidates ?? Math.max(600, limit), 'candidates');
+    const candidates = checkLimit(options.candidates ?? defaultStage1Candidates((await this.stores.columns()).size, limit), 'candidates');
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
       throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);

@@ -26,6 +26,14 @@ export async function vectorCandidates(
 }
 
 /**
+ * matryoshkaSearch's stage-1 candidates for a store of `entries`: 600, or one per 400 entries when
+ * that is more (see MatryoshkaSearchOptions.candidates), and never fewer than `limit`.
+ */
+export function defaultStage1Candidates(entries: number, limit: number): number {
+  return Math.max(600, limit, Math.ceil(entries / 400));
+}
+
+/**
  * Two-stage Matryoshka search: the `candidates` nearest on the cheap `vector_small`, then cosine on
  * the full vectors held in memory (EntryColumns: 8-bit, within ~0.001 of exact), so no stage
  * reads a vector from disk.
