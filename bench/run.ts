@@ -20,7 +20,7 @@ const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
 if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
-  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 --out <name> --keep (sizes ≥ 100, queries ≥ 10; results go to bench/results/<name>.json and .svg; --keep leaves each store\'s database in place, for memcore commands on it)');
+  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 --out <name> --keep (sizes ≥ 100, queries ≥ 10; results go to bench/results/<name>.json and .svg; --keep leaves each store\'s database in place; it holds the bench\'s embedder id, bench:precomputed-512, so open it with an Embedder of that id)');
   process.exit(2);
 }
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));

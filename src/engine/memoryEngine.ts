@@ -349,11 +349,12 @@ export class MemoryEngine {
    */
   async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
     const limit = checkLimit(options.limit);
-    const candidates = checkLimit(options.candidates ?? defaultStage1Candidates((await this.stores.columns()).size, limit), 'candidates');
-    if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
       throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
     }
+    // The default depends on the store's size: bad options are refused before that loads the columns.
+    const candidates = checkLimit(options.candidates ?? defaultStage1Candidates((await this.stores.columns()).size, limit), 'candidates');
+    if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
