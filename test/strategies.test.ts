@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { openMemory, type MemoryEngine } from '../src/index.js';
-import { fitPca, project } from '../src/embed/matryoshka.js';
+import { openMemory, type Embedder, type MemoryEngine, type SearchHit } from '../src/index.js';
+import { fitPca, mulberry32, project } from '../src/embed/matryoshka.js';
 import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
-import { defaultStage1Candidates } from '../src/retrieve/vectorCandidates.js';
+import { defaultStage1Candidates, stage1Calibration } from '../src/retrieve/stage1Calibration.js';
 import type { Stores } from '../src/store/stores.js';
 import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
@@ -14,13 +14,92 @@ const STAGE1_MODES = [
   ['LanceDB', { scanMaxEntries: 0, residentMaxEntries: 0 }, { small: false, entries: false }],
 ] as const;
 
+/**
+ * Gaussian vectors in a fixed `latent`-dimensional subspace of `dimensions` (the whole space when
+ * they are equal), seeded by the text: how much of a vector the small dimensions can keep is the
+ * test's choice.
+ */
+function gaussianEmbedder(dimensions: number, latent: number): Embedder {
+  const gaussians = (rand: () => number, n: number) => Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand()));
+  const basisRand = mulberry32(1);
+  const basis = Array.from({ length: latent }, () => gaussians(basisRand, dimensions));
+  return {
+    id: `test:gaussian-${dimensions}-${latent}`,
+    dimensions,
+    truncatable: false,
+    async embed(texts) {
+      return texts.map((t) => {
+        let h = 2166136261;
+        for (const ch of t) h = Math.imul(h ^ ch.codePointAt(0)!, 16777619);
+        const z = gaussians(mulberry32(h), latent);
+        const v = new Float32Array(dimensions);
+        z.forEach((zi, i) => basis[i]!.forEach((b, d) => (v[d]! += zi * b)));
+        const norm = Math.hypot(...v);
+        return v.map((x) => x / norm);
+      });
+    },
+  };
+}
+
 describe('matryoshkaSearch default stage-1 candidates', () => {
-  it('are 600 up to 240K entries, then one per 400 entries, and never fewer than the limit', () => {
-    expect(defaultStage1Candidates(0, 10)).toBe(600);
+  it('scale the calibrated count with the store, within 600…10,000 and never below the limit; one per 400 entries without one', () => {
+    const calibration = { entries: 100_000, candidates: 900, queries: 64 };
+    expect(defaultStage1Candidates(100_000, 10, calibration)).toBe(900);
+    expect(defaultStage1Candidates(200_000, 10, calibration)).toBe(1800);
+    expect(defaultStage1Candidates(50_000, 10, calibration)).toBe(600);
+    expect(defaultStage1Candidates(5_000_000, 10, calibration)).toBe(10_000);
+    expect(defaultStage1Candidates(1000, 800, calibration)).toBe(800);
     expect(defaultStage1Candidates(240_000, 10)).toBe(600);
     expect(defaultStage1Candidates(1_000_000, 10)).toBe(2500);
-    expect(defaultStage1Candidates(1_000_001, 10)).toBe(2501);
-    expect(defaultStage1Candidates(1000, 800)).toBe(800);
+  });
+
+  const opened = async (embedder: Embedder, n: number) => {
+    const m = await openMemory({ path: await tempDir(), embedder, smallDimensions: 4 });
+    await m.upsert(Array.from({ length: n }, (_, i) => ({ id: `g${i}`, core_id: 'g', title: `entry ${i}`, content: `text ${i}` })));
+    const stores = (m as unknown as { stores: Stores }).stores;
+    return { m, stores, columns: await stores.columns() };
+  };
+
+  it('are measured on the store: where the small vectors keep little of the full ones, enough more to keep the exact top 10', async () => {
+    // Isotropic 64-d vectors, 4 small dimensions: the small order is a weak guide to the full one
+    // (measured: ~1,700 candidates; 600 keep ~84% of the exact top 10).
+    const { m, stores, columns } = await opened(gaussianEmbedder(64, 64), 2000);
+    try {
+      const calibration = stage1Calibration(columns, (v) => stores.smallVector(v))!;
+      expect(calibration).toMatchObject({ entries: 2000, queries: 64 });
+      expect(calibration.candidates).toBeGreaterThan(600);
+      // Measured once per loaded columns
+      expect(stage1Calibration(columns, (v) => stores.smallVector(v))).toBe(calibration);
+      const recall = { default: 0, at600: 0 };
+      for (let q = 0; q < 20; q++) {
+        const exact = new Set((await m.semanticSearch(`query ${q}`, { limit: 10 })).map((h) => h.entry.id));
+        const share = (hits: SearchHit[]) => hits.filter((h) => exact.has(h.entry.id)).length / 200;
+        const byDefault = await m.matryoshkaSearch(`query ${q}`, { limit: 10 });
+        expect(byDefault.stage1Candidates).toBe(calibration.candidates);
+        recall.default += share(byDefault.hits);
+        recall.at600 += share((await m.matryoshkaSearch(`query ${q}`, { limit: 10, candidates: 600 })).hits);
+      }
+      expect(recall.default).toBeGreaterThanOrEqual(0.97);
+      expect(recall.at600).toBeLessThan(recall.default - 0.05);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('stay at 600 where the small vectors keep the vectors\' subspace, and are not measured on a store of 600 or fewer', async () => {
+    const { m, stores, columns } = await opened(gaussianEmbedder(64, 4), 2000);
+    try {
+      expect(stage1Calibration(columns, (v) => stores.smallVector(v))!.candidates).toBeLessThan(50);
+      expect((await m.matryoshkaSearch('query', { limit: 10 })).stage1Candidates).toBe(600);
+    } finally {
+      await m.close();
+    }
+    const small = await opened(gaussianEmbedder(64, 64), 600);
+    try {
+      expect(stage1Calibration(small.columns, (v) => small.stores.smallVector(v))).toBeUndefined();
+    } finally {
+      await small.m.close();
+    }
   });
 });
 

@@ -10,7 +10,8 @@ import { ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdge
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { resolveFilter, resolveThreshold, buildTaskContext, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
-import { defaultStage1Candidates, twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
+import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
+import { defaultStage1Candidates, stage1Calibration } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
@@ -77,11 +78,13 @@ export interface SemanticSearchOptions extends SearchFilterOptions {
 
 export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
   /**
-   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default: 600, or one per
-   * 400 entries in the store when that is more, since the nearest entries crowd closer as the
-   * store grows. On the synthetic bench's vectors, 100 candidates keep 64% of the exact top 10 at
-   * 100K, 400 keep 97.5%, 600 all of it; at 1M, 600 keep 87%, 1,000 95%, 2,000 all of it. The
-   * rerank is in memory, so more candidates cost little (~1 µs each).
+   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default: measured on the
+   * store's own vectors the first time it is needed after a load, so as to keep 99% of the exact
+   * top 10 of 64 sampled entries (stage1Calibration), scaled as the store grows, from 600 to
+   * 10,000; one per 400 entries when stage 1 is LanceDB's (past `scanMaxEntries`). How many are
+   * needed depends on how much of the vectors' variance the small dimensions keep: on the
+   * synthetic bench's vectors, 100 keep 64% of the exact top 10 at 100K and 600 all of it; at
+   * 300K, 750 keep 98.7% and 1,000 99.9%. The rerank is in memory (~1 µs a candidate).
    */
   candidates?: number;
   /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
@@ -353,7 +356,7 @@ export class MemoryEngine {
       throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
     }
     // The default depends on the store's size: bad options are refused before that loads the columns.
-    const candidates = checkLimit(options.candidates ?? defaultStage1Candidates((await this.stores.columns()).size, limit), 'candidates');
+    const candidates = options.candidates === undefined ? await this.defaultStage1Candidates(limit) : checkLimit(options.candidates, 'candidates');
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
@@ -365,6 +368,12 @@ export class MemoryEngine {
       return r.hits;
     });
     return { hits, stage1Candidates, smallDimensions: this.stores.meta.smallDimensions };
+  }
+
+  /** matryoshkaSearch's stage-1 candidates when none are asked for: measured on the store's own vectors (see stage1Calibration). */
+  private async defaultStage1Candidates(limit: number): Promise<number> {
+    const columns = await this.stores.columns();
+    return defaultStage1Candidates(columns.size, limit, stage1Calibration(columns, (v) => this.stores.smallVector(v)));
   }
 
   /** BM25 keyword search over title, aliases and content (an index held in memory). */

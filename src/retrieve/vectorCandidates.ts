@@ -26,14 +26,6 @@ export async function vectorCandidates(
 }
 
 /**
- * matryoshkaSearch's stage-1 candidates for a store of `entries`: 600, or one per 400 entries when
- * that is more (see MatryoshkaSearchOptions.candidates), and never fewer than `limit`.
- */
-export function defaultStage1Candidates(entries: number, limit: number): number {
-  return Math.max(600, limit, Math.ceil(entries / 400));
-}
-
-/**
  * Two-stage Matryoshka search: the `candidates` nearest on the cheap `vector_small`, then cosine on
  * the full vectors held in memory (EntryColumns: 8-bit, within ~0.001 of exact), so no stage
  * reads a vector from disk.
@@ -60,11 +52,9 @@ export async function twoStageCandidates(
   const columns = await stores.columns();
   const stage1 = columns.nearestSmall(querySmall, opts.filter, opts.candidates) ?? (await lanceStage1(stores, columns, querySmall, queryVector, opts));
   throwIfAborted(opts.signal);
+  const similarities = columns.similarities(stage1.map((h) => h.id), queryVector);
   const reranked = stage1
-    .flatMap((h) => {
-      const similarity = columns.similarity(h.id, queryVector);
-      return similarity === undefined ? [] : [{ id: h.id, similarity }];
-    })
+    .flatMap((h, i) => (Number.isNaN(similarities[i]) ? [] : [{ id: h.id, similarity: similarities[i]! }]))
     .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
     .slice(0, opts.limit);
   return { hits: asHits(reranked, opts.threshold), stage1: stage1.length };

@@ -49,6 +49,12 @@ export interface HeldEntry {
 
 const NO_VECTOR = new Float32Array(0);
 
+function norm(v: Float32Array, dimensions: number): number {
+  let sum = 0;
+  for (let d = 0; d < dimensions; d++) sum += v[d]! * v[d]!;
+  return Math.sqrt(sum);
+}
+
 /** Every entry's small vector, slot by slot with the columns, for the stage-1 scan. */
 interface SmallVectors {
   maxEntries: number;
@@ -223,16 +229,23 @@ export class EntryColumns {
    */
   passRate(filter: EntryFilter, sample = 1024): number {
     const test = this.rowTest(filter);
+    const rows = this.sampledRows(sample);
+    return rows.length === 0 ? 0 : rows.filter(test).length / rows.length;
+  }
+
+  /** Ids of up to `count` entries spread over the store, the same ones every time (as passRate picks them). */
+  sampleIds(count: number): string[] {
+    return this.sampledRows(count).map((r) => r.id);
+  }
+
+  private sampledRows(count: number): EntryColumnRow[] {
     const n = this.rows.length;
-    let seen = 0;
-    let passed = 0;
-    for (let k = 0; k < Math.min(n, sample); k++) {
-      const row = this.rows[n <= sample ? k : (k * 2_654_435_761) % n];
-      if (!row) continue;
-      seen++;
-      if (test(row)) passed++;
+    const out: EntryColumnRow[] = [];
+    for (let k = 0; k < Math.min(n, count); k++) {
+      const row = this.rows[n <= count ? k : (k * 2_654_435_761) % n];
+      if (row) out.push(row);
     }
-    return seen === 0 ? 0 : passed / seen;
+    return out;
   }
 
   private rowTest(filter: EntryFilter): (row: EntryColumnRow) => boolean {
@@ -327,15 +340,23 @@ export class EntryColumns {
   /** Cosine similarity of the entry's (quantised) vector to `query`; undefined for an unknown id. */
   similarity(id: string, query: Float32Array): number | undefined {
     const slot = this.slotOf.get(id);
-    if (slot === undefined) return undefined;
+    return slot === undefined ? undefined : this.cosineAt(slot, query, norm(query, this.dimensions));
+  }
+
+  /** `similarity` of each of `ids` (NaN for an unknown id), the query's norm taken once. */
+  similarities(ids: readonly string[], query: Float32Array): Float64Array {
+    const queryNorm = norm(query, this.dimensions);
+    return Float64Array.from(ids, (id) => {
+      const slot = this.slotOf.get(id);
+      return slot === undefined ? NaN : this.cosineAt(slot, query, queryNorm);
+    });
+  }
+
+  private cosineAt(slot: number, query: Float32Array, queryNorm: number): number {
     const at = slot * this.dimensions;
     let dot = 0;
-    let qq = 0;
-    for (let d = 0; d < this.dimensions; d++) {
-      dot += query[d]! * this.vectors[at + d]!;
-      qq += query[d]! * query[d]!;
-    }
-    const denominator = Math.sqrt(qq) * this.norms[slot]!;
+    for (let d = 0; d < this.dimensions; d++) dot += query[d]! * this.vectors[at + d]!;
+    const denominator = queryNorm * this.norms[slot]!;
     return denominator > 0 ? (dot * this.scales[slot]!) / denominator : 0;
   }
 
