@@ -11,7 +11,7 @@ import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js
 import { Stores } from '../store/stores.js';
 import { resolveFilter, resolveThreshold, buildTaskContext, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
 import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
-import { defaultStage1Candidates, stage1Calibration } from '../retrieve/stage1Calibration.js';
+import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
@@ -108,6 +108,8 @@ export interface HybridSearchOptions extends MatryoshkaSearchOptions {
   weights?: [number, number];
   /** RRF constant. Default 60. */
   k?: number;
+  /** Stage-1 over-retrieval of each list (vector_small candidates, keyword hits). Default 100, or `limit` when more. */
+  candidates?: number;
   /** Also fuse in the entries whose title or alias the query names (weight 2). Default false. */
   mentions?: boolean;
 }
@@ -356,7 +358,7 @@ export class MemoryEngine {
       throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
     }
     // The default depends on the store's size: bad options are refused before that loads the columns.
-    const candidates = options.candidates === undefined ? await this.defaultStage1Candidates(limit) : checkLimit(options.candidates, 'candidates');
+    const candidates = options.candidates === undefined ? await stage1CandidatesFor(this.stores, limit) : checkLimit(options.candidates, 'candidates');
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
@@ -368,12 +370,6 @@ export class MemoryEngine {
       return r.hits;
     });
     return { hits, stage1Candidates, smallDimensions: this.stores.meta.smallDimensions };
-  }
-
-  /** matryoshkaSearch's stage-1 candidates when none are asked for: measured on the store's own vectors (see stage1Calibration). */
-  private async defaultStage1Candidates(limit: number): Promise<number> {
-    const columns = await this.stores.columns();
-    return defaultStage1Candidates(columns.size, limit, stage1Calibration(columns, (v) => this.stores.smallVector(v)));
   }
 
   /** BM25 keyword search over title, aliases and content (an index held in memory). */

@@ -1,4 +1,5 @@
 import type { EntryColumns } from '../store/resident/entryColumns.js';
+import type { Stores } from '../store/stores.js';
 
 /**
  * How many stage-1 candidates the two-stage search needs on this store's own vectors. How far the
@@ -85,4 +86,10 @@ export function stage1Calibration(columns: EntryColumns, smallVector: (full: Flo
 export function defaultStage1Candidates(entries: number, limit: number, calibration?: Stage1Calibration): number {
   const measured = calibration ? Math.ceil((calibration.candidates * entries) / calibration.entries) : Math.ceil(entries / 400);
   return Math.max(limit, Math.min(MAX_STAGE1_CANDIDATES, Math.max(MIN_STAGE1_CANDIDATES, measured)));
+}
+
+/** matryoshkaSearch's default stage-1 candidates for the store as it is now, calibrated on its columns. */
+export async function stage1CandidatesFor(stores: Stores, limit: number): Promise<number> {
+  const columns = await stores.columns();
+  return defaultStage1Candidates(columns.size, limit, stage1Calibration(columns, (v) => stores.smallVector(v)));
 }
