@@ -53,7 +53,7 @@ interface SizeResult {
   ingest: { entriesPerSec: number; entriesMs: number; relationsMs: number; indexMs: number };
   /** Cold = cache miss, query vector given; the first query, which loads the resident structures, is `firstQueryMs` and not among them. Stages: median ms. */
   context: { cold: ReturnType<typeof stats>; warm: ReturnType<typeof stats>; stages: Record<string, number>; firstQueryMs: number };
-  /** matryoshkaSearch at its default candidates (600, or one per 400 entries) against exact full-dimension search. */
+  /** matryoshkaSearch at its default candidates (measured on the store: stage1Calibration) against exact full-dimension search. */
   twoStageRecallAt10: number;
   /** The same with 100 candidates, as buildTaskContext's vector stage uses. */
   twoStageRecallAt10With100: number;
