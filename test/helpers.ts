@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import type { Embedder } from '../src/index.js';
+import { mulberry32 } from '../src/embed/matryoshka.js';
 
 export const EXAMPLE_FILE = fileURLToPath(new URL('../examples/memory/orders-api.yaml', import.meta.url));
 
@@ -46,11 +47,7 @@ export function wordHashEmbedder(dimensions = 64): Embedder & { calls: number } 
       self.calls += texts.length;
       return texts.map((t) => {
         const v = new Float32Array(dimensions);
-        for (const word of t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-          let h = 2166136261;
-          for (const ch of word) h = Math.imul(h ^ ch.codePointAt(0)!, 16777619);
-          v[(h >>> 0) % dimensions]! += 1;
-        }
+        for (const word of t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) v[fnv1a(word) % dimensions]! += 1;
         if (v.every((x) => x === 0)) v[0] = 1;
         const norm = Math.hypot(...v);
         return v.map((x) => x / norm);
@@ -58,6 +55,38 @@ export function wordHashEmbedder(dimensions = 64): Embedder & { calls: number } 
     },
   };
   return self;
+}
+
+/** FNV-1a of a text: a stable seed or bucket for test embedders. */
+function fnv1a(text: string): number {
+  let h = 2166136261;
+  for (const ch of text) h = Math.imul(h ^ ch.codePointAt(0)!, 16777619);
+  return h >>> 0;
+}
+
+/**
+ * Gaussian vectors in a fixed `latent`-dimensional subspace of `dimensions` (the whole space when
+ * they are equal), seeded by the text: how much of a vector the small dimensions can keep is the
+ * test's choice.
+ */
+export function gaussianEmbedder(dimensions: number, latent: number): Embedder {
+  const gaussians = (rand: () => number, n: number) => Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand()));
+  const basisRand = mulberry32(1);
+  const basis = Array.from({ length: latent }, () => gaussians(basisRand, dimensions));
+  return {
+    id: `test:gaussian-${dimensions}-${latent}`,
+    dimensions,
+    truncatable: false,
+    async embed(texts) {
+      return texts.map((t) => {
+        const z = gaussians(mulberry32(fnv1a(t)), latent);
+        const v = new Float32Array(dimensions);
+        z.forEach((zi, i) => basis[i]!.forEach((b, d) => (v[d]! += zi * b)));
+        const norm = Math.hypot(...v);
+        return v.map((x) => x / norm);
+      });
+    },
+  };
 }
 
 /**

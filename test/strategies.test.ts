@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory, type Embedder, type MemoryEngine, type SearchHit } from '../src/index.js';
-import { fitPca, mulberry32, project } from '../src/embed/matryoshka.js';
+import { fitPca, project } from '../src/embed/matryoshka.js';
 import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import { defaultStage1Candidates, stage1Calibration } from '../src/retrieve/stage1Calibration.js';
 import type { Stores } from '../src/store/stores.js';
-import { EXAMPLE_FILE, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
+import { EXAMPLE_FILE, gaussianEmbedder, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
 // Stage 1 scans small vectors in memory up to scanMaxEntries, and searches LanceDB past it (0 here);
 // the entries are read from memory up to residentMaxEntries, and from LanceDB past it.
@@ -13,33 +13,6 @@ const STAGE1_MODES = [
   ['scanned in memory, entries read from LanceDB', { residentMaxEntries: 0 }, { small: true, entries: false }],
   ['LanceDB', { scanMaxEntries: 0, residentMaxEntries: 0 }, { small: false, entries: false }],
 ] as const;
-
-/**
- * Gaussian vectors in a fixed `latent`-dimensional subspace of `dimensions` (the whole space when
- * they are equal), seeded by the text: how much of a vector the small dimensions can keep is the
- * test's choice.
- */
-function gaussianEmbedder(dimensions: number, latent: number): Embedder {
-  const gaussians = (rand: () => number, n: number) => Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand()));
-  const basisRand = mulberry32(1);
-  const basis = Array.from({ length: latent }, () => gaussians(basisRand, dimensions));
-  return {
-    id: `test:gaussian-${dimensions}-${latent}`,
-    dimensions,
-    truncatable: false,
-    async embed(texts) {
-      return texts.map((t) => {
-        let h = 2166136261;
-        for (const ch of t) h = Math.imul(h ^ ch.codePointAt(0)!, 16777619);
-        const z = gaussians(mulberry32(h), latent);
-        const v = new Float32Array(dimensions);
-        z.forEach((zi, i) => basis[i]!.forEach((b, d) => (v[d]! += zi * b)));
-        const norm = Math.hypot(...v);
-        return v.map((x) => x / norm);
-      });
-    },
-  };
-}
 
 describe('matryoshkaSearch default stage-1 candidates', () => {
   it('scale the calibrated count with the store, within 600…10,000 and never below the limit; one per 400 entries without one', () => {

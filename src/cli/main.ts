@@ -146,7 +146,7 @@ context and find options:
 search options:
   --mode <mode>             hybrid (default), semantic, matryoshka or keyword
   --limit <n>               default 10
-  --candidates <n>          stage-1 candidates (default: matryoshka 600, hybrid 100)
+  --candidates <n>          stage-1 candidates (default: matryoshka measured on the store, 600-10000; hybrid 100)
   --fusion <weighted|rrf>   hybrid fusion (default weighted, vector 0.3 : keyword 1)
   --mentions                hybrid: also fuse in entries whose title or alias the query names
 

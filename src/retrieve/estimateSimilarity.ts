@@ -6,5 +6,6 @@ import type { Hit } from './candidate.js';
  * from the 8-bit vectors held in memory (within ~0.001 of the exact cosine), at no read.
  */
 export function estimateSimilarity<T extends Hit>(hits: T[], columns: EntryColumns, queryVector: Float32Array): T[] {
-  return hits.map((h) => ({ ...h, similarity: columns.similarity(h.id, queryVector) ?? h.similarity }));
+  const similarities = columns.similarities(hits.map((h) => h.id), queryVector);
+  return hits.map((h, i) => ({ ...h, similarity: Number.isNaN(similarities[i]) ? h.similarity : similarities[i]! }));
 }

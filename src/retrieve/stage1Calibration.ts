@@ -1,4 +1,5 @@
 import type { EntryColumns } from '../store/resident/entryColumns.js';
+import { TopK } from '../store/resident/topK.js';
 import type { Stores } from '../store/stores.js';
 
 /**
@@ -22,9 +23,9 @@ export interface Stage1Calibration {
 }
 
 /** Fewest stage-1 candidates by default (600 kept all of the exact top 10 at 100K on the bench's vectors). */
-export const MIN_STAGE1_CANDIDATES = 600;
+const MIN_STAGE1_CANDIDATES = 600;
 /** Most by default: the most a caller may ask for. The rerank costs ~1 µs a candidate. */
-export const MAX_STAGE1_CANDIDATES = 10_000;
+const MAX_STAGE1_CANDIDATES = 10_000;
 /** Entries sampled as queries: 640 neighbours, so the 99th percentile rests on the 7 worst. */
 const CALIBRATION_QUERIES = 64;
 /** Share of the sampled queries' exact top 10 the default keeps. */
@@ -60,15 +61,9 @@ export function calibrateStage1(columns: EntryColumns, smallVector: (full: Float
 
 /** The positions of the 10 highest `similarities`. */
 function exactTop10(similarities: Float64Array): number[] {
-  const top: number[] = [];
-  similarities.forEach((s, rank) => {
-    if (top.length === 10 && s <= similarities[top[9]!]!) return;
-    if (top.length === 10) top.pop();
-    let at = top.length;
-    while (at > 0 && similarities[top[at - 1]!]! < s) at--;
-    top.splice(at, 0, rank);
-  });
-  return top;
+  const top = new TopK(10, (a, b) => similarities[a]! < similarities[b]! || (similarities[a] === similarities[b] && a > b));
+  similarities.forEach((_, rank) => top.offer(rank));
+  return top.sorted();
 }
 
 /** Measured once per loaded EntryColumns: a refit or a reload makes new ones. */
