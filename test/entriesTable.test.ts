@@ -132,6 +132,7 @@ describe('entry columns in memory', () => {
       expect(columns.features("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: now });
       const filters: EntryFilter[] = [
         {}, { cores: [cores[0]!, cores[2]!] }, { entryTypes: ["it's"] }, { minConfidence: 'medium' }, { minConfidence: 'high', cores: ['plain'] },
+        { cores: ['nowhere', 'plain'], entryTypes: ['nothing', 'fact'] }, { cores: ['nowhere'] },
         { tags: ["t'1"] }, { tags: ['t\\2', 'ü'] }, { tags: [] }, { sensitivity: ['public', 'internal'] }, { validAt: now }, { validAt: at(2) },
         { ids: ["e3 '\\ ü", "e4 '\\ ü", 'absent'], sensitivity: ['public'] }, { notIds: ["e1 '\\ ü"], validAt: at(-2), tags: ['x'] },
       ];

@@ -80,7 +80,8 @@ describe('keyword index (BM25 in memory)', () => {
     const words = ['common', 'usual', 'frequent', 'everywhere', 'rare', 'scarce', 'odd'];
     let seed = 11;
     const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    const docs = Array.from({ length: 3000 }, (_, i) => ({
+    // 9,000 documents: past 8 × 1,024, the top k is picked above a bar set on a sample of the scores
+    const docs = Array.from({ length: 9000 }, (_, i) => ({
       id: `d${String(i).padStart(4, '0')}`,
       // duplicated texts make exact ties, which the id must break
       text: Array.from({ length: 2 + Math.floor(rand() * 6) }, () => words[Math.floor(rand() ** 0.3 * words.length)]).join(' '),
@@ -127,6 +128,24 @@ describe('keyword index (BM25 in memory)', () => {
       some.forEach((h) => expect(scored.get(h.id)).toBeCloseTo(h.score, 4));
     }
   });
+
+  it('stays exact when the sampled bar is too high: a term found only in the documents the sample looks at', () => {
+    // Past 8 × 1,024 scored documents, topSlots sets a bar on 1,024 slots sampled evenly. Put the
+    // rare term in exactly those: the sample sees only matches, its bar lets through fewer than the
+    // k wanted, and the scan must run again without it. ('hay', in every document, makes every
+    // slot score.)
+    const n = 9000;
+    const sampledAt = new Map(Array.from({ length: 1024 }, (_, j) => [Math.floor((j * n) / 1024), j]));
+    const sampled = new Set(sampledAt.keys());
+    // Each needle document a different length, so that no ties carry extra documents over the bar
+    const docs = Array.from({ length: n }, (_, i) => ({ id: `d${String(i).padStart(4, '0')}`, text: sampled.has(i) ? `needle hay ${'filler '.repeat(sampledAt.get(i)!)}` : 'hay straw' }));
+    const index = new KeywordIndex(docs);
+    const scores = index.scoreDocuments('needle hay', docs.map((d) => d.id));
+    const want = [...scores].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 300).map(([id]) => id);
+    expect(want.every((id) => sampled.has(Number(id.slice(1))))).toBe(true);
+    expect(index.search('needle hay', { limit: 300 }).map((h) => h.id)).toEqual(want);
+  });
+
 });
 
 describe('entry columns', () => {

@@ -61,8 +61,8 @@ export function calibrateStage1(columns: EntryColumns, smallVector: (full: Float
 
 /** The positions of the 10 highest `similarities`. */
 function exactTop10(similarities: Float64Array): number[] {
-  const top = new TopK(10, (a, b) => similarities[a]! < similarities[b]! || (similarities[a] === similarities[b] && a > b));
-  similarities.forEach((_, rank) => top.offer(rank));
+  const top = new TopK(10, (a, b) => a > b);
+  similarities.forEach((similarity, rank) => top.offer(rank, similarity));
   return top.sorted();
 }
 

@@ -79,6 +79,59 @@ export interface HoldOptions {
   entries?: { maxEntries: number; entryAt: (i: number) => MemoryEntry };
 }
 
+/** A string column's values as small integer codes, in order of first appearance. */
+class Codes {
+  private readonly codeOf = new Map<string, number>();
+
+  code(value: string): number {
+    let code = this.codeOf.get(value);
+    if (code === undefined) this.codeOf.set(value, (code = this.codeOf.size));
+    return code;
+  }
+
+  /** A mask over the codes: 1 for the codes of `values` (values never seen have none). */
+  allowing(values: readonly string[]): Uint8Array {
+    const mask = new Uint8Array(this.codeOf.size);
+    for (const v of values) {
+      const code = this.codeOf.get(v);
+      if (code !== undefined) mask[code] = 1;
+    }
+    return mask;
+  }
+}
+
+/** The columns a filter tests, by slot: see EntryColumns.filterColumns. */
+class FilterColumns {
+  readonly cores = new Codes();
+  readonly entryTypes = new Codes();
+  readonly sensitivity = new Codes();
+  coreCodes = new Int32Array(16);
+  typeCodes = new Int32Array(16);
+  sensitivityCodes = new Int32Array(16);
+  confidenceRanks = new Int8Array(16);
+  /** −Infinity / +Infinity where the entry has no bound. */
+  validFrom = new Float64Array(16);
+  validTo = new Float64Array(16);
+
+  ensureCapacity(slots: number): void {
+    this.coreCodes = grown(this.coreCodes, slots, (n) => new Int32Array(n));
+    this.typeCodes = grown(this.typeCodes, slots, (n) => new Int32Array(n));
+    this.sensitivityCodes = grown(this.sensitivityCodes, slots, (n) => new Int32Array(n));
+    this.confidenceRanks = grown(this.confidenceRanks, slots, (n) => new Int8Array(n));
+    this.validFrom = grown(this.validFrom, slots, (n) => new Float64Array(n));
+    this.validTo = grown(this.validTo, slots, (n) => new Float64Array(n));
+  }
+
+  set(slot: number, row: EntryColumnRow): void {
+    this.coreCodes[slot] = this.cores.code(row.coreId);
+    this.typeCodes[slot] = this.entryTypes.code(row.entryType);
+    this.sensitivityCodes[slot] = this.sensitivity.code(row.sensitivity);
+    this.confidenceRanks[slot] = row.confidenceRank;
+    this.validFrom[slot] = row.validFrom ?? -Infinity;
+    this.validTo[slot] = row.validTo ?? Infinity;
+  }
+}
+
 /**
  * The narrow columns of every entry, held in memory: what the filters test, what scoring weighs,
  * and the full vector quantised to 8 bits. A query's candidates (a few hundred entries spread
@@ -100,6 +153,12 @@ export class EntryColumns {
   private scales: Float32Array;
   /** Norm of each quantised vector (as scaled back), for its cosine. */
   private norms: Float32Array;
+  /**
+   * The filtered columns again, slot by slot in typed arrays (strings as codes), so that a filter
+   * is tested without touching the row objects: the stage-1 scan tests every entry that scores
+   * well enough to enter its top (a few thousand a query at 100K), at ~0.4 µs a row on the objects.
+   */
+  private readonly filterColumns = new FilterColumns();
 
   /** Present while the store is small enough for its stage 1 to be a scan in memory (see `hold`). */
   private small: SmallVectors | undefined;
@@ -162,6 +221,7 @@ export class EntryColumns {
         this.rows.push(row);
         this.ensureCapacity(this.rows.length);
       } else this.rows[slot] = row;
+      this.filterColumns.set(slot, row);
       this.quantise(slot, vectorOf(i));
       if (!small && !whole) return;
       const { vectorSmall, record } = heldOf!(i);
@@ -188,6 +248,7 @@ export class EntryColumns {
     this.vectors = grown(this.vectors, slots * this.dimensions, (n) => new Int8Array(n));
     this.scales = grown(this.scales, slots, (n) => new Float32Array(n));
     this.norms = grown(this.norms, slots, (n) => new Float32Array(n));
+    this.filterColumns.ensureCapacity(slots);
   }
 
   private quantise(slot: number, vector: Float32Array): void {
@@ -214,10 +275,10 @@ export class EntryColumns {
    * the two on the same rows. Unknown ids fail it.
    */
   matcher(filter: EntryFilter): (id: string) => boolean {
-    const test = this.rowTest(filter);
+    const test = this.slotTest(filter);
     return (id) => {
       const slot = this.slotOf.get(id);
-      return slot !== undefined && test(this.rows[slot]!);
+      return slot !== undefined && test(slot);
     };
   }
 
@@ -228,55 +289,60 @@ export class EntryColumns {
    * (round-robin over cores), and an even spacing could land on the same core every time.
    */
   passRate(filter: EntryFilter, sample = 1024): number {
-    const test = this.rowTest(filter);
-    const rows = this.sampledRows(sample);
-    return rows.length === 0 ? 0 : rows.filter(test).length / rows.length;
+    const test = this.slotTest(filter);
+    const slots = this.sampledSlots(sample);
+    return slots.length === 0 ? 0 : slots.filter(test).length / slots.length;
   }
 
   /** Ids of up to `count` entries spread over the store, the same ones every time (as passRate picks them). */
   sampleIds(count: number): string[] {
-    return this.sampledRows(count).map((r) => r.id);
+    return this.sampledSlots(count).map((slot) => this.rows[slot]!.id);
   }
 
-  private sampledRows(count: number): EntryColumnRow[] {
+  /** Occupied slots among up to `count` spread over the store. */
+  private sampledSlots(count: number): number[] {
     const n = this.rows.length;
-    const out: EntryColumnRow[] = [];
+    const out: number[] = [];
     for (let k = 0; k < Math.min(n, count); k++) {
-      const row = this.rows[n <= count ? k : (k * 2_654_435_761) % n];
-      if (row) out.push(row);
+      const slot = n <= count ? k : (k * 2_654_435_761) % n;
+      if (this.rows[slot]) out.push(slot);
     }
     return out;
   }
 
-  private rowTest(filter: EntryFilter): (row: EntryColumnRow) => boolean {
-    const tests: ((r: EntryColumnRow) => boolean)[] = [];
-    const inSet = (values: readonly string[] | undefined, pick: (r: EntryColumnRow) => string) => {
-      if (!values) return;
-      const set = new Set(values);
-      tests.push((r) => set.has(pick(r)));
-    };
-    inSet(filter.ids, (r) => r.id);
+  /** The filter as a test on an occupied slot, on the typed columns; only ids and tags read the row. */
+  private slotTest(filter: EntryFilter): (slot: number) => boolean {
+    const columns = this.filterColumns;
+    const rows = this.rows;
+    const rowTests: ((r: EntryColumnRow) => boolean)[] = [];
+    if (filter.ids) {
+      const ids = new Set(filter.ids);
+      rowTests.push((r) => ids.has(r.id));
+    }
     if (filter.notIds && filter.notIds.length > 0) {
       const not = new Set(filter.notIds);
-      tests.push((r) => !not.has(r.id));
-    }
-    inSet(filter.cores, (r) => r.coreId);
-    inSet(filter.entryTypes, (r) => r.entryType);
-    inSet(filter.sensitivity, (r) => r.sensitivity);
-    if (filter.minConfidence) {
-      const min = CONFIDENCE_LEVELS.indexOf(filter.minConfidence) + 1;
-      tests.push((r) => r.confidenceRank >= min);
+      rowTests.push((r) => !not.has(r.id));
     }
     if (filter.tags) {
       const tags = new Set(filter.tags);
-      tests.push((r) => r.tags.some((t) => tags.has(t)));
+      rowTests.push((r) => r.tags.some((t) => tags.has(t)));
     }
-    if (filter.validAt) {
-      const t = filter.validAt.getTime();
-      tests.push((r) => (r.validFrom === null || r.validFrom <= t) && (r.validTo === null || r.validTo > t));
-    }
-    return (row) => {
-      for (const test of tests) if (!test(row)) return false;
+    const cores = filter.cores && columns.cores.allowing(filter.cores);
+    const types = filter.entryTypes && columns.entryTypes.allowing(filter.entryTypes);
+    const sensitivity = filter.sensitivity && columns.sensitivity.allowing(filter.sensitivity);
+    const minConfidence = filter.minConfidence ? CONFIDENCE_LEVELS.indexOf(filter.minConfidence) + 1 : 0;
+    const validAt = filter.validAt?.getTime();
+    const { coreCodes, typeCodes, sensitivityCodes, confidenceRanks, validFrom, validTo } = columns;
+    return (slot) => {
+      if (cores && cores[coreCodes[slot]!] === 0) return false;
+      if (types && types[typeCodes[slot]!] === 0) return false;
+      if (sensitivity && sensitivity[sensitivityCodes[slot]!] === 0) return false;
+      if (confidenceRanks[slot]! < minConfidence) return false;
+      if (validAt !== undefined && !(validFrom[slot]! <= validAt && validTo[slot]! > validAt)) return false;
+      if (rowTests.length > 0) {
+        const row = rows[slot]!;
+        for (const test of rowTests) if (!test(row)) return false;
+      }
       return true;
     };
   }
@@ -295,19 +361,17 @@ export class EntryColumns {
     if (!(qq > 0)) return undefined;
     // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
     const { sums, scales, step } = small.kernel.products(query);
-    const test = this.rowTest(filter);
+    const test = this.slotTest(filter);
     const rows = this.rows;
-    const scoreOf = (slot: number) => sums[slot]! * scales[slot]!;
-    const top = new TopK(limit, (a, b) => scoreOf(a) < scoreOf(b) || (scoreOf(a) === scoreOf(b) && rows[a]!.id > rows[b]!.id));
+    const top = new TopK(limit, (a, b) => rows[a]!.id > rows[b]!.id);
     let toBeat = -Infinity;
     for (let slot = 0, n = small.kernel.rows; slot < n; slot++) {
       const score = sums[slot]! * scales[slot]!;
       if (!(score >= toBeat)) continue;
-      const row = rows[slot];
-      if (row && test(row) && top.offer(slot) && top.full) toBeat = scoreOf(top.worst);
+      if (rows[slot] !== undefined && test(slot) && top.offer(slot, score) && top.full) toBeat = top.worstScore;
     }
     const scale = step / Math.sqrt(qq);
-    return top.sorted().map((slot) => ({ id: rows[slot]!.id, similarity: scoreOf(slot) * scale }));
+    return top.sorted().map((slot) => ({ id: rows[slot]!.id, similarity: sums[slot]! * scales[slot]! * scale }));
   }
 
   /**
@@ -353,9 +417,10 @@ export class EntryColumns {
   }
 
   private cosineAt(slot: number, query: Float32Array, queryNorm: number): number {
-    const at = slot * this.dimensions;
+    const { dimensions, vectors } = this;
+    const at = slot * dimensions;
     let dot = 0;
-    for (let d = 0; d < this.dimensions; d++) dot += query[d]! * this.vectors[at + d]!;
+    for (let d = 0; d < dimensions; d++) dot += query[d]! * vectors[at + d]!;
     const denominator = queryNorm * this.norms[slot]!;
     return denominator > 0 ? (dot * this.scales[slot]!) / denominator : 0;
   }
