@@ -7,6 +7,7 @@ import { openMemory, MemoryFileError, type MemoryEngine } from '../src/index.js'
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { EntriesTable } from '../src/store/lance/entriesTable.js';
 import { serializeStored } from '../src/store/stores.js';
+import { Journal } from '../src/store/journal/journal.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 /** Reads what is really on disk, with the stores' own clients, behind the engine's back. */
@@ -218,19 +219,46 @@ describe('writes', () => {
     expect(await readdir(join(dir, 'journal'))).toEqual([]);
   });
 
-  it('replays a journaled upsert of rows that were already appended without duplicating them', async () => {
+  it('replays a journaled upsert of rows that were already appended without duplicating them, from a journal file of either format', async () => {
     const dir = await tempDir();
     await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'one' }, { id: 'b', title: 'beta', content: 'two' }] }));
-    // a crash after the rows of a write that appended 'a' (found absent then) reached LanceDB, before the journal was cleared
     const table = await EntriesTable.open(join(dir, 'lance'), 64, 16);
     const [a] = await table.read({ ids: ['a'] }, { withVectors: true });
     table.close();
-    const row = serializeStored({ entry: { ...a!.entry, title: 'alpha again' }, vector: a!.vector!, vectorSmall: a!.vectorSmall! });
-    const graph = { entries: [{ id: 'a', coreId: 'c', title: 'alpha again', entryType: 'note' }], codeLocations: [], goldenPaths: [], relations: [] };
-    await writeFile(join(dir, 'journal', '000000000000001-1-0.json'), JSON.stringify({ op: 'upsert', entries: [row], newIds: ['a'], graph, sources: {} }));
-    const titles = await withEngine(dir, async (m) => (await m.getEntries(['a', 'b'])).map((e) => e.title));
-    expect(titles).toEqual(['alpha again', 'beta']);
+    const rewrite = (title: string, blobs: Float32Array[]) => {
+      const entries = [serializeStored({ entry: { ...a!.entry, title }, vector: a!.vector!, vectorSmall: a!.vectorSmall! }, blobs)];
+      const graph = { entries: [{ id: 'a', coreId: 'c', title, entryType: 'note' }], codeLocations: [], goldenPaths: [], relations: [] };
+      return { op: 'upsert' as const, entries, newIds: ['a'], graph, sources: {} };
+    };
+    // a crash after the rows of a write that appended 'a' (found absent then) reached LanceDB, before the journal was cleared
+    const blobs: Float32Array[] = [];
+    await new Journal(join(dir, 'journal')).begin(rewrite('alpha again', blobs), blobs);
+    expect(await withEngine(dir, async (m) => (await m.getEntries(['a', 'b'])).map((e) => e.title))).toEqual(['alpha again', 'beta']);
+    // the JSON intent of earlier versions, vectors as base64 of their float32 bytes
+    const base64 = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+    const old = rewrite('alpha once more', []);
+    old.entries = old.entries.map((e) => ({ ...e, vector: base64(a!.vector!), vectorSmall: base64(a!.vectorSmall!) }));
+    await writeFile(join(dir, 'journal', '000000000000001-1-0.json'), JSON.stringify(old));
+    expect(await withEngine(dir, async (m) => (await m.getEntries(['a', 'b'])).map((e) => e.title))).toEqual(['alpha once more', 'beta']);
     expect((await onDisk(dir)).lanceIds).toEqual(['a', 'b']); // merged on replay, not appended again
+    const reopened = await EntriesTable.open(join(dir, 'lance'), 64, 16);
+    const [replayed] = await reopened.read({ ids: ['a'] }, { withVectors: true });
+    reopened.close();
+    expect(Array.from(replayed!.vector!)).toEqual(Array.from(a!.vector!));
+    expect(Array.from(replayed!.vectorSmall!)).toEqual(Array.from(a!.vectorSmall!));
+    expect(await readdir(join(dir, 'journal'))).toEqual([]);
+  });
+
+  it('refuses a damaged journal file rather than replaying part of it', async () => {
+    const dir = await tempDir();
+    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'one' }] }));
+    const journal = new Journal(join(dir, 'journal'));
+    const name = await journal.begin({ op: 'delete', ids: ['a'] }, [Float32Array.from([1, 2, 3])]);
+    const bytes = await readFile(join(dir, 'journal', name));
+    await writeFile(join(dir, 'journal', name), bytes.subarray(0, bytes.length - 4));
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(64) })).rejects.toThrow(/journal intent .* is damaged/);
+    await writeFile(join(dir, 'journal', name), bytes);
+    expect(await withEngine(dir, async (m) => (await m.getEntries(['a'])).length)).toBe(0);
   });
 
   it('fits the projection before the write that brings the store to 256 entries and writes every row once under it', async () => {

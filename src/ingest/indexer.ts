@@ -168,6 +168,8 @@ export async function indexDocument(
   if (!report.changed) return report;
 
   throwIfAborted(signal);
-  await stores.apply({ op: 'upsert', entries: toWrite.map(serializeStored), newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } }, toWrite);
+  const blobs: Float32Array[] = [];
+  const entries = toWrite.map((s) => serializeStored(s, blobs));
+  await stores.apply({ op: 'upsert', entries, newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } }, { blobs, upserted: toWrite });
   return report;
 }

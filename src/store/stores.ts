@@ -33,11 +33,18 @@ export const RESIDENT_MAX_ENTRIES = 250_000;
  */
 export const SCAN_MAX_ENTRIES = 2_000_000;
 
-/** Vectors travel as base64 of their float32 bytes: exact, and ~10× cheaper to write than JSON numbers. */
-type JournalEntry = { entry: SerializedEntry; vector: string; vectorSmall: string };
+/**
+ * An entry as an upsert intent records it: its vectors are indices into the journal's blobs (raw
+ * float32, see Journal). Journals written before that carry them as base64 of their float32 bytes.
+ */
+type JournalEntry = { entry: SerializedEntry; vector: number | string; vectorSmall: number | string };
 
-const encodeVector = (v: Float32Array): string => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
-function decodeVector(v: string): Float32Array {
+function decodeVector(v: number | string, blobs: readonly Float32Array[]): Float32Array {
+  if (typeof v === 'number') {
+    const blob = blobs[v];
+    if (!blob) throw new MemcoreError(`a journaled write refers to vector ${v}, which its journal file lacks`, 'STORE');
+    return blob;
+  }
   const bytes = Buffer.from(v, 'base64');
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
@@ -74,12 +81,14 @@ export type WriteIntent =
     }
   | { op: 'delete'; ids: string[] };
 
-export function serializeStored(s: StoredEntry): JournalEntry {
-  return { entry: serializeEntry(s.entry), vector: encodeVector(s.vector), vectorSmall: encodeVector(s.vectorSmall) };
+/** The entry as an upsert intent records it, its vectors appended to `blobs` (the journal's). */
+export function serializeStored(s: StoredEntry, blobs: Float32Array[]): JournalEntry {
+  const vector = blobs.push(s.vector) - 1;
+  return { entry: serializeEntry(s.entry), vector, vectorSmall: blobs.push(s.vectorSmall) - 1 };
 }
 
-function reviveStored(s: JournalEntry): StoredEntry {
-  return { entry: reviveEntry(s.entry), vector: decodeVector(s.vector), vectorSmall: decodeVector(s.vectorSmall) };
+function reviveStored(s: JournalEntry, blobs: readonly Float32Array[]): StoredEntry {
+  return { entry: reviveEntry(s.entry), vector: decodeVector(s.vector, blobs), vectorSmall: decodeVector(s.vectorSmall, blobs) };
 }
 
 /**
@@ -197,8 +206,8 @@ export class Stores {
     }
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
     const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection, opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES);
-    for (const { name, intent } of await stores.journal.pending()) {
-      await stores.applyToStores(intent, { replay: true });
+    for (const { name, intent, blobs } of await stores.journal.pending()) {
+      await stores.applyToStores(intent, { replay: true, blobs });
       await stores.journal.done(name);
       await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
     }
@@ -206,23 +215,27 @@ export class Stores {
   }
 
   /**
-   * Applies one write to both stores, crash-safe. `upserted`, when the writer has them, are the
-   * entries of an upsert intent as objects (what `intent.entries` serialises), which spares
-   * decoding them back from the journal form (~0.5 s per 50K entries).
+   * Applies one write to both stores, crash-safe. An upsert intent's vectors are indices into
+   * `written.blobs` (serializeStored); `written.upserted`, when the writer has them, are its
+   * entries as objects, which spares decoding them back from the journal form (~0.5 s per 50K
+   * entries).
    */
-  async apply(intent: WriteIntent, upserted?: readonly StoredEntry[]): Promise<void> {
-    const name = await this.journal.begin(intent);
-    const change = await this.applyToStores(intent, { upserted });
+  async apply(intent: WriteIntent, written: { blobs?: readonly Float32Array[]; upserted?: readonly StoredEntry[] } = {}): Promise<void> {
+    const name = await this.journal.begin(intent, written.blobs);
+    const change = await this.applyToStores(intent, written);
     await this.journal.done(name);
     const { from, to } = await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
     this.followWrite(change, from, to);
   }
 
-  private async applyToStores(intent: WriteIntent, opts: { replay?: boolean; upserted?: readonly StoredEntry[] } = {}): Promise<StoreChange> {
+  private async applyToStores(
+    intent: WriteIntent,
+    opts: { replay?: boolean; blobs?: readonly Float32Array[]; upserted?: readonly StoredEntry[] } = {},
+  ): Promise<StoreChange> {
     if (intent.op === 'upsert') {
       // A replay may find the appended rows already written: merge everything then.
       const newIds = intent.newIds && !opts.replay ? new Set(intent.newIds) : undefined;
-      const upserted = opts.upserted ?? intent.entries.map(reviveStored);
+      const upserted = opts.upserted ?? intent.entries.map((e) => reviveStored(e, opts.blobs ?? []));
       if (upserted.length !== intent.entries.length) throw new MemcoreError('a write handed other entries than its journal holds', 'STORE');
       // The two stores are written at once (their native writers run on other threads): the
       // journal, not the order, keeps them in step. Rows before the projection file, as in

@@ -1,21 +1,34 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
+
+/** First bytes of an intent file with binary vectors (`.journal`). */
+const MAGIC = 'MCJ1';
+/** Float32Array's own byte order is the file's: its bytes are copied whole. */
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * Write-intent journal that keeps LanceDB and Kuzu consistent: an intent is written before
  * either store is touched and removed after both are, so a crash in between is replayed on the
  * next open. Every intent must be idempotent to replay.
+ *
+ * An intent is JSON; the vectors it carries travel beside it as raw float32 `blobs`, which the
+ * intent refers to by index. JSON of the vectors, even as base64 strings, was a fifth of the time
+ * of ingesting 100K entries (encoding, then escaping ~15 MB of string a batch of 5,000). A
+ * `.journal` file is: "MCJ1", the JSON's byte length and the blob count (uint32 LE), each blob's
+ * length in floats (uint32 LE), the JSON, zero padding to a multiple of 4 bytes, the blobs' floats
+ * (LE). Plain `.json` intents (no blobs), which earlier versions wrote, are still replayed.
  */
 export class Journal<Intent> {
   private counter = 0;
 
   constructor(private readonly dir: string) {}
 
-  async begin(intent: Intent): Promise<string> {
+  async begin(intent: Intent, blobs: readonly Float32Array[] = []): Promise<string> {
     await mkdir(this.dir, { recursive: true });
-    const name = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${this.counter++}.json`;
+    const name = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${this.counter++}.journal`;
     const tmp = join(this.dir, `${name}.tmp`);
-    await writeFile(tmp, JSON.stringify(intent));
+    await writeFile(tmp, encodeIntent(JSON.stringify(intent), blobs));
     await rename(tmp, join(this.dir, name));
     return name;
   }
@@ -25,7 +38,7 @@ export class Journal<Intent> {
   }
 
   /** Unfinished intents, oldest first. Half-written ones (.tmp) never reached a store and are dropped. */
-  async pending(): Promise<{ name: string; intent: Intent }[]> {
+  async pending(): Promise<{ name: string; intent: Intent; blobs: Float32Array[] }[]> {
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -33,15 +46,55 @@ export class Journal<Intent> {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw e;
     }
-    const out: { name: string; intent: Intent }[] = [];
+    const out: { name: string; intent: Intent; blobs: Float32Array[] }[] = [];
     for (const name of names.sort()) {
       if (name.endsWith('.tmp')) {
         await rm(join(this.dir, name), { force: true });
         continue;
       }
-      if (!name.endsWith('.json')) continue;
-      out.push({ name, intent: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as Intent });
+      if (name.endsWith('.json')) out.push({ name, intent: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as Intent, blobs: [] });
+      else if (name.endsWith('.journal')) {
+        const { json, blobs } = decodeIntent(await readFile(join(this.dir, name)), name);
+        out.push({ name, intent: JSON.parse(json) as Intent, blobs });
+      }
     }
     return out;
   }
+}
+
+function encodeIntent(json: string, blobs: readonly Float32Array[]): Buffer {
+  const jsonBytes = Buffer.byteLength(json);
+  const headerBytes = 12 + 4 * blobs.length;
+  const dataAt = Math.ceil((headerBytes + jsonBytes) / 4) * 4;
+  const out = Buffer.alloc(dataAt + 4 * blobs.reduce((sum, b) => sum + b.length, 0));
+  out.write(MAGIC, 0, 'latin1');
+  out.writeUInt32LE(jsonBytes, 4);
+  out.writeUInt32LE(blobs.length, 8);
+  blobs.forEach((b, i) => out.writeUInt32LE(b.length, 12 + 4 * i));
+  out.write(json, headerBytes, 'utf8');
+  let at = dataAt;
+  for (const b of blobs) {
+    if (LITTLE_ENDIAN) Buffer.from(b.buffer, b.byteOffset, b.byteLength).copy(out, at);
+    else b.forEach((x, i) => out.writeFloatLE(x, at + 4 * i));
+    at += b.byteLength;
+  }
+  return out;
+}
+
+function decodeIntent(bytes: Buffer, name: string): { json: string; blobs: Float32Array[] } {
+  const broken = () => new Error(`journal intent ${name} is damaged`);
+  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== MAGIC) throw broken();
+  const jsonBytes = bytes.readUInt32LE(4);
+  const count = bytes.readUInt32LE(8);
+  const headerBytes = 12 + 4 * count;
+  if (headerBytes + jsonBytes > bytes.length) throw broken();
+  const lengths = Array.from({ length: count }, (_, i) => bytes.readUInt32LE(12 + 4 * i));
+  let at = Math.ceil((headerBytes + jsonBytes) / 4) * 4;
+  if (at + 4 * lengths.reduce((sum, n) => sum + n, 0) !== bytes.length) throw broken();
+  const blobs = lengths.map((n) => {
+    const blob = LITTLE_ENDIAN ? new Float32Array(bytes.buffer.slice(bytes.byteOffset + at, bytes.byteOffset + at + 4 * n)) : Float32Array.from({ length: n }, (_, i) => bytes.readFloatLE(at + 4 * i));
+    at += 4 * n;
+    return blob;
+  });
+  return { json: bytes.toString('utf8', headerBytes, headerBytes + jsonBytes), blobs };
 }
