@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
+import { MemcoreError } from '../../model/errors.js';
 
 /** First bytes of an intent file with binary vectors (`.journal`). */
 const MAGIC = 'MCJ1';
@@ -13,8 +14,8 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  * next open. Every intent must be idempotent to replay.
  *
  * An intent is JSON; the vectors it carries travel beside it as raw float32 `blobs`, which the
- * intent refers to by index. JSON of the vectors, even as base64 strings, was a fifth of the time
- * of ingesting 100K entries (encoding, then escaping ~15 MB of string a batch of 5,000). A
+ * intent refers to by index. JSON of the vectors, even as base64 strings, was ~15% of the time of
+ * ingesting 100K entries (encoding, then escaping ~15 MB of string a batch of 5,000). A
  * `.journal` file is: "MCJ1", the JSON's byte length and the blob count (uint32 LE), each blob's
  * length in floats (uint32 LE), the JSON, zero padding to a multiple of 4 bytes, the blobs' floats
  * (LE). Plain `.json` intents (no blobs), which earlier versions wrote, are still replayed.
@@ -82,7 +83,7 @@ function encodeIntent(json: string, blobs: readonly Float32Array[]): Buffer {
 }
 
 function decodeIntent(bytes: Buffer, name: string): { json: string; blobs: Float32Array[] } {
-  const broken = () => new Error(`journal intent ${name} is damaged`);
+  const broken = () => new MemcoreError(`journal intent ${name} is damaged; moving it out of the journal folder opens the database without it (the write it held may then be partly applied: ingest its source again)`, 'STORE');
   if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== MAGIC) throw broken();
   const jsonBytes = bytes.readUInt32LE(4);
   const count = bytes.readUInt32LE(8);

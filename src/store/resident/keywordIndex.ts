@@ -438,5 +438,4 @@ export class KeywordIndex {
       bar = Number.MIN_VALUE;
     }
   }
-
 }
