@@ -1,6 +1,8 @@
 import type { EntryEdgeType } from '../../model/types.js';
 import type { Direction, GraphEdge, GraphHit } from './graphStore.js';
 
+const NO_EDGES: readonly GraphEdge[] = [];
+
 const edgeKey = (e: Pick<GraphEdge, 'from' | 'to' | 'type'>) => `${e.type}\u0000${e.from}\u0000${e.to}`;
 
 /**
@@ -73,7 +75,7 @@ export class EntryAdjacency {
       for (let frontier = [seedId], hops = 1; frontier.length > 0 && hops <= opts.depth; hops++) {
         const next: string[] = [];
         for (const node of frontier) {
-          for (const e of this.edgesOf.get(node) ?? []) {
+          for (const e of this.edgesOf.get(node) ?? NO_EDGES) {
             if (!types.has(e.type)) continue;
             // Along the edge, against it, or (a self loop aside) to its other end.
             const target = e.from === node && direction !== 'incoming' ? e.to : e.to === node && direction !== 'outgoing' ? e.from : undefined;
@@ -95,8 +97,8 @@ export class EntryAdjacency {
     const types = new Set(edgeTypes);
     const found: GraphEdge[] = [];
     for (const id of wanted) {
-      for (const e of this.edgesOf.get(id) ?? []) {
-        if (e.from === id && types.has(e.type) && wanted.has(e.to)) found.push({ ...e });
+      for (const e of this.edgesOf.get(id) ?? NO_EDGES) {
+        if (e.from === id && types.has(e.type) && wanted.has(e.to)) found.push({ from: e.from, to: e.to, type: e.type, weight: e.weight });
       }
     }
     return found;
@@ -106,8 +108,11 @@ export class EntryAdjacency {
   supersededBy(ids: readonly string[]): Map<string, string> {
     const by = new Map<string, string>();
     for (const id of ids) {
-      const newer = (this.edgesOf.get(id) ?? []).filter((e) => e.type === 'SUPERSEDES' && e.to === id && e.from !== id).map((e) => e.from).sort();
-      if (newer.length > 0) by.set(id, newer[0]!);
+      let newer: string | undefined;
+      for (const e of this.edgesOf.get(id) ?? NO_EDGES) {
+        if (e.type === 'SUPERSEDES' && e.to === id && e.from !== id && (newer === undefined || e.from < newer)) newer = e.from;
+      }
+      if (newer !== undefined) by.set(id, newer);
     }
     return by;
   }

@@ -16,7 +16,11 @@ export async function expandWithPaths(
   const edges = await graph.edgesAmong([...new Set([...seedIds, ...hits.map((h) => h.targetId), ...(opts.alsoAmong ?? [])])], opts.edgeTypes);
   const direction = opts.direction ?? 'both';
   const next = new Map<string, { node: string; hop: PathHop }[]>();
-  const link = (a: string, b: string, hop: PathHop) => next.set(a, [...(next.get(a) ?? []), { node: b, hop }]);
+  const link = (a: string, b: string, hop: PathHop) => {
+    const list = next.get(a);
+    if (list) list.push({ node: b, hop });
+    else next.set(a, [{ node: b, hop }]);
+  };
   for (const { from, to, type } of edges) {
     if (direction !== 'incoming') link(from, to, { type, from, to });
     if (direction !== 'outgoing') link(to, from, { type, from, to });
