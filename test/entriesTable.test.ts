@@ -127,8 +127,9 @@ describe('entry columns in memory', () => {
       const v37 = columns.vector("e37 '\\ ü")!;
       [38, -18.5, 0.25, 0].forEach((x, d) => expect(v37[d]).toBeCloseTo(x, 0));
       const query = Float32Array.from([0.2, 0.9, -0.3, 0.1]);
-      for (const r of rows) expect(columns.similarity(r.entry.id, query)).toBeCloseTo(cosineSimilarity(query, r.vector), 2);
-      expect(columns.similarity('absent', query)).toBeUndefined();
+      const similarities = columns.similarities([...rows.map((r) => r.entry.id), 'absent'], query);
+      rows.forEach((r, i) => expect(similarities[i]).toBeCloseTo(cosineSimilarity(query, r.vector), 2));
+      expect(similarities[rows.length]).toBeNaN();
       expect(columns.features("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: now });
       const filters: EntryFilter[] = [
         {}, { cores: [cores[0]!, cores[2]!] }, { entryTypes: ["it's"] }, { minConfidence: 'medium' }, { minConfidence: 'high', cores: ['plain'] },

@@ -278,10 +278,8 @@ describe('structures held in memory follow the writes', () => {
       for (const filter of [{}, { cores: ['moved'] }, { tags: ['edge'] }, { minConfidence: 'high' as const }]) {
         expect(ids.filter(columns.matcher(filter)), JSON.stringify(filter)).toEqual(ids.filter(freshColumns.matcher(filter)));
       }
-      for (const id of ids) {
-        expect(columns.features(id)).toEqual(freshColumns.features(id));
-        expect(columns.similarity(id, query)).toEqual(freshColumns.similarity(id, query));
-      }
+      for (const id of ids) expect(columns.features(id)).toEqual(freshColumns.features(id));
+      expect(columns.similarities(ids, query)).toEqual(freshColumns.similarities(ids, query));
       expect(columns.has('s5')).toBe(false);
       // held whole: the same entries (as LanceDB reads them) and the same small-vector neighbours
       expect(columns.holdsEntries).toBe(true);

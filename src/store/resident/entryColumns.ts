@@ -79,6 +79,9 @@ export interface HoldOptions {
   entries?: { maxEntries: number; entryAt: (i: number) => MemoryEntry };
 }
 
+/** The fields of a row that EntryColumns keeps as they are; the others live in FilterColumns. */
+type HeldRow = Pick<EntryColumnRow, 'id' | 'tags' | 'importance' | 'updatedAt'>;
+
 /** A string column's values as small integer codes, in order of first appearance. */
 class Codes {
   private readonly codeOf = new Map<string, number>();
@@ -146,17 +149,20 @@ class FilterColumns {
  */
 export class EntryColumns {
   private readonly slotOf = new Map<string, number>();
-  /** By slot; a removed entry leaves its slot empty (a reload compacts). */
-  private readonly rows: (EntryColumnRow | undefined)[] = [];
+  /**
+   * By slot, what of a row is not in the typed columns below; a removed entry leaves its slot
+   * empty (a reload compacts).
+   */
+  private readonly rows: (HeldRow | undefined)[] = [];
   /** Slot i's vector, each component scaled to −127…127 by `scales[i]`. */
   private vectors: Int8Array;
   private scales: Float32Array;
   /** Norm of each quantised vector (as scaled back), for its cosine. */
   private norms: Float32Array;
   /**
-   * The filtered columns again, slot by slot in typed arrays (strings as codes), so that a filter
-   * is tested without touching the row objects: the stage-1 scan tests every entry that scores
-   * well enough to enter its top (a few thousand a query at 100K), at ~0.4 µs a row on the objects.
+   * The filtered columns (and confidence), slot by slot in typed arrays (strings as codes), so that
+   * a filter is tested without touching row objects: the stage-1 scan tests every entry that scores
+   * well enough to enter its top (a few thousand a query at 100K), at ~0.4 µs a row on objects.
    */
   private readonly filterColumns = new FilterColumns();
 
@@ -218,9 +224,10 @@ export class EntryColumns {
       if (slot === undefined) {
         slot = this.rows.length;
         this.slotOf.set(row.id, slot);
-        this.rows.push(row);
+        this.rows.push(undefined);
         this.ensureCapacity(this.rows.length);
-      } else this.rows[slot] = row;
+      }
+      this.rows[slot] = { id: row.id, tags: row.tags, importance: row.importance, updatedAt: row.updatedAt };
       this.filterColumns.set(slot, row);
       this.quantise(slot, vectorOf(i));
       if (!small && !whole) return;
@@ -314,7 +321,7 @@ export class EntryColumns {
   private slotTest(filter: EntryFilter): (slot: number) => boolean {
     const columns = this.filterColumns;
     const rows = this.rows;
-    const rowTests: ((r: EntryColumnRow) => boolean)[] = [];
+    const rowTests: ((r: HeldRow) => boolean)[] = [];
     if (filter.ids) {
       const ids = new Set(filter.ids);
       rowTests.push((r) => ids.has(r.id));
@@ -398,16 +405,11 @@ export class EntryColumns {
     const slot = this.slotOf.get(id);
     if (slot === undefined) return undefined;
     const r = this.rows[slot]!;
-    return { confidence: CONFIDENCE_LEVELS[r.confidenceRank - 1] ?? 'medium', importance: r.importance, updatedAt: new Date(r.updatedAt) };
+    const confidence = CONFIDENCE_LEVELS[this.filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
+    return { confidence, importance: r.importance, updatedAt: new Date(r.updatedAt) };
   }
 
-  /** Cosine similarity of the entry's (quantised) vector to `query`; undefined for an unknown id. */
-  similarity(id: string, query: Float32Array): number | undefined {
-    const slot = this.slotOf.get(id);
-    return slot === undefined ? undefined : this.cosineAt(slot, query, norm(query, this.dimensions));
-  }
-
-  /** `similarity` of each of `ids` (NaN for an unknown id), the query's norm taken once. */
+  /** Cosine similarity of each entry's (quantised) vector to `query`, NaN for an unknown id; the query's norm is taken once. */
   similarities(ids: readonly string[], query: Float32Array): Float64Array {
     const queryNorm = norm(query, this.dimensions);
     return Float64Array.from(ids, (id) => {

@@ -91,15 +91,17 @@ const GROUP_LISTS_FROM = 64;
  * over 8 cores, as in the bench), reading 8 lists touches every cache line of the scores 8 times:
  * an unscoped search went from ~1.9 to ~3.4 ms when the postings were kept per group only. Scoped
  * to 4 of 8 cores at 100K entries, the lists cut BM25 from ~2.7 to ~1.5 ms, to 1 of 8 from ~2.5 to
- * ~1.0 ms. Rare terms (most of a vocabulary) are listed once, so the index grew ~30%, not 2×.
+ * ~1.0 ms. Rare terms (most of a vocabulary) are listed once and postings are trimmed after a
+ * load: the index of the 100K bench texts takes 188 MB, against 183 MB with one list a term.
  */
 class TermPostings {
   readonly all = new Postings();
   private byGroup: Map<number, Postings> | undefined;
 
-  push(group: number, slot: number, count: number, groupOf: Int32Array): void {
+  /** `groupOf`: each slot's group. */
+  push(slot: number, count: number, groupOf: Int32Array): void {
     this.all.push(slot, count);
-    if (this.byGroup) this.listOf(group).push(slot, count);
+    if (this.byGroup) this.listOf(groupOf[slot]!).push(slot, count);
     else if (this.all.n === GROUP_LISTS_FROM) {
       this.byGroup = new Map();
       for (let i = 0; i < this.all.n; i++) this.listOf(groupOf[this.all.slots[i]!]!).push(this.all.slots[i]!, this.all.counts[i]!);
@@ -234,7 +236,7 @@ export class KeywordIndex {
       this.documentTerms.push(termIds.slice(0, distinct));
       this.documentCounts.push(counts.slice(0, distinct));
       for (let i = 0; i < distinct; i++) {
-        this.postings[termIds[i]!]!.push(groupId, slot, counts[i]!, this.groupOf);
+        this.postings[termIds[i]!]!.push(slot, counts[i]!, this.groupOf);
         this.documentFrequency[termIds[i]!]!++;
         const key = groupId * GROUP_KEY + termIds[i]!;
         this.groupFrequency.set(key, (this.groupFrequency.get(key) ?? 0) + 1);
@@ -277,7 +279,7 @@ export class KeywordIndex {
     this.documentTerms.forEach((terms, slot) => {
       if (!terms) return;
       const counts = this.documentCounts[slot]!;
-      terms.forEach((termId, i) => this.postings[termId]!.push(this.groupOf[slot]!, slot, counts[i]!, this.groupOf));
+      terms.forEach((termId, i) => this.postings[termId]!.push(slot, counts[i]!, this.groupOf));
     });
     for (const postings of this.postings) postings.trim();
     this.deadPostings = 0;
