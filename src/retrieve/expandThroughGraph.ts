@@ -2,7 +2,7 @@ import { throwIfAborted } from '../model/errors.js';
 import type { EntryEdgeType, Reason } from '../model/types.js';
 import type { GraphEdge, GraphStore } from '../store/graph/graphStore.js';
 import { expandWithPaths } from '../store/graph/expandWithPaths.js';
-import type { Hit } from './candidate.js';
+import { makeHit, type Hit } from './candidate.js';
 
 /**
  * Entries reachable from the seeds within `depth` hops over `edgeTypes` (see expandWithPaths), as
@@ -26,5 +26,5 @@ export async function expandThroughGraph(
     list.push({ kind: 'graph', seedId: r.seedId, hops: r.hops, path: r.path });
     reasons.set(r.targetId, list);
   }
-  return { reached: [...reasons].map(([id, why]) => ({ id, similarity: 0, why })), edges: expansion.edges };
+  return { reached: [...reasons].map(([id, why]) => makeHit(id, 0, why)), edges: expansion.edges };
 }

@@ -22,7 +22,7 @@ function listScore(c: Hit): number {
 }
 
 /** Fuses ranked lists into one, best first; every reason is kept and `fused` is set. */
-export function fuseCandidates<T extends Hit>(lists: T[][], opts: FusionOptions = {}): T[] {
+export function fuseCandidates(lists: Hit[][], opts: FusionOptions = {}): Hit[] {
   const k = opts.k ?? 60;
   const method = opts.method ?? 'rrf';
   const fused = new Map<string, number>();
@@ -36,7 +36,7 @@ export function fuseCandidates<T extends Hit>(lists: T[][], opts: FusionOptions 
       fused.set(c.id, (fused.get(c.id) ?? 0) + add);
     });
   });
-  return dedupeCandidates(lists)
-    .map((c) => ({ ...c, fused: fused.get(c.id) ?? 0 }))
-    .sort((a, b) => b.fused - a.fused || b.similarity - a.similarity || a.id.localeCompare(b.id));
+  const merged = dedupeCandidates(lists);
+  for (const c of merged) c.fused = fused.get(c.id) ?? 0;
+  return merged.sort((a, b) => (b.fused ?? 0) - (a.fused ?? 0) || b.similarity - a.similarity || a.id.localeCompare(b.id));
 }

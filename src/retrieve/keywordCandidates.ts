@@ -1,7 +1,7 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { Hit } from './candidate.js';
+import { makeHit, type Hit } from './candidate.js';
 import { analyze } from '../store/resident/keywordIndex.js';
 
 /**
@@ -18,7 +18,7 @@ export async function keywordCandidates(
   throwIfAborted(opts.signal);
   const hits = index.search(keywordQuery(query), { limit: opts.limit, groups: opts.filter.cores, accept: columns.matcher(opts.filter) });
   const best = hits[0]?.score || 1;
-  return hits.map((h, i) => ({ id: h.id, similarity: 0, why: [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }] }));
+  return hits.map((h, i) => makeHit(h.id, 0, [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }]));
 }
 
 /**

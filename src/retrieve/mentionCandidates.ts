@@ -2,7 +2,7 @@ import { linkableName, outermost } from '../ingest/autoLink.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
-import type { Hit } from './candidate.js';
+import { makeHit, type Hit } from './candidate.js';
 
 /** Longest name, in words, that a task can mention. */
 const MAX_NAME_WORDS = 12;
@@ -130,5 +130,5 @@ export async function mentionCandidates(
   throwIfAborted(opts.signal);
   return namedEntries(occurrences, allowed)
     .slice(0, opts.limit)
-    .map((m, i) => ({ id: m.id, similarity: 0, why: [{ kind: 'mention', rank: i + 1, mention: m.mention }] }));
+    .map((m, i) => makeHit(m.id, 0, [{ kind: 'mention', rank: i + 1, mention: m.mention }]));
 }

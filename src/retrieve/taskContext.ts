@@ -169,10 +169,13 @@ function resolveLlmFilter(v: TaskContextOptions['llmFilter']): RelevanceFilterOp
 /** The hits the filter lets through (graph hits are not filtered before this), each with its scoring columns. */
 function withFeatures(hits: Hit[], columns: EntryColumns, filter: EntryFilter): ScorableHit[] {
   const passes = columns.matcher(filter);
-  return hits.flatMap((h) => {
-    const features = columns.features(h.id);
-    return features && passes(h.id) ? [{ ...h, features }] : [];
-  });
+  const out: ScorableHit[] = [];
+  for (const h of hits) {
+    const features = passes(h.id) ? columns.features(h.id) : undefined;
+    // A literal of one shape: spreading hits of several shapes cost ~3 µs a hit.
+    if (features) out.push({ id: h.id, similarity: h.similarity, why: h.why, fused: h.fused, keywordScore: h.keywordScore, bridgeScore: h.bridgeScore, features });
+  }
+  return out;
 }
 
 export async function buildTaskContext(

@@ -3,12 +3,12 @@ import type { EntriesTable, VectorHit } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';
 import type { Stores } from '../store/stores.js';
-import type { Hit } from './candidate.js';
+import { makeHit, type Hit } from './candidate.js';
 
 const asHits = (hits: VectorHit[], threshold: number): Hit[] =>
   hits
     .filter((h) => h.similarity >= threshold)
-    .map((h, i) => ({ id: h.id, similarity: h.similarity, why: [{ kind: 'vector', rank: i + 1, similarity: h.similarity }] }));
+    .map((h, i) => makeHit(h.id, h.similarity, [{ kind: 'vector', rank: i + 1, similarity: h.similarity }]));
 
 /**
  * Exact nearest entries on the full vector, the filter pushed into LanceDB (so the limit counts
