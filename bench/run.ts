@@ -16,11 +16,34 @@ import { syntheticStore } from './synthetic.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false } } });
+const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [--out <name>] [--keep]
+
+  --sizes <n,…>   store sizes to build and measure, each ≥ 100 (default 10000,100000)
+  --queries <n>   queries per size, ≥ 10 (default 200)
+  --out <name>    results go to bench/results/<name>.json and .svg (default: bench-<sizes>)
+  --keep          leave each store's database in place (it holds the bench's embedder id,
+                  bench:precomputed-512, so open it with an Embedder of that id)
+  -h, --help      this text
+
+Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
+
+function parseBenchArgs() {
+  try {
+    return parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } }).values;
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const values = parseBenchArgs();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
 if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
-  console.error('usage: npm run bench -- --sizes 10000,100000 --queries 200 --out <name> --keep (sizes ≥ 100, queries ≥ 10; results go to bench/results/<name>.json and .svg; --keep leaves each store\'s database in place; it holds the bench\'s embedder id, bench:precomputed-512, so open it with an Embedder of that id)');
+  console.error(`bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, and --out a plain file name\n\n${USAGE}`);
   process.exit(2);
 }
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
