@@ -277,6 +277,10 @@ describe('structures held in memory follow the writes', () => {
       const query = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i));
       for (const filter of [{}, { cores: ['moved'] }, { tags: ['edge'] }, { minConfidence: 'high' as const }]) {
         expect(ids.filter(columns.matcher(filter)), JSON.stringify(filter)).toEqual(ids.filter(freshColumns.matcher(filter)));
+        // features exactly where the filter passes
+        const passes = columns.matcher(filter);
+        const featuresOf = columns.featuresIfPassing(filter);
+        expect(ids.map(featuresOf), JSON.stringify(filter)).toEqual(ids.map((id) => (passes(id) ? columns.features(id) : undefined)));
       }
       for (const id of ids) expect(columns.features(id)).toEqual(freshColumns.features(id));
       expect(columns.similarities(ids, query)).toEqual(freshColumns.similarities(ids, query));

@@ -168,10 +168,10 @@ function resolveLlmFilter(v: TaskContextOptions['llmFilter']): RelevanceFilterOp
 
 /** The hits the filter lets through (graph hits are not filtered before this), each with its scoring columns. */
 function withFeatures(hits: Hit[], columns: EntryColumns, filter: EntryFilter): ScorableHit[] {
-  const passes = columns.matcher(filter);
+  const featuresOf = columns.featuresIfPassing(filter);
   const out: ScorableHit[] = [];
   for (const h of hits) {
-    const features = passes(h.id) ? columns.features(h.id) : undefined;
+    const features = featuresOf(h.id);
     // A literal of one shape: spreading hits of several shapes cost ~3 µs a hit.
     if (features) out.push({ id: h.id, similarity: h.similarity, why: h.why, fused: h.fused, keywordScore: h.keywordScore, bridgeScore: h.bridgeScore, features });
   }

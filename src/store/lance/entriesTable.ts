@@ -399,7 +399,10 @@ export class EntriesTable {
         else hi = mid - 1;
       }
       const { start, columns } = batches[lo]!;
-      return fromRow(Object.fromEntries(columns.map(([name, column]) => [name, column.get(i - start)])) as ReadRow);
+      // Assigned in one order into a fresh object: Object.fromEntries cost ~40% of the read.
+      const row: Record<string, unknown> = {};
+      for (const [name, column] of columns) row[name] = column.get(i - start);
+      return fromRow(row as ReadRow);
     };
     return { rows, vectors, smallVectors, entryAt };
   }

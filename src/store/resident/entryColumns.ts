@@ -403,7 +403,19 @@ export class EntryColumns {
 
   features(id: string): EntryFeatures | undefined {
     const slot = this.slotOf.get(id);
-    if (slot === undefined) return undefined;
+    return slot === undefined ? undefined : this.featuresAt(slot);
+  }
+
+  /** The filter as a test on ids that answers with the entry's features when it passes: one lookup of the id where matcher and features take two. */
+  featuresIfPassing(filter: EntryFilter): (id: string) => EntryFeatures | undefined {
+    const test = this.slotTest(filter);
+    return (id) => {
+      const slot = this.slotOf.get(id);
+      return slot !== undefined && test(slot) ? this.featuresAt(slot) : undefined;
+    };
+  }
+
+  private featuresAt(slot: number): EntryFeatures {
     const r = this.rows[slot]!;
     const confidence = CONFIDENCE_LEVELS[this.filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
     return { confidence, importance: r.importance, updatedAt: new Date(r.updatedAt) };
