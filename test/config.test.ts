@@ -36,6 +36,9 @@ describe('configuration', () => {
     expect(resolveConfig({ cwd, env: { MEMCORE_RESIDENT_MAX_ENTRIES: '0' } }).values).toMatchObject({ residentMaxEntries: 0 });
     expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ residentMaxEntries: 250_000, scanMaxEntries: 2_000_000 });
     expect(resolveConfig({ cwd, env: { MEMCORE_SCAN_MAX_ENTRIES: '0' } }).values).toMatchObject({ scanMaxEntries: 0 });
+    expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ scanThreadMinEntries: 32_768 });
+    expect(resolveConfig({ cwd, env: { MEMCORE_SCAN_THREAD_MIN_ENTRIES: '0' } }).values).toMatchObject({ scanThreadMinEntries: 0 });
+    expect(() => resolveConfig({ cwd, env: { MEMCORE_SCAN_THREAD_MIN_ENTRIES: 'many' } })).toThrow(/MEMCORE_SCAN_THREAD_MIN_ENTRIES/);
     await expect(openMemory({ path: join(cwd, 'z'), env: {}, scanMaxEntries: -1 })).rejects.toThrow('option: scanMaxEntries must be a whole number ≥ 0, got -1');
     await writeFile(join(cwd, 'memcore.config.json'), JSON.stringify({ embeder: { model: 'x' } }));
     expect(() => resolveConfig({ cwd, env: {} })).toThrow(/memcore.config.json: unknown setting "embeder.model"/);

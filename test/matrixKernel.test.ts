@@ -85,6 +85,48 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
     expect(() => new MatrixKernel(new Float32Array(4), 2, 2).products([1, 1])).toThrow(/i8/);
   });
 
+  it('scans on a helper thread with the same products, and refuses other calls until a scan is finished', async () => {
+    const rand = mulberry32(11);
+    const [rows, columns] = [3000, 40];
+    const matrix = random(rows * columns, rand);
+    const here = new MatrixKernel(matrix, rows, columns, { precision: 'i8' });
+    const threaded = new MatrixKernel(matrix, rows, columns, { precision: 'i8', helperMinRows: 1000, capacity: 4000 });
+    const few = new MatrixKernel(matrix.subarray(0, 10 * columns), 10, columns, { precision: 'i8', helperMinRows: 1000 });
+    try {
+      // The helper boots in the background; scans run here until it is ready.
+      threaded.products(random(columns, rand));
+      few.products(random(columns, rand));
+      for (let i = 0; i < 500 && !threaded.helperRunning; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(threaded.helperRunning).toBe(true);
+      expect(few.helperRunning).toBe(false); // fewer rows than helperMinRows: no thread
+      for (let t = 0; t < 5; t++) {
+        const x = random(columns, rand);
+        const finish = threaded.startProducts(x);
+        // the rows and the output belong to the helper until the scan is finished
+        expect(() => threaded.setRow(rows, random(columns, rand))).toThrow(/still running/);
+        expect(() => threaded.startProducts(x)).toThrow(/still running/);
+        const got = finish();
+        const want = here.products(x);
+        expect(got.step).toBe(want.step);
+        expect(Array.from(got.sums)).toEqual(Array.from(want.sums));
+        expect(finish().sums).toEqual(got.sums); // finishing twice is harmless
+      }
+      // rows appended after a scan (the memory grows past its first size) are scanned too
+      for (let r = rows; r < 5000; r++) {
+        const row = random(columns, rand);
+        threaded.setRow(r, row);
+        here.setRow(r, row);
+      }
+      const x = random(columns, rand);
+      expect(Array.from(threaded.startProducts(x)().sums)).toEqual(Array.from(here.products(x).sums));
+      threaded.close();
+      expect(threaded.helperRunning).toBe(false);
+      expect(Array.from(threaded.products(x).sums)).toEqual(Array.from(here.products(x).sums)); // on this thread after close
+    } finally {
+      threaded.close();
+    }
+  });
+
   it('fits a PCA that finds the subspace the data varies in, and projects onto it', () => {
     // 64-d data that varies along 4 directions only (plus tiny noise): the fitted 4-d projection keeps every cosine
     const rand = mulberry32(9);

@@ -165,7 +165,7 @@ describe('entry columns', () => {
     expect(new EntryColumns(2).passRate({})).toBe(0);
   });
 
-  it('held: scan the small vectors (8-bit) for the nearest that pass the filter, read entries whole, and stop holding each past its own limit', () => {
+  it('held: scan the small vectors (8-bit) for the nearest that pass the filter, read entries whole, and stop holding each past its own limit', async () => {
     let seed = 5;
     const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647 - 0.5;
     const entry = (i: number, core = i % 3 === 0 ? 'a' : 'b') => ({
@@ -242,10 +242,60 @@ describe('entry columns', () => {
     expect(columns.has('e449')).toBe(true);
     expect(columns.has('e599')).toBe(true);
     // a table holding an id twice would misalign slots and loaded rows: entries() says so (undefined: read LanceDB)
+    // the scan on a helper thread finds what the scan here finds
+    const threaded = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
+      small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors, helperMinRows: 0 },
+    });
+    const here = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), { small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors } });
+    try {
+      threaded.nearestSmall(Float32Array.from({ length: 12 }, rand), {}, 5); // starts the thread
+      for (let i = 0; i < 500 && !threaded.scansOnThread; i++) await new Promise((r) => setTimeout(r, 10));
+      expect([threaded.scansOnThread, here.scansOnThread]).toEqual([true, false]);
+      for (const filter of [{}, { cores: ['a'] }]) {
+        const query = Float32Array.from({ length: 12 }, rand);
+        const rank = threaded.startNearestSmall(query)!;
+        // nothing may write while the thread scans
+        expect(() => threaded.upsert([columnRow(entry(900))], () => new Float32Array(4).fill(1), heldOf([entry(900)]))).toThrow(/still running/);
+        expect(() => threaded.remove(['e1'])).toThrow(/still running/);
+        expect(rank(filter, 20)).toEqual(here.nearestSmall(query, filter, 20));
+      }
+      threaded.remove(['e1']); // and once ranked, it may
+      expect(threaded.has('e1')).toBe(false);
+    } finally {
+      threaded.close();
+    }
     const twice = [entry(1), entry(2), entry(1), entry(3)];
     const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), { entries: { maxEntries: 10, entryAt: (i) => ({ ...twice[i]! }) } });
     expect(misaligned.entries(['e2'])).toEqual([entry(2)]);
     expect(misaligned.entries(['e2', 'e3'])).toBeUndefined();
+  });
+});
+
+describe('stage-1 scan on a helper thread', () => {
+  it('gives buildTaskContext the same bundles as the scan on the calling thread, and stops with the store', async () => {
+    const [dirA, dirB] = [await tempDir(), await tempDir()];
+    const threaded = await openMemory({ path: dirA, embedder: wordHashEmbedder(), scanThreadMinEntries: 0, cache: { ttlMs: 0 } });
+    const here = await openMemory({ path: dirB, embedder: wordHashEmbedder(), cache: { ttlMs: 0 } });
+    try {
+      for (const m of [threaded, here]) await m.ingestDocument({ entries: syntheticEntries(80) }, { source: 'first' });
+      const columns = await (threaded as unknown as { stores: Stores }).stores.columns();
+      await threaded.buildTaskContext('cache eviction', {}); // starts the thread
+      for (let i = 0; i < 500 && !columns.scansOnThread; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(columns.scansOnThread).toBe(true);
+      expect((await (here as unknown as { stores: Stores }).stores.columns()).scansOnThread).toBe(false);
+      for (const task of ['cache eviction leaks memory', 'retry the queue consumer', 'token rotation schema']) {
+        const [a, b] = await Promise.all([threaded.buildTaskContext(task), here.buildTaskContext(task)]);
+        expect(a.entries.map((e) => e.entry.id)).toEqual(b.entries.map((e) => e.entry.id));
+        // the stores were written milliseconds apart: recency moves the scores by ~1e-10
+        a.entries.forEach((e, i) => expect(e.score).toBeCloseTo(b.entries[i]!.score, 8));
+        expect(a.entries.length).toBeGreaterThan(0);
+      }
+      await threaded.close();
+      expect(columns.scansOnThread).toBe(false);
+    } finally {
+      await threaded.close();
+      await here.close();
+    }
   });
 });
 

@@ -13,13 +13,15 @@
  * one turn of the loop takes.
  */
 
+import { Worker } from 'node:worker_threads';
+
 // @types/node 20 does not declare the WebAssembly global (lib.dom does): the members used here.
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => WasmModule;
   Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number }) => WasmMemory;
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
 };
-type WasmMemory = { readonly buffer: ArrayBuffer; grow(pages: number): number };
+type WasmMemory = { readonly buffer: ArrayBuffer | SharedArrayBuffer; grow(pages: number): number };
 type WasmModule = { readonly wasmModule: unique symbol };
 
 const leb = (n: number): number[] => {
@@ -57,7 +59,7 @@ const [BLOCK, LOOP, END, BR, BR_IF, I32_ADD, I32_SHL, I32_GE_U] = [[0x02, 0x40],
  *   i32x4.dot_i16x8_s against 32 values of x (64 bytes) into two i32x4 accumulators; the lanes'
  *   sum is stored as i32 (a quarter of the memory read per row: the scan is bound by it).
  */
-function assembleDots(precision: 'f32' | 'i8'): Uint8Array {
+function assembleDots(precision: 'f32' | 'i8', shared: boolean): Uint8Array {
   const f32 = precision === 'f32';
   const [ADD, MUL, LANE] = f32 ? [simd(0xe4), simd(0xe6), simd(0x1f)] : [simd(0xae), [], simd(0x1b)]; // f32x4/i32x4 add, f32x4.mul, extract_lane
   const [DOT, WIDEN_LOW, WIDEN_HIGH] = [simd(0xba), simd(0x87), simd(0x88)]; // i32x4.dot_i16x8_s, i16x8.extend_{low,high}_i8x16_s
@@ -98,17 +100,66 @@ function assembleDots(precision: 'f32' | 'i8'): Uint8Array {
   return Uint8Array.from([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])), // type (i32 ×5) → ()
-    ...section(2, vec([[...name('e'), ...name('m'), 0x02, 0x00, 1]])), //            import memory e.m
+    // import memory e.m: limits {min 1}, or shared {min 1, max MAX_PAGES}
+    ...section(2, vec([[...name('e'), ...name('m'), 0x02, ...(shared ? [0x03, 1, ...leb(MAX_PAGES)] : [0x00, 1])]])),
     ...section(3, vec([[0]])), //                                                      one function of type 0
     ...section(7, vec([[...name('dots'), 0x00, 0]])), //                               export it as dots
     ...section(10, vec([[...leb(code.length), ...code]])),
   ]);
 }
 
-/** Compiled once per precision, instantiated per matrix (each has its own memory). */
-const dotsModules = new Map<'f32' | 'i8', WasmModule>();
+/** Compiled once per precision and memory kind, instantiated per matrix (each has its own memory). */
+const dotsModules = new Map<string, WasmModule>();
+
+function dotsModule(precision: 'f32' | 'i8', shared: boolean): WasmModule {
+  const key = `${precision}${shared ? ':shared' : ''}`;
+  let module = dotsModules.get(key);
+  if (!module) dotsModules.set(key, (module = new WebAssembly.Module(assembleDots(precision, shared))));
+  return module;
+}
 
 const PAGE_BYTES = 65_536;
+/** A shared memory declares its largest size up front: the most a 32-bit memory can be (4 GiB). */
+const MAX_PAGES = 65_536;
+
+/** Control words of a helper thread, in a small shared Int32Array. */
+const [STATE, ARG0] = [0, 1];
+const [IDLE, RUN, DONE, STOP] = [0, 1, 2, 3];
+const READY_AT = ARG0 + 5;
+
+/**
+ * The helper thread's program: wait for RUN, call dots on the arguments, say DONE. Plain
+ * JavaScript run with `eval`, so that it needs no file beside this module, compiled or not.
+ */
+const HELPER_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const { module, memory, control } = workerData;
+const dots = new WebAssembly.Instance(module, { e: { m: memory } }).exports.dots;
+const c = new Int32Array(control);
+Atomics.store(c, ${READY_AT}, 1);
+for (;;) {
+  Atomics.wait(c, ${STATE}, ${IDLE});
+  const state = Atomics.load(c, ${STATE});
+  if (state === ${STOP}) break;
+  if (state !== ${RUN}) continue;
+  dots(c[${ARG0}], c[${ARG0 + 1}], c[${ARG0 + 2}], c[${ARG0 + 3}], c[${ARG0 + 4}]);
+  Atomics.store(c, ${STATE}, ${DONE});
+  Atomics.notify(c, ${STATE});
+}
+`;
+
+/** How long a scan waits for its helper before doing the work itself (the helper is then not used again). */
+const HELPER_TIMEOUT_MS = 5_000;
+
+/** Terminates a kernel's helper thread once the kernel is collected. */
+const helpers = new FinalizationRegistry<Worker>((worker) => void worker.terminate());
+
+/** The i8 products of one scan, as `products` returns them. */
+export interface Products {
+  sums: Int32Array;
+  scales: Float32Array;
+  step: number;
+}
 
 /** Bytes of a row value and of an x value, and values a row is padded to a multiple of. */
 const LAYOUT = { f32: { row: 4, x: 4, pad: 8 }, i8: { row: 1, x: 2, pad: 32 } } as const;
@@ -127,28 +178,56 @@ const LAYOUT = { f32: { row: 4, x: 4, pad: 8 }, i8: { row: 1, x: 2, pad: 32 } } 
  * Memory layout, in bytes: the vector multiplied, then `capacity` rows, then one 4-byte output a
  * row. Growing moves only the output, which is scratch.
  */
+export interface MatrixKernelOptions {
+  /** Rows to make room for up front. Default: `rows`. */
+  capacity?: number;
+  /** Default 'f32'. */
+  precision?: 'f32' | 'i8';
+  /**
+   * i8 only: run `startProducts` on a helper thread (the memory is then shared), once the matrix
+   * has at least this many rows, so that the caller can work meanwhile. Below it, a thread's
+   * hand-off costs more than it saves. Default: never.
+   */
+  helperMinRows?: number;
+}
+
+interface Helper {
+  worker: Worker;
+  control: Int32Array;
+  /** Failed, exited or too slow once: not used again. */
+  dead: boolean;
+}
+
 export class MatrixKernel {
   private readonly stride: number;
   private readonly layout: (typeof LAYOUT)['f32' | 'i8'];
   private readonly wasmMemory: WasmMemory;
+  private readonly module: WasmModule;
   private readonly dots: (x: number, rows: number, k: number, rowBytes: number, out: number) => void;
   private capacity: number;
   private rowCount: number;
   /** i8: each row's scale (value = stored × scale). */
   private rowScales: Float32Array;
+  private readonly helperMinRows: number;
+  /** Started on the first scan big enough; null when threads are not to be used (or could not start). */
+  private helper: Helper | null | undefined;
+  /** Set between startProducts and its finish, when nothing else may touch the memory. */
+  private scanning = false;
 
   /** `matrix` holds `rows` rows of `columns` values, row after row. */
-  constructor(matrix: ArrayLike<number>, rows: number, readonly columns: number, opts: { capacity?: number; precision?: 'f32' | 'i8' } = {}) {
+  constructor(matrix: ArrayLike<number>, rows: number, readonly columns: number, opts: MatrixKernelOptions = {}) {
     if (matrix.length !== rows * columns) throw new RangeError(`matrix has ${matrix.length} values, not ${rows} × ${columns}`);
     const precision = opts.precision ?? 'f32';
     this.layout = LAYOUT[precision];
     this.stride = Math.ceil(columns / this.layout.pad) * this.layout.pad;
     this.capacity = Math.max(rows, opts.capacity ?? rows, 1);
     this.rowScales = new Float32Array(precision === 'i8' ? this.capacity : 0);
-    this.wasmMemory = new WebAssembly.Memory({ initial: this.pagesFor(this.capacity) });
-    let module = dotsModules.get(precision);
-    if (!module) dotsModules.set(precision, (module = new WebAssembly.Module(assembleDots(precision))));
-    this.dots = new WebAssembly.Instance(module, { e: { m: this.wasmMemory } }).exports.dots as MatrixKernel['dots'];
+    const shared = precision === 'i8' && opts.helperMinRows !== undefined;
+    this.helperMinRows = shared ? opts.helperMinRows! : Infinity;
+    this.helper = shared ? undefined : null;
+    this.wasmMemory = new WebAssembly.Memory({ initial: this.pagesFor(this.capacity), ...(shared ? { maximum: MAX_PAGES, shared: true } : {}) });
+    this.module = dotsModule(precision, shared);
+    this.dots = new WebAssembly.Instance(this.module, { e: { m: this.wasmMemory } }).exports.dots as MatrixKernel['dots'];
     this.rowCount = 0;
     for (let r = 0; r < rows; r++) this.setRow(r, matrix instanceof Float32Array ? matrix.subarray(r * columns, (r + 1) * columns) : Array.from({ length: columns }, (_, c) => matrix[r * columns + c]!));
   }
@@ -176,6 +255,7 @@ export class MatrixKernel {
    * grows by doubling). Rows between are not allowed: every row held is one that was set.
    */
   setRow(r: number, values: ArrayLike<number>, scale = 1): void {
+    this.assertIdle();
     if (!(Number.isInteger(r) && r >= 0 && r <= this.rowCount)) throw new RangeError(`row ${r} is past the ${this.rowCount} rows held`);
     if (values.length !== this.columns) throw new RangeError(`row has ${values.length} values, the matrix ${this.columns} columns`);
     if (r === this.capacity) {
@@ -222,7 +302,18 @@ export class MatrixKernel {
    * `sums[r] · scales[r] · step`, so that a scan can rank on `sums[r] · scales[r]` without first
    * writing every value out. The arrays are views, valid until the next call.
    */
-  products(x: ArrayLike<number>): { sums: Int32Array; scales: Float32Array; step: number } {
+  products(x: ArrayLike<number>): Products {
+    return this.startProducts(x)();
+  }
+
+  /**
+   * `products`, started on the helper thread when there is one (see `helperMinRows`): the
+   * function returned waits for them and returns them. Until it is called, the kernel refuses
+   * every other call, since the helper reads the rows and writes the output: start and finish in
+   * one synchronous stretch of code, with no `await` between.
+   */
+  startProducts(x: ArrayLike<number>): () => Products {
+    this.assertIdle();
     if (!this.quantised) throw new RangeError('products needs an i8 kernel');
     if (x.length !== this.columns) throw new RangeError(`vector has ${x.length} values, the matrix ${this.columns} columns`);
     let max = 0;
@@ -230,12 +321,82 @@ export class MatrixKernel {
     const step = max > 0 ? max / 32_767 : 1;
     const into = new Int16Array(this.wasmMemory.buffer, 0, this.columns);
     for (let i = 0; i < this.columns; i++) into[i] = Math.round(x[i]! / step);
-    this.dots(0, this.rowAt(0), this.rowCount, this.stride, this.rowAt(this.capacity));
-    return { sums: new Int32Array(this.wasmMemory.buffer, this.rowAt(this.capacity), this.rowCount), scales: this.rowScales, step };
+    const args = [0, this.rowAt(0), this.rowCount, this.stride, this.rowAt(this.capacity)] as const;
+    const products = (): Products => ({ sums: new Int32Array(this.wasmMemory.buffer, args[4], this.rowCount), scales: this.rowScales, step });
+    const helper = this.readyHelper();
+    if (!helper) {
+      this.dots(...args);
+      return products;
+    }
+    const c = helper.control;
+    c.set(args, ARG0);
+    Atomics.store(c, STATE, RUN);
+    Atomics.notify(c, STATE);
+    this.scanning = true;
+    return () => {
+      if (this.scanning) {
+        this.scanning = false;
+        while (Atomics.load(c, STATE) === RUN) {
+          if (Atomics.wait(c, STATE, RUN, HELPER_TIMEOUT_MS) !== 'timed-out') continue;
+          // Stuck or starved: do it here, and stop using the helper.
+          helper.dead = true;
+          void helper.worker.terminate();
+          this.dots(...args);
+          break;
+        }
+        Atomics.store(c, STATE, IDLE);
+      }
+      return products();
+    };
+  }
+
+  /** Stops the helper thread, if one runs; later scans run on the calling thread. */
+  close(): void {
+    helpers.unregister(this);
+    if (this.helper) {
+      this.helper.dead = true;
+      Atomics.store(this.helper.control, STATE, STOP);
+      Atomics.notify(this.helper.control, STATE);
+      void this.helper.worker.terminate();
+    }
+    this.helper = null;
+  }
+
+  /** The helper thread, started on the first scan big enough; undefined while it boots, or when there is none. */
+  private readyHelper(): Helper | undefined {
+    if (this.helper === null || this.rowCount < this.helperMinRows) return undefined;
+    if (this.helper === undefined) {
+      try {
+        const control = new Int32Array(new SharedArrayBuffer(4 * (READY_AT + 1)));
+        const worker = new Worker(HELPER_SOURCE, { eval: true, workerData: { module: this.module, memory: this.wasmMemory, control: control.buffer } });
+        const helper: Helper = { worker, control, dead: false };
+        // The listeners hold the helper, not the kernel: the kernel can be collected, and its helper then stopped.
+        worker.on('error', () => (helper.dead = true));
+        worker.on('exit', () => (helper.dead = true));
+        worker.unref();
+        helpers.register(this, worker, this);
+        this.helper = helper;
+      } catch {
+        this.helper = null;
+        return undefined;
+      }
+    }
+    return !this.helper.dead && Atomics.load(this.helper.control, READY_AT) === 1 ? this.helper : undefined;
+  }
+
+  /** Whether scans now run on the helper thread (it has started and not failed). */
+  get helperRunning(): boolean {
+    return this.helper !== null && this.helper !== undefined && !this.helper.dead && Atomics.load(this.helper.control, READY_AT) === 1;
+  }
+
+  /** Throws while a scan started with startProducts has not been finished. */
+  assertIdle(): void {
+    if (this.scanning) throw new Error('MatrixKernel: a scan started with startProducts is still running; call its finish first');
   }
 
   /** The matrix times its own row `r` (a row of a Gram or covariance matrix, from the data's transpose). f32 only. */
   applyOwnRow(r: number, out: Float32Array = new Float32Array(this.rowCount)): Float32Array {
+    this.assertIdle();
     if (this.quantised) throw new RangeError('applyOwnRow needs an f32 kernel');
     if (!(r >= 0 && r < this.rowCount)) throw new RangeError(`no row ${r}`);
     return this.run(this.rowAt(r), out);

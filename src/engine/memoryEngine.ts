@@ -64,6 +64,13 @@ export interface OpenMemoryOptions {
    * held entry ~132 bytes at 128-d. Default 2,000,000; 0 always searches LanceDB.
    */
   scanMaxEntries?: number;
+  /**
+   * Stores of at least this many entries run that scan on a helper thread (one per open store,
+   * started on the first such query), while the keyword search runs on the caller's: at 100K
+   * entries the query's p50 drops by ~1 ms. Default 32,768; 0 at any size; above
+   * `scanMaxEntries`, never (a machine with one core gains nothing from it).
+   */
+  scanThreadMinEntries?: number;
   /** The chat model for `buildTaskContext(task, { llmFilter })`: connection options or a JsonChat. */
   llm?: LlmOptions | JsonChat;
 }
@@ -181,6 +188,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
       smallDimensions: options.smallDimensions,
       residentMaxEntries: options.residentMaxEntries,
       scanMaxEntries: options.scanMaxEntries,
+      scanThreadMinEntries: options.scanThreadMinEntries,
     },
     env,
     cwd: options.cwd,
@@ -191,7 +199,9 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
   if (!shared) {
-    shared = { stores: Stores.open(dir, embedder, { smallDimensions: config.smallDimensions, residentMaxEntries: config.residentMaxEntries, scanMaxEntries: config.scanMaxEntries }), engines: 0 };
+    shared = { stores: Stores.open(dir, embedder, { smallDimensions: config.smallDimensions, residentMaxEntries: config.residentMaxEntries, scanMaxEntries: config.scanMaxEntries,
+      scanThreadMinEntries: config.scanThreadMinEntries,
+    }), engines: 0 };
     openStores.set(dir, shared);
     shared.stores.catch(() => openStores.delete(dir));
   }
@@ -214,6 +224,7 @@ interface ConfigValues {
   smallDimensions?: number;
   residentMaxEntries: number;
   scanMaxEntries: number;
+  scanThreadMinEntries: number;
   embedder: { provider: 'local' | 'openai' } & Partial<OpenAIEmbedderOptions>;
   llm?: Partial<LlmOptions>;
   cache: ContextCacheOptions;

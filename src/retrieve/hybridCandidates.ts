@@ -2,7 +2,8 @@ import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { Hit } from './candidate.js';
 import { fuseCandidates, type FusionOptions } from './fuse.js';
-import { keywordCandidates } from './keywordCandidates.js';
+import { searchKeywords } from './keywordCandidates.js';
+import { throwIfAborted } from '../model/errors.js';
 import { mentionCandidates } from './mentionCandidates.js';
 import { twoStageCandidates } from './vectorCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
@@ -20,13 +21,16 @@ export async function hybridCandidates(
   queryVector: Float32Array,
   opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal },
 ): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
-  const [vector, keywordHits, mentionHits, columns] = await Promise.all([
+  const [columns, index] = await Promise.all([stores.columns(), opts.keyword === false ? undefined : stores.keywords()]);
+  throwIfAborted(opts.signal);
+  // The keyword search runs while the stage-1 scan does (see twoStageCandidates).
+  let keywordHits: Hit[] = [];
+  const searchWords = index && (() => void (keywordHits = searchKeywords(index, columns, query, { filter: opts.filter, limit: opts.candidates })));
+  const [vector, mentionHits] = await Promise.all([
     twoStageCandidates(stores, queryVector, {
-      filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal,
+      filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal, alongside: searchWords,
     }),
-    opts.keyword === false ? Promise.resolve([]) : keywordCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }),
     opts.mentions ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }) : Promise.resolve([]),
-    stores.columns(),
   ]);
   // Similarity breaks ties in the fusion, so every list's hits carry one.
   const keyword = estimateSimilarity(keywordHits, columns, queryVector);

@@ -2,7 +2,8 @@ import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import { makeHit, type Hit } from './candidate.js';
-import { analyze } from '../store/resident/keywordIndex.js';
+import { analyze, type KeywordIndex } from '../store/resident/keywordIndex.js';
+import type { EntryColumns } from '../store/resident/entryColumns.js';
 
 /**
  * BM25 hits over title, aliases and content (the in-memory KeywordIndex), filter applied before the
@@ -16,6 +17,11 @@ export async function keywordCandidates(
   throwIfAborted(opts.signal);
   const [index, columns] = await Promise.all([stores.keywords(), stores.columns()]);
   throwIfAborted(opts.signal);
+  return searchKeywords(index, columns, query, opts);
+}
+
+/** keywordCandidates on the structures in hand, synchronously: it can then run while the stage-1 scan does (hybridCandidates). */
+export function searchKeywords(index: KeywordIndex, columns: EntryColumns, query: string, opts: { filter: EntryFilter; limit: number }): Hit[] {
   const hits = index.search(keywordQuery(query), { limit: opts.limit, groups: opts.filter.cores, accept: columns.matcher(opts.filter) });
   const best = hits[0]?.score || 1;
   return hits.map((h, i) => makeHit(h.id, 0, [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }]));

@@ -30,9 +30,11 @@ export async function vectorCandidates(
  * the full vectors held in memory (EntryColumns: 8-bit, within ~0.001 of exact), so no stage
  * reads a vector from disk.
  *
- * Stage 1, while the store is held whole in memory (Stores.residentMaxEntries): a scan of the
- * 8-bit small vectors with the filter applied inside it (EntryColumns.nearestSmall, ~1 ms at 100K
- * entries against ~4 ms for LanceDB's IVF search, which also misses some true neighbours).
+ * Stage 1, while the store's small vectors are held in memory (Stores.scanMaxEntries): a scan of
+ * the 8-bit small vectors with the filter applied inside it (EntryColumns.startNearestSmall, ~1 ms
+ * at 100K entries against ~4 ms for LanceDB's IVF search, which also misses some true neighbours).
+ * `alongside` is called while the scan runs, which in a large store is on a helper thread: the
+ * keyword search then costs no time of its own.
  *
  * Otherwise LanceDB's search, ids and distances only. LanceDB's prefilter is a pass over the
  * filter columns of the whole table (~3 ms at 100K entries), while an IVF search costs about the
@@ -45,12 +47,21 @@ export async function vectorCandidates(
 export async function twoStageCandidates(
   stores: Stores,
   queryVector: Float32Array,
-  opts: { filter: EntryFilter; candidates: number; limit: number; threshold: number; signal?: AbortSignal },
+  opts: { filter: EntryFilter; candidates: number; limit: number; threshold: number; signal?: AbortSignal; alongside?: () => void },
 ): Promise<{ hits: Hit[]; stage1: number }> {
   throwIfAborted(opts.signal);
   const querySmall = stores.smallVector(queryVector);
   const columns = await stores.columns();
-  const stage1 = columns.nearestSmall(querySmall, opts.filter, opts.candidates) ?? (await lanceStage1(stores, columns, querySmall, queryVector, opts));
+  // `alongside` runs while the scan does (on a helper thread in a large store); the scan must be
+  // ranked before anything can await.
+  const rankScan = columns.startNearestSmall(querySmall);
+  let scanned: VectorHit[] | undefined;
+  try {
+    opts.alongside?.();
+  } finally {
+    scanned = rankScan?.(opts.filter, opts.candidates);
+  }
+  const stage1 = scanned ?? (await lanceStage1(stores, columns, querySmall, queryVector, opts));
   throwIfAborted(opts.signal);
   const similarities = columns.similarities(stage1.map((h) => h.id), queryVector);
   const reranked = stage1

@@ -32,6 +32,13 @@ export const RESIDENT_MAX_ENTRIES = 250_000;
  * it, LanceDB's IVF index, whose default probes reached a two-stage recall@10 of only 0.835 at 1M.
  */
 export const SCAN_MAX_ENTRIES = 2_000_000;
+/**
+ * Default for `scanThreadMinEntries`: from this store size the scan runs on a helper thread while
+ * the keyword search runs on the caller's (MatrixKernel.startProducts). At 100K entries the scan
+ * takes ~1.2 ms, which the search then hides; at a few thousand, handing it over costs more than
+ * it saves.
+ */
+export const SCAN_THREAD_MIN_ENTRIES = 32_768;
 
 /**
  * An entry as an upsert intent records it: its vectors are indices into the journal's blobs (raw
@@ -109,6 +116,8 @@ export class Stores {
     readonly residentMaxEntries: number,
     /** Stores of at most this many entries run stage 1 as a scan of small vectors in memory (EntryColumns). */
     readonly scanMaxEntries: number,
+    /** Stores of at least this many entries run that scan on a helper thread. */
+    readonly scanThreadMinEntries: number,
   ) {}
 
   /** The small search vector of a full vector, under the current projection. */
@@ -162,7 +171,11 @@ export class Stores {
     this.projection = projection;
   }
 
-  static async open(path: string, embedder: Embedder, opts: { smallDimensions?: number; residentMaxEntries?: number; scanMaxEntries?: number } = {}): Promise<Stores> {
+  static async open(
+    path: string,
+    embedder: Embedder,
+    opts: { smallDimensions?: number; residentMaxEntries?: number; scanMaxEntries?: number; scanThreadMinEntries?: number } = {},
+  ): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
     let meta = await readMeta(dir);
@@ -205,7 +218,9 @@ export class Stores {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new MemcoreError(`${join(dir, PROJECTION_FILE)} is unreadable; run memcore index to refit it`, 'STORE');
     }
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
-    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection, opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES);
+    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection,
+      opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES, opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES,
+    );
     for (const { name, intent, blobs } of await stores.journal.pending()) {
       await stores.applyToStores(intent, { replay: true, blobs });
       await stores.journal.done(name);
@@ -314,7 +329,7 @@ export class Stores {
         const [scan, whole] = [count <= this.scanMaxEntries, count <= this.residentMaxEntries];
         const { rows, vectors, smallVectors, entryAt } = await this.table.columnRows(dimensions, { smallDimensions: scan ? smallDimensions : undefined, entries: whole });
         return new EntryColumns(dimensions, rows, vectors, {
-          small: smallVectors && { maxEntries: this.scanMaxEntries, smallDimensions, vectors: smallVectors },
+          small: smallVectors && { maxEntries: this.scanMaxEntries, smallDimensions, vectors: smallVectors, helperMinRows: this.scanThreadMinEntries },
           entries: entryAt && { maxEntries: this.residentMaxEntries, entryAt },
         });
       },
@@ -367,6 +382,8 @@ export class Stores {
   }
 
   async close(): Promise<void> {
+    const columns = this.derivedByKey.get('columns') as Derived<EntryColumns> | undefined;
+    await columns?.value.then((c) => c.close(), () => undefined);
     this.table.close();
     this.embeddingCache.close();
     await this.graph.close();

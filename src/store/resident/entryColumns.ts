@@ -49,6 +49,7 @@ export interface HeldEntry {
 
 const NO_VECTOR = new Float32Array(0);
 
+
 function norm(v: Float32Array, dimensions: number): number {
   let sum = 0;
   for (let d = 0; d < dimensions; d++) sum += v[d]! * v[d]!;
@@ -73,8 +74,12 @@ interface WholeEntries {
 
 /** What the columns hold beyond the narrow ones, each up to its own store size (Stores.columns). */
 export interface HoldOptions {
-  /** The small vectors as loaded (`smallDimensions` floats a row), held while the store has at most `maxEntries`. */
-  small?: { maxEntries: number; smallDimensions: number; vectors: Float32Array };
+  /**
+   * The small vectors as loaded (`smallDimensions` floats a row), held while the store has at most
+   * `maxEntries`. From `helperMinRows` entries the scan runs on a helper thread (see
+   * startNearestSmall); without it, never.
+   */
+  small?: { maxEntries: number; smallDimensions: number; vectors: Float32Array; helperMinRows?: number };
   /** The entries as loaded, held whole while the store has at most `maxEntries`. */
   entries?: { maxEntries: number; entryAt: (i: number) => MemoryEntry };
 }
@@ -184,7 +189,8 @@ export class EntryColumns {
     this.norms = new Float32Array(capacity);
     const { small, entries } = hold;
     if (small && rows.length <= small.maxEntries) {
-      this.small = { maxEntries: small.maxEntries, kernel: new MatrixKernel(new Float32Array(0), 0, small.smallDimensions, { capacity, precision: 'i8' }) };
+      const kernel = new MatrixKernel(new Float32Array(0), 0, small.smallDimensions, { capacity, precision: 'i8', helperMinRows: small.helperMinRows });
+      this.small = { maxEntries: small.maxEntries, kernel };
     }
     if (entries && rows.length <= entries.maxEntries) {
       this.whole = { maxEntries: entries.maxEntries, records: [], loaded: { count: rows.length, entryAt: entries.entryAt } };
@@ -215,8 +221,12 @@ export class EntryColumns {
    */
   upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array, heldOf?: (i: number) => HeldEntry): void {
     // Counted before the write, generously (replacements count as new): a store near a limit stops holding a little early.
+    this.small?.kernel.assertIdle();
     const fits = (held: { maxEntries: number } | undefined) => heldOf !== undefined && this.slotOf.size + rows.length <= (held?.maxEntries ?? 0);
-    if (!fits(this.small)) this.small = undefined;
+    if (!fits(this.small)) {
+      this.small?.kernel.close();
+      this.small = undefined;
+    }
     if (!fits(this.whole)) this.whole = undefined;
     const { small, whole } = this;
     rows.forEach((row, i) => {
@@ -242,6 +252,7 @@ export class EntryColumns {
   }
 
   remove(ids: Iterable<string>): void {
+    this.small?.kernel.assertIdle();
     for (const id of ids) {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
@@ -361,24 +372,47 @@ export class EntryColumns {
    * so far. Nearest first; undefined when small vectors are not held, or the query has no direction.
    */
   nearestSmall(query: Float32Array, filter: EntryFilter, limit: number): { id: string; similarity: number }[] | undefined {
+    return this.startNearestSmall(query)?.(filter, limit);
+  }
+
+  /**
+   * `nearestSmall` in two halves: the scan of every small vector starts now, on a helper thread
+   * for a store of at least `helperMinRows` entries, and the function returned ranks its result.
+   * The caller works meanwhile (the keyword search), and must call the function before anything
+   * else touches the columns: in the same synchronous stretch of code, with no `await` between.
+   */
+  startNearestSmall(query: Float32Array): ((filter: EntryFilter, limit: number) => { id: string; similarity: number }[]) | undefined {
     const small = this.small;
     if (!small) return undefined;
     let qq = 0;
     for (const x of query) qq += x * x;
     if (!(qq > 0)) return undefined;
-    // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
-    const { sums, scales, step } = small.kernel.products(query);
-    const test = this.slotTest(filter);
-    const rows = this.rows;
-    const top = new TopK(limit, (a, b) => rows[a]!.id > rows[b]!.id);
-    let toBeat = -Infinity;
-    for (let slot = 0, n = small.kernel.rows; slot < n; slot++) {
-      const score = sums[slot]! * scales[slot]!;
-      if (!(score >= toBeat)) continue;
-      if (rows[slot] !== undefined && test(slot) && top.offer(slot, score) && top.full) toBeat = top.worstScore;
-    }
-    const scale = step / Math.sqrt(qq);
-    return top.sorted().map((slot) => ({ id: rows[slot]!.id, similarity: sums[slot]! * scales[slot]! * scale }));
+    const products = small.kernel.startProducts(query);
+    return (filter, limit) => {
+      // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
+      const { sums, scales, step } = products();
+      const test = this.slotTest(filter);
+      const rows = this.rows;
+      const top = new TopK(limit, (a, b) => rows[a]!.id > rows[b]!.id);
+      let toBeat = -Infinity;
+      for (let slot = 0, n = sums.length; slot < n; slot++) {
+        const score = sums[slot]! * scales[slot]!;
+        if (!(score >= toBeat)) continue;
+        if (rows[slot] !== undefined && test(slot) && top.offer(slot, score) && top.full) toBeat = top.worstScore;
+      }
+      const scale = step / Math.sqrt(qq);
+      return top.sorted().map((slot) => ({ id: rows[slot]!.id, similarity: sums[slot]! * scales[slot]! * scale }));
+    };
+  }
+
+  /** Whether the stage-1 scan now runs on a helper thread. */
+  get scansOnThread(): boolean {
+    return this.small?.kernel.helperRunning ?? false;
+  }
+
+  /** Stops the scan's helper thread, if one runs. */
+  close(): void {
+    this.small?.kernel.close();
   }
 
   /**
