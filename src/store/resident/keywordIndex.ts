@@ -337,8 +337,11 @@ export class KeywordIndex {
       }
     }
     // The best few first, then the filter on them; more only when the filter turned too many away.
+    // A filter usually passes most of a scope (its cores are the scope), so the first round asks
+    // for a quarter more than the limit: 4× cost ~0.35 ms more at 100K (a deeper heap above a
+    // lower sampled bar).
     let result: { id: string; score: number }[] = [];
-    for (let k = opts.limit * 4; ; k *= 4) {
+    for (let k = opts.limit + (opts.limit >> 2) + 8; ; k *= 4) {
       const best = this.topSlots(scores, k, dense ? undefined : touched);
       result = [];
       for (const slot of best) {
