@@ -222,10 +222,19 @@ export class MatrixKernel {
     this.stride = Math.ceil(columns / this.layout.pad) * this.layout.pad;
     this.capacity = Math.max(rows, opts.capacity ?? rows, 1);
     this.rowScales = new Float32Array(precision === 'i8' ? this.capacity : 0);
-    const shared = precision === 'i8' && opts.helperMinRows !== undefined;
+    const initial = this.pagesFor(this.capacity);
+    let memory: WasmMemory | undefined;
+    if (precision === 'i8' && opts.helperMinRows !== undefined) {
+      try {
+        memory = new WebAssembly.Memory({ initial, maximum: MAX_PAGES, shared: true });
+      } catch {
+        // No room for a shared memory (it reserves its largest size): scans stay on this thread.
+      }
+    }
+    const shared = memory !== undefined;
     this.helperMinRows = shared ? opts.helperMinRows! : Infinity;
     this.helper = shared ? undefined : null;
-    this.wasmMemory = new WebAssembly.Memory({ initial: this.pagesFor(this.capacity), ...(shared ? { maximum: MAX_PAGES, shared: true } : {}) });
+    this.wasmMemory = memory ?? new WebAssembly.Memory({ initial });
     this.module = dotsModule(precision, shared);
     this.dots = new WebAssembly.Instance(this.module, { e: { m: this.wasmMemory } }).exports.dots as MatrixKernel['dots'];
     this.rowCount = 0;
