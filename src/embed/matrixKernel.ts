@@ -164,20 +164,6 @@ export interface Products {
 /** Bytes of a row value and of an x value, and values a row is padded to a multiple of. */
 const LAYOUT = { f32: { row: 4, x: 4, pad: 8 }, i8: { row: 1, x: 2, pad: 32 } } as const;
 
-/**
- * A matrix copied once into its own WebAssembly memory, then multiplied by many vectors. Rows are
- * stored padded with zeros. Rows can be set and appended after construction (`setRow`), so a
- * matrix held in memory can follow writes.
- *
- * - `f32` (default): products summed in f32, within ~1e-6 of a float64 sum for unit-scale vectors
- *   of a few hundred dimensions.
- * - `i8`: each row quantised to −127…127 by its own scale, x to −32767…32767, products summed
- *   exactly in i32 and scaled back: within ~1% of the row's largest product term, for a quarter of
- *   the memory. For ranking many rows (a scan), not for arithmetic.
- *
- * Memory layout, in bytes: the vector multiplied, then `capacity` rows, then one 4-byte output a
- * row. Growing moves only the output, which is scratch.
- */
 export interface MatrixKernelOptions {
   /** Rows to make room for up front. Default: `rows`. */
   capacity?: number;
@@ -198,6 +184,21 @@ interface Helper {
   dead: boolean;
 }
 
+/**
+ * A matrix copied once into its own WebAssembly memory, then multiplied by many vectors. Rows are
+ * stored padded with zeros. Rows can be set and appended after construction (`setRow`), so a
+ * matrix held in memory can follow writes.
+ *
+ * - `f32` (default): products summed in f32, within ~1e-6 of a float64 sum for unit-scale vectors
+ *   of a few hundred dimensions.
+ * - `i8`: each row quantised to −127…127 by its own scale, x to −32767…32767, products summed
+ *   exactly in i32 and scaled back: within ~1% of the row's largest product term, for a quarter of
+ *   the memory. For ranking many rows (a scan), not for arithmetic. With `helperMinRows` its
+ *   memory is shared with a helper thread, which runs the scans `startProducts` starts.
+ *
+ * Memory layout, in bytes: the vector multiplied, then `capacity` rows, then one 4-byte output a
+ * row. Growing moves only the output, which is scratch.
+ */
 export class MatrixKernel {
   private readonly stride: number;
   private readonly layout: (typeof LAYOUT)['f32' | 'i8'];

@@ -49,7 +49,6 @@ export interface HeldEntry {
 
 const NO_VECTOR = new Float32Array(0);
 
-
 function norm(v: Float32Array, dimensions: number): number {
   let sum = 0;
   for (let d = 0; d < dimensions; d++) sum += v[d]! * v[d]!;
