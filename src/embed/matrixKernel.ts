@@ -171,8 +171,7 @@ export interface MatrixKernelOptions {
   precision?: 'f32' | 'i8';
   /**
    * i8 only: run `startProducts` on a helper thread (the memory is then shared), once the matrix
-   * has at least this many rows, so that the caller can work meanwhile. Below it, a thread's
-   * hand-off costs more than it saves. Default: never.
+   * has at least this many rows, so that the caller can work meanwhile. Default: never.
    */
   helperMinRows?: number;
 }
