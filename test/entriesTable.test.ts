@@ -130,7 +130,7 @@ describe('entry columns in memory', () => {
       const similarities = columns.similarities([...rows.map((r) => r.entry.id), 'absent'], query);
       rows.forEach((r, i) => expect(similarities[i]).toBeCloseTo(cosineSimilarity(query, r.vector), 2));
       expect(similarities[rows.length]).toBeNaN();
-      expect(columns.features("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: now });
+      expect(columns.featuresIfPassing({})("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: now });
       const filters: EntryFilter[] = [
         {}, { cores: [cores[0]!, cores[2]!] }, { entryTypes: ["it's"] }, { minConfidence: 'medium' }, { minConfidence: 'high', cores: ['plain'] },
         { cores: ['nowhere', 'plain'], entryTypes: ['nothing', 'fact'] }, { cores: ['nowhere'] },

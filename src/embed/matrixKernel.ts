@@ -390,7 +390,7 @@ export class MatrixKernel {
         return undefined;
       }
     }
-    return !this.helper.dead && Atomics.load(this.helper.control, READY_AT) === 1 ? this.helper : undefined;
+    return this.helperRunning ? this.helper : undefined;
   }
 
   /** Whether scans now run on the helper thread (it has started and not failed). */

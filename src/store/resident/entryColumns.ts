@@ -434,24 +434,21 @@ export class EntryColumns {
     return out;
   }
 
-  features(id: string): EntryFeatures | undefined {
-    const slot = this.slotOf.get(id);
-    return slot === undefined ? undefined : this.featuresAt(slot);
-  }
-
-  /** The filter as a test on ids that answers with the entry's features when it passes: one lookup of the id where matcher and features take two. */
+  /**
+   * The filter as a test on ids that answers with the entry's scoring features when it passes
+   * (undefined otherwise, and for unknown ids): one lookup of the id for both. `{}` lets every
+   * known entry through.
+   */
   featuresIfPassing(filter: EntryFilter): (id: string) => EntryFeatures | undefined {
     const test = this.slotTest(filter);
+    const { rows, filterColumns } = this;
     return (id) => {
       const slot = this.slotOf.get(id);
-      return slot !== undefined && test(slot) ? this.featuresAt(slot) : undefined;
+      if (slot === undefined || !test(slot)) return undefined;
+      const r = rows[slot]!;
+      const confidence = CONFIDENCE_LEVELS[filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
+      return { confidence, importance: r.importance, updatedAt: new Date(r.updatedAt) };
     };
-  }
-
-  private featuresAt(slot: number): EntryFeatures {
-    const r = this.rows[slot]!;
-    const confidence = CONFIDENCE_LEVELS[this.filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
-    return { confidence, importance: r.importance, updatedAt: new Date(r.updatedAt) };
   }
 
   /** Cosine similarity of each entry's (quantised) vector to `query`, NaN for an unknown id; the query's norm is taken once. */
