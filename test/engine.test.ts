@@ -324,7 +324,7 @@ describe('time and supersession', () => {
         entries: [
           { id: 'old', title: 'deploy with fabric scripts', content: 'deploy deploy', created_at: '2020-01-01' },
           { id: 'new', title: 'deploy with argo', content: 'deploy deploy', created_at: '2024-01-01', valid_from: '2024-01-01' },
-          { id: 'gone', title: 'deploy freeze fridays', content: 'deploy', valid_to: '2023-01-01' },
+          { id: 'gone', title: 'deploy freeze fridays', content: 'deploy', valid_from: '2021-01-01', valid_to: '2023-01-01' },
         ],
         relations: [{ type: 'SUPERSEDES', from: 'new', to: 'old' }],
       });

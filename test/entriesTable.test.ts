@@ -10,10 +10,10 @@ const DAY = 86_400_000;
 const now = new Date('2026-06-01T00:00:00Z');
 const at = (days: number) => new Date(now.getTime() + days * DAY);
 
-function stored(id: string, validFrom: Date | null, validTo: Date | null) {
+function stored(id: string, validFrom: Date | null, validTo: Date | null, createdAt = at(-30)) {
   const entry: MemoryEntry = {
     id, coreId: 'c', title: `entry ${id}`, aliases: [], content: 'text', entryType: 'fact', confidence: 'high', importance: 5, tags: [],
-    source: null, sensitivity: 'public', createdAt: now, updatedAt: now, validFrom, validTo, contentHash: id,
+    source: null, sensitivity: 'public', createdAt, updatedAt: createdAt, validFrom, validTo, contentHash: id,
   };
   return { entry, vector: Float32Array.from([1, 0, 0, 0]), vectorSmall: Float32Array.from([1, 0]) };
 }
@@ -40,6 +40,11 @@ describe('entries table: validity filter', () => {
       expect(await validIds(now)).toEqual(['bounded but valid', "it's current \\ ü"]);
       expect(await validIds(at(2))).toEqual(['bounded but valid', 'future 295', 'future 296', 'future 297', 'future 298', 'future 299', "it's current \\ ü"]);
       expect(await validIds(at(-2))).toEqual(['bounded but valid', 'ends exactly now', "it's current \\ ü"]);
+      // an entry takes effect when it was created, unless it says when (valid_from, even earlier)
+      await table.upsert([stored('written tomorrow', null, null, at(1)), stored('written tomorrow about last week', at(-7), null, at(1))]);
+      expect(await validIds(now)).toEqual(['bounded but valid', "it's current \\ ü", 'written tomorrow about last week']);
+      expect(await validIds(at(2))).toEqual(['bounded but valid', 'future 295', 'future 296', 'future 297', 'future 298', 'future 299', "it's current \\ ü", 'written tomorrow', 'written tomorrow about last week']);
+      await table.delete(['written tomorrow', 'written tomorrow about last week']);
       // a write that moves a bound is seen by the next read
       await table.upsert([stored("it's current \\ ü", null, at(-1))]);
       expect(await validIds(now)).toEqual(['bounded but valid']);
@@ -112,7 +117,8 @@ describe('entry columns in memory', () => {
       const types = ['lesson', "it's", 'fact'];
       const tags = ["t'1", 't\\2', 'ü', 'x'];
       const rows = Array.from({ length: 120 }, (_, i) => {
-        const s = stored(`e${i} '\\ ü`, i % 7 === 0 ? at(1) : i % 5 === 0 ? at(-3) : null, i % 6 === 0 ? at(-1) : i % 4 === 0 ? now : null);
+        const created = i % 9 === 0 ? at(1) : at(-30 + (i % 3));
+        const s = stored(`e${i} '\\ ü`, i % 7 === 0 ? at(1) : i % 5 === 0 ? at(-3) : null, i % 6 === 0 ? at(-1) : i % 4 === 0 ? now : null, created);
         Object.assign(s.entry, {
           coreId: cores[i % 4]!, entryType: types[i % 3]!, confidence: CONFIDENCE_LEVELS[i % 3]!, sensitivity: SENSITIVITY_LEVELS[(i >> 2) % 3]!,
           tags: tags.filter((_, k) => (i >> k) % 2 === 1), importance: (i % 10) + 1,
@@ -130,12 +136,14 @@ describe('entry columns in memory', () => {
       const similarities = columns.similarities([...rows.map((r) => r.entry.id), 'absent'], query);
       rows.forEach((r, i) => expect(similarities[i]).toBeCloseTo(cosineSimilarity(query, r.vector), 2));
       expect(similarities[rows.length]).toBeNaN();
-      expect(columns.featuresIfPassing({})("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: now });
+      expect(columns.featuresIfPassing({})("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: at(-29) });
       const filters: EntryFilter[] = [
         {}, { cores: [cores[0]!, cores[2]!] }, { entryTypes: ["it's"] }, { minConfidence: 'medium' }, { minConfidence: 'high', cores: ['plain'] },
         { cores: ['nowhere', 'plain'], entryTypes: ['nothing', 'fact'] }, { cores: ['nowhere'] },
         { tags: ["t'1"] }, { tags: ['t\\2', 'ü'] }, { tags: [] }, { sensitivity: ['public', 'internal'] }, { validAt: now }, { validAt: at(2) },
         { ids: ["e3 '\\ ü", "e4 '\\ ü", 'absent'], sensitivity: ['public'] }, { notIds: ["e1 '\\ ü"], validAt: at(-2), tags: ['x'] },
+        { validAt: at(-29) }, { validAt: at(-40) }, { minImportance: 6 }, { minImportance: 10, cores: ['plain'] },
+        { createdAfter: at(-29) }, { createdBefore: at(-29) }, { createdAfter: at(-30), createdBefore: at(-28), validAt: now },
       ];
       for (const filter of filters) {
         const inMemory = rows.map((r) => r.entry.id).filter(columns.matcher(filter)).sort();

@@ -39,7 +39,7 @@ describe('sqlString: the one escaping helper for LanceDB filters', () => {
     expect(sql).toBe(
       "(core_id IN ('co''r')) AND (entry_type IN ('lesson')) AND (confidence_rank >= 2) AND " +
         "(array_has_any(tags, ['t\\1'])) AND (sensitivity IN ('public')) AND " +
-        '((valid_from IS NULL OR valid_from <= 1000) AND (valid_to IS NULL OR valid_to > 1000))',
+        '(COALESCE(valid_from, created_at) <= 1000 AND (valid_to IS NULL OR valid_to > 1000))',
     );
     expect(entryFilterSql({})).toBeUndefined();
     expect(entryFilterSql({ notIds: ["x'); --", 'ü\\'] })).toBe("(NOT (id IN ('x''); --', 'ü\\')))");

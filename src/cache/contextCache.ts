@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { throwIfAborted } from '../model/errors.js';
+import { optionNames } from '../model/options.js';
 import type { ContextBundle } from '../model/types.js';
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -24,6 +25,8 @@ export interface ContextCacheOptions {
   /** Milliseconds a bundle stays valid. Default 5 minutes. 0 disables the cache. */
   ttlMs?: number;
 }
+
+export const CACHE_OPTIONS = optionNames<ContextCacheOptions>()(['max', 'ttlMs']);
 
 /**
  * TTL LRU of context bundles. Keys carry the store generation, so any write — from this engine,
@@ -70,7 +73,8 @@ export class ContextCache {
     }
     const work = compute(signal)
       .then((bundle) => {
-        this.bundles?.set(key, bundle);
+        // A bundle answered without a part that failed is not kept: the next call tries it again.
+        if (!bundle.degraded) this.bundles?.set(key, bundle);
         return bundle;
       })
       .finally(() => this.inflight.delete(key));

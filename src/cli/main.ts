@@ -34,6 +34,9 @@ const FILTERS = {
   type: { type: 'string', multiple: true },
   tag: { type: 'string', multiple: true },
   'min-confidence': { type: 'string' },
+  'min-importance': { type: 'string' },
+  'created-after': { type: 'string' },
+  'created-before': { type: 'string' },
   threshold: { type: 'string' },
   'as-of': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
@@ -124,7 +127,10 @@ Filters (context, search):
   --tag <tag>               entries with this tag (repeatable)
   --min-confidence <level>  low | medium | high
   --threshold <similarity>  minimum cosine similarity, -1..1
-  --as-of <date>            answer as of an ISO date (superseded/expired entries of then)
+  --as-of <date>            answer as the memory stood at an ISO date (entries in effect then)
+  --min-importance <1..10>  at least this importance
+  --created-after <date>    entries created at or after an ISO date
+  --created-before <date>   entries created before an ISO date
 
 context and find options:
   --depth <n>               graph hops from the seeds (default 2, 0 = none)
@@ -189,7 +195,8 @@ function date(name: string, v: string | undefined): Date | undefined {
 }
 
 interface FilterValues {
-  core?: string[]; type?: string[]; tag?: string[]; 'min-confidence'?: string; threshold?: string; 'as-of'?: string;
+  core?: string[]; type?: string[]; tag?: string[]; 'min-confidence'?: string; 'min-importance'?: string; 'created-after'?: string; 'created-before'?: string;
+  threshold?: string; 'as-of'?: string;
 }
 
 function filterOptions(v: FilterValues) {
@@ -204,6 +211,9 @@ function filterOptions(v: FilterValues) {
     ...(minConfidence ? { minConfidence: minConfidence as Confidence } : {}),
     ...(v.threshold !== undefined ? { threshold: num('threshold', v.threshold) } : {}),
     ...(v['as-of'] !== undefined ? { asOf: date('as-of', v['as-of']) } : {}),
+    ...(v['min-importance'] !== undefined ? { minImportance: int('min-importance', v['min-importance']) } : {}),
+    ...(v['created-after'] !== undefined ? { createdAfter: date('created-after', v['created-after']) } : {}),
+    ...(v['created-before'] !== undefined ? { createdBefore: date('created-before', v['created-before']) } : {}),
   };
 }
 
@@ -268,6 +278,8 @@ const COMMANDS: Record<string, Command> = {
         ...(llmFilter ? { llmFilter } : {}),
       });
       io.out(formatContext(bundle, { style: style as ContextStyle }));
+      // The text view lists the notes itself; the others are for a prompt or a program.
+      if (bundle.degraded && style !== 'text') for (const note of bundle.notes) io.err(`note: ${note}`);
       return EXIT.ok;
     },
   },
@@ -363,9 +375,12 @@ const COMMANDS: Record<string, Command> = {
         case 'keyword':
           result = hits = await memory.keywordSearch(query!, base);
           break;
-        case 'hybrid':
-          result = hits = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}), ...(v.mentions ? { mentions: true } : {}) });
+        case 'hybrid': {
+          const r = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}), ...(v.mentions ? { mentions: true } : {}) });
+          for (const note of r.notes) io.err(`note: ${note}`);
+          result = hits = r;
           break;
+        }
         default:
           throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
       }

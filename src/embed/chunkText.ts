@@ -1,3 +1,5 @@
+import { normalize } from './embedder.js';
+
 /**
  * Token-aware splitting for texts longer than a model's window. Tokens are estimated from word
  * pieces (a word of n characters ≈ ⌈n / 4⌉ tokens, punctuation one each), which tracks BPE
@@ -47,6 +49,26 @@ export function chunkText(text: string, options: ChunkOptions = {}): { text: str
     start = back;
   }
   return chunks;
+}
+
+/**
+ * One vector a text: texts longer than a chunk are split (chunkText), every chunk of every text is
+ * embedded in one `embedChunks` call, and a text's vector is the token-weighted mean of its
+ * chunks', renormalised. A text that fits one chunk is embedded as it is.
+ */
+export async function embedChunked(
+  texts: string[],
+  chunking: ChunkOptions,
+  model: string,
+  embedChunks: (chunks: string[]) => Promise<Float32Array[]>,
+): Promise<Float32Array[]> {
+  const chunked = texts.map((t) => chunkText(t, chunking));
+  const vectors = await embedChunks(chunked.flatMap((chunks) => chunks.map((c) => c.text)));
+  let next = 0;
+  return chunked.map((chunks) => {
+    const own = vectors.slice(next, (next += chunks.length));
+    return own.length === 1 ? own[0]! : normalize(Float32Array.from(meanPool(own, chunks.map((c) => c.tokens))), model);
+  });
 }
 
 /** Token-weighted mean of unit vectors, renormalised by the caller. */

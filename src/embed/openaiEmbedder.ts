@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { Embedder } from './embedder.js';
-import { embedInBatches, normalize } from './embedder.js';
-import { chunkText, meanPool } from './chunkText.js';
+import { embedInBatches } from './embedder.js';
+import { chunkText, embedChunked } from './chunkText.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
 
 export interface OpenAIEmbedderOptions {
@@ -70,42 +70,37 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
     ...(allowed ? { matryoshkaDimensions: allowed } : {}),
     async embed(texts, signal) {
       // Long texts become several chunks; each text's vector is the token-weighted mean of its chunks'.
-      const chunked = texts.map((t) => chunkText(t, chunking));
-      const flat = chunked.flat();
-      const vectors = await embedInBatches(
-        flat.map((c) => c.text),
-        batchSize,
-        self,
-        async (batch) => {
-          let response;
-          try {
-            response = await client.embeddings.create(
-              { model, input: batch, encoding_format: 'float', ...(options.sendDimensions ? { dimensions } : {}) },
-              { signal },
-            );
-          } catch (e) {
-            if (e instanceof OpenAI.APIUserAbortError || signal?.aborted) {
-              const err = new Error('The operation was aborted', { cause: e });
-              err.name = 'AbortError';
-              throw err;
+      return embedChunked(texts, chunking, self.id, (chunks) =>
+        embedInBatches(
+          chunks,
+          batchSize,
+          self,
+          async (batch) => {
+            let response;
+            try {
+              response = await client.embeddings.create(
+                { model, input: batch, encoding_format: 'float', ...(options.sendDimensions ? { dimensions } : {}) },
+                { signal },
+              );
+            } catch (e) {
+              if (e instanceof OpenAI.APIUserAbortError || signal?.aborted) {
+                const err = new Error('The operation was aborted', { cause: e });
+                err.name = 'AbortError';
+                throw err;
+              }
+              throw new MemcoreError(`embedding request to ${client.baseURL} failed: ${(e as Error).message}`, 'EMBEDDING');
             }
-            throw new MemcoreError(`embedding request to ${client.baseURL} failed: ${(e as Error).message}`, 'EMBEDDING');
-          }
-          const data = [...response.data].sort((a, b) => a.index - b.index);
-          return data.map((d) => {
-            const v = d.embedding;
-            if (!Array.isArray(v)) throw new MemcoreError(`embedder ${self.id} returned a non-array embedding`, 'EMBEDDING');
-            return v.length > dimensions && truncatable ? v.slice(0, dimensions) : v;
-          });
-        },
-        signal,
-        concurrency,
+            const data = [...response.data].sort((a, b) => a.index - b.index);
+            return data.map((d) => {
+              const v = d.embedding;
+              if (!Array.isArray(v)) throw new MemcoreError(`embedder ${self.id} returned a non-array embedding`, 'EMBEDDING');
+              return v.length > dimensions && truncatable ? v.slice(0, dimensions) : v;
+            });
+          },
+          signal,
+          concurrency,
+        ),
       );
-      let next = 0;
-      return chunked.map((chunks) => {
-        const own = vectors.slice(next, (next += chunks.length));
-        return own.length === 1 ? own[0]! : normalize(Float32Array.from(meanPool(own, chunks.map((c) => c.tokens))), self.id);
-      });
     },
   };
   return self;

@@ -9,7 +9,7 @@ import { validateMemoryDocument } from '../model/memoryFile.js';
 import { ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
-import { resolveFilter, resolveThreshold, buildTaskContext, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
+import { buildTaskContext, embedOrExplain, resolveFilter, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
 import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
@@ -22,9 +22,11 @@ import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { expandWithPaths } from '../store/graph/expandWithPaths.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
-import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
+import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
 import { resolveConfig } from '../config/config.js';
-import { openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
+import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
+import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
@@ -119,6 +121,47 @@ export interface HybridSearchOptions extends MatryoshkaSearchOptions {
   candidates?: number;
   /** Also fuse in the entries whose title or alias the query names (weight 2). Default false. */
   mentions?: boolean;
+  /**
+   * When the embedder fails (a server down, a timeout), throw rather than answer from keywords
+   * (and mentions) alone with a note in `notes`. Default false.
+   */
+  strict?: boolean;
+}
+
+/** Hits, best first, and notes on how they were found (a part that was unavailable). */
+export type SearchResults = SearchHit[] & { notes: string[] };
+
+const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
+  'path', 'env', 'cwd', 'embedder', 'cache', 'smallDimensions', 'residentMaxEntries', 'scanMaxEntries', 'scanThreadMinEntries', 'llm',
+]);
+const OPENAI_EMBEDDER_OPTIONS = optionNames<OpenAIEmbedderOptions>()([
+  'baseURL', 'apiKey', 'model', 'dimensions', 'sendDimensions', 'truncatable', 'batchSize', 'concurrency', 'matryoshkaDimensions',
+  'chunkTokens', 'overlapTokens', 'timeoutMs', 'maxRetries',
+]);
+const SEMANTIC_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal'])];
+const MATRYOSHKA_SEARCH_OPTIONS = [...SEMANTIC_SEARCH_OPTIONS, ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims'])];
+const KEYWORD_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<KeywordSearchOptions, keyof SearchFilterOptions>>()(['limit', 'signal'])];
+const HYBRID_SEARCH_OPTIONS = [
+  ...MATRYOSHKA_SEARCH_OPTIONS.filter((o) => o !== 'smallDims'),
+  ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()(['fusion', 'weights', 'k', 'mentions', 'strict']),
+];
+const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction']);
+const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal']);
+const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
+const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal']);
+const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
+
+export interface RelatedToCodeOptions {
+  /** Hits at most. Default 10. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export interface IndexOptions {
+  /** Build LanceDB's ANN index on vector_small from this many entries. Default 50,000. */
+  annMinRows?: number;
+  /** Hears how far the refit has come, every 10,000 entries, and when the index build starts. */
+  onProgress?: (message: string) => void;
 }
 
 export interface TraverseOptions {
@@ -158,6 +201,11 @@ export interface CodeReferenceHit {
   code: CodeLocation;
 }
 
+function checkIngestOptions(where: string, options: IngestOptions, allowed: readonly string[]): void {
+  checkOptionNames(where, options, allowed);
+  if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean') checkOptionNames(`${where}.autoLink`, options.autoLink, AUTO_LINK_OPTIONS);
+}
+
 function checkLimit(v: unknown, name = 'limit'): number {
   if (v === undefined) return 10;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000) throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
@@ -175,6 +223,13 @@ const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>
 
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
+  checkOptionNames('openMemory', options, OPEN_MEMORY_OPTIONS);
+  checkOptionNames('openMemory.cache', options.cache, CACHE_OPTIONS);
+  const embedderOption = options.embedder;
+  if (embedderOption && !('embed' in embedderOption)) {
+    checkOptionNames('openMemory.embedder', embedderOption, embedderOption.provider === 'openai' ? ['provider', ...OPENAI_EMBEDDER_OPTIONS] : ['provider']);
+  }
+  if (options.llm && !('completeJson' in options.llm)) checkOptionNames('openMemory.llm', options.llm, LLM_OPTIONS);
   const embedderObject = options.embedder && 'embed' in options.embedder ? options.embedder : undefined;
   const chatObject = options.llm && 'completeJson' in options.llm ? options.llm : undefined;
   // An Embedder object replaces every embedder setting, so the environment's are not consulted.
@@ -194,7 +249,12 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
     cwd: options.cwd,
   });
   const config = values as unknown as ConfigValues;
-  const embedder = embedderObject ?? (config.embedder.provider === 'openai' ? openAIEmbedder(config.embedder as OpenAIEmbedderOptions) : localEmbedder());
+  const { chunkTokens, overlapTokens } = config.embedder;
+  const embedder =
+    embedderObject ??
+    (config.embedder.provider === 'openai'
+      ? openAIEmbedder(config.embedder as OpenAIEmbedderOptions)
+      : localEmbedder({ ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}) }));
   const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
@@ -280,6 +340,7 @@ export class MemoryEngine {
   ingest(file: string, options: IngestOptions = {}): Promise<IngestReport> {
     if (typeof file !== 'string' || file === '') return Promise.reject(invalidInput('ingest needs a file path'));
     return this.serialized(async () => {
+      checkIngestOptions('ingest', options, INGEST_OPTIONS);
       const { document, external } = await loadMemoryFile(file);
       return indexDocument(this.stores, this.embedder, file, document, external, options);
     });
@@ -287,8 +348,13 @@ export class MemoryEngine {
 
   /** Upserts a memory document given as an object in the memory file format. */
   ingestDocument(doc: unknown, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
-    const source = options.source ?? 'api';
+    return this.writeDocument('ingestDocument', doc, options.source ?? 'api', options, [...INGEST_OPTIONS, 'source']);
+  }
+
+  private writeDocument(where: string, doc: unknown, source: string, options: IngestOptions, allowed: readonly string[]): Promise<IngestReport> {
     return this.serialized(async () => {
+      checkIngestOptions(where, options, allowed);
+      if (typeof source !== 'string' || source === '') throw invalidInput(`${where}: source must be a non-empty string`);
       const { document, external } = validateMemoryDocument(source, doc);
       return indexDocument(this.stores, this.embedder, source, document, external, options);
     });
@@ -296,12 +362,12 @@ export class MemoryEngine {
 
   /** Upserts entries given in the memory file format (snake_case fields). */
   upsert(entries: unknown[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
-    return this.ingestDocument({ entries }, { source: 'upsert', ...options });
+    return this.writeDocument('upsert', { entries }, 'upsert', options, ['signal']);
   }
 
   /** Adds relations given in the memory file format ({ type, from, to, … }). */
   link(relations: unknown[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
-    return this.ingestDocument({ relations }, { source: 'link', ...options });
+    return this.writeDocument('link', { relations }, 'link', options, ['signal']);
   }
 
   /** Removes entries from both stores with every edge that touches them. */
@@ -322,6 +388,7 @@ export class MemoryEngine {
 
   /** Nearest entries to the query by exact cosine similarity on the full vector; filters pushed down before the limit. */
   async semanticSearch(query: string, options: SemanticSearchOptions = {}): Promise<SearchHit[]> {
+    checkOptionNames('semanticSearch', options, SEMANTIC_SEARCH_OPTIONS);
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
@@ -363,6 +430,7 @@ export class MemoryEngine {
    * vectors and ordered by exact cosine. The query is embedded once.
    */
   async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
+    checkOptionNames('matryoshkaSearch', options, MATRYOSHKA_SEARCH_OPTIONS);
     const limit = checkLimit(options.limit);
     if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
       throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
@@ -384,14 +452,22 @@ export class MemoryEngine {
 
   /** BM25 keyword search over title, aliases and content (an index held in memory). */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<SearchHit[]> {
+    checkOptionNames('keywordSearch', options, KEYWORD_SEARCH_OPTIONS);
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
     return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores, query, { filter, limit: n, signal: options.signal }));
   }
 
-  /** Two-stage vector search and keyword search fused (normalised scores weighted 0.3 : 1 by default). */
-  async hybridSearch(query: string, options: HybridSearchOptions = {}): Promise<SearchHit[]> {
+  /**
+   * Two-stage vector search and keyword search fused (normalised scores weighted 0.3 : 1 by
+   * default). When the embedder fails, the keyword (and mention) hits answer alone, with a note in
+   * `notes`, unless `strict`.
+   */
+  async hybridSearch(query: string, options: HybridSearchOptions = {}): Promise<SearchResults> {
+    checkOptionNames('hybridSearch', options, HYBRID_SEARCH_OPTIONS);
+    if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
+    if (options.strict !== undefined && typeof options.strict !== 'boolean') throw invalidInput(`strict must be true or false, got ${JSON.stringify(options.strict)}`);
     const limit = checkLimit(options.limit);
     const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
     const filter = resolveFilter(options);
@@ -400,17 +476,20 @@ export class MemoryEngine {
     if (options.weights !== undefined && !(Array.isArray(options.weights) && options.weights.length === 2 && options.weights.every((w) => typeof w === 'number' && w >= 0))) {
       throw invalidInput('weights must be [vectorWeight, keywordWeight], both ≥ 0');
     }
-    const vector = await this.embedQuery(query, options.signal);
+    const notes: string[] = [];
+    const vector = await embedOrExplain(this.queryEmbedder, query, { strict: options.strict === true, signal: options.signal, notes });
     const method = options.fusion ?? 'weighted';
     const weights = options.weights ?? (method === 'weighted' ? [0.3, 1] : [1, 1]);
     const fusion: FusionOptions = { method, weights: [...weights, 2], ...(options.k !== undefined ? { k: options.k } : {}) };
-    return this.current(limit, { ...options, filter, queryVector: vector }, async (n) =>
+    const hits = await this.current(limit, { ...options, filter, queryVector: vector }, async (n) =>
       (await hybridCandidates(this.stores, query, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
     );
+    return Object.assign(hits, { notes });
   }
 
   /** Entries reachable from one entry: distinct, with hop count and the edge path (shortest). */
   async traverse(startId: string, options: TraverseOptions = {}): Promise<TraverseHit[]> {
+    checkOptionNames('traverse', options, TRAVERSE_OPTIONS);
     if (typeof startId !== 'string' || startId === '') throw invalidInput('traverse needs a start entry id');
     const depth = options.depth ?? 2;
     if (!Number.isInteger(depth) || depth < 1 || depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
@@ -429,11 +508,13 @@ export class MemoryEngine {
 
   /** Pattern 1: hybrid seeds expanded through the graph and scored; no code attached. */
   async findWithContext(query: string, options: Omit<TaskContextOptions, 'includeCode'> = {}): Promise<ScoredEntry[]> {
-    return (await this.buildTaskContext(query, { ...options, includeCode: false })).entries;
+    checkOptionNames('findWithContext', options, TASK_CONTEXT_OPTIONS.filter((o) => o !== 'includeCode'));
+    return (await this.contextFor('findWithContext', query, { ...options, includeCode: false })).entries;
   }
 
   /** Pattern 2: entries that reference a file (path substring), ranked by similarity to the query. */
-  async findRelatedToCode(filePath: string, query: string, options: { limit?: number; signal?: AbortSignal } = {}): Promise<RelatedToCodeHit[]> {
+  async findRelatedToCode(filePath: string, query: string, options: RelatedToCodeOptions = {}): Promise<RelatedToCodeHit[]> {
+    checkOptionNames('findRelatedToCode', options, RELATED_TO_CODE_OPTIONS);
     if (typeof filePath !== 'string' || filePath === '') throw invalidInput('filePath must be a non-empty string');
     const limit = checkLimit(options.limit);
     const vector = await this.embedQuery(query, options.signal);
@@ -451,8 +532,14 @@ export class MemoryEngine {
   }
 
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
-  async buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
+  buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
+    return this.contextFor('buildTaskContext', task, options);
+  }
+
+  private async contextFor(where: string, task: string, options: TaskContextOptions): Promise<ContextBundle> {
     if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
+    // Checked before the cache key is made: a bad option must fail even when a bundle is cached.
+    resolveTaskContextOptions(options, where);
     const key = ContextCache.key(task, options, await this.stores.currentGeneration());
     return this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
   }
@@ -470,8 +557,10 @@ export class MemoryEngine {
    * `annMinRows` entries) and refits the small-vector projection. `onProgress` hears how far the
    * refit has come, every 10,000 entries, and when the index build starts.
    */
-  index(options: { annMinRows?: number; onProgress?: (message: string) => void } = {}): Promise<{ scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
+  index(options: IndexOptions = {}): Promise<{ scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
     return this.serialized(async () => {
+      checkOptionNames('index', options, INDEX_OPTIONS);
+      if (options.annMinRows !== undefined && !(Number.isInteger(options.annMinRows) && options.annMinRows >= 0)) throw invalidInput(`annMinRows must be a whole number ≥ 0, got ${JSON.stringify(options.annMinRows)}`);
       const { onProgress } = options;
       await this.stores.refitProjection({ onProgress: onProgress && ((done, total) => onProgress(`small vectors re-derived: ${done}/${total}`)) });
       onProgress?.('building indexes …');
@@ -488,6 +577,7 @@ export class MemoryEngine {
 
   /** Entries that reference matching code (filePath matches as a substring), most relevant first. */
   async findByCodeReference(query: CodeReferenceQuery): Promise<CodeReferenceHit[]> {
+    checkOptionNames('findByCodeReference', query, CODE_REFERENCE_QUERY);
     for (const k of ['filePath', 'symbol', 'codebaseId'] as const) {
       if (query[k] !== undefined && (typeof query[k] !== 'string' || query[k] === '')) throw invalidInput(`${k} must be a non-empty string`);
     }

@@ -5,6 +5,7 @@
  * linear in the corpus, not in the number of pairs.
  */
 import type { CodeLocation, Relation } from '../model/types.js';
+import { optionNames } from '../model/options.js';
 
 interface Node {
   next: Map<string, number>;
@@ -108,6 +109,8 @@ export interface AutoLinkOptions {
    */
   maxMentionShare?: number;
 }
+
+export const AUTO_LINK_OPTIONS = optionNames<AutoLinkOptions>()(['minLength', 'maxMentionShare']);
 
 interface TextEntry {
   id: string;

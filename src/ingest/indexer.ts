@@ -112,12 +112,13 @@ export async function indexDocument(
   const toEmbed: { input: EntryInput; entry: MemoryEntry }[] = [];
   for (const input of doc.entries) {
     const old = existing.get(input.id);
-    const entry: MemoryEntry = {
-      ...input,
-      createdAt: input.createdAt ?? old?.entry.createdAt ?? now,
-      updatedAt: now,
-      contentHash: contentHash(input.title, input.content),
-    };
+    const createdAt = input.createdAt ?? old?.entry.createdAt ?? now;
+    const hash = contentHash(input.title, input.content);
+    // The entry's own date, which recency runs from: a 2020 lesson ingested today is not fresh,
+    // and a change of its tags or importance does not make it so; a change of its text does.
+    const textChanged = old !== undefined && old.entry.contentHash !== hash;
+    const updatedAt = textChanged ? now : new Date(Math.max(createdAt.getTime(), old?.entry.updatedAt.getTime() ?? -Infinity));
+    const entry: MemoryEntry = { ...input, createdAt, updatedAt, contentHash: hash };
     if (old && sameEntry(old.entry, entry)) {
       report.entries.unchanged++;
       continue;

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { invalidInput } from '../model/errors.js';
+import { optionNames } from '../model/options.js';
 
 export interface LlmOptions {
   /** OpenAI-compatible base URL, e.g. `http://127.0.0.1:11434/v1` (Ollama). Default OpenAI. */
@@ -13,6 +14,8 @@ export interface LlmOptions {
   /** Retries on connection errors, 429 and 5xx. Default 1: the filter has a time budget. */
   maxRetries?: number;
 }
+
+export const LLM_OPTIONS = optionNames<LlmOptions>()(['baseURL', 'apiKey', 'model', 'timeoutMs', 'maxRetries']);
 
 export interface ChatMessage {
   role: 'system' | 'user';

@@ -1,5 +1,6 @@
 import { neutralize } from '../format/neutralize.js';
 import { throwIfAborted } from '../model/errors.js';
+import { optionNames } from '../model/options.js';
 import type { ScoredEntry } from '../model/types.js';
 import type { JsonChat } from './chatClient.js';
 
@@ -13,6 +14,8 @@ export interface RelevanceFilterOptions {
   /** The whole call, in milliseconds. Default 8 000. */
   timeoutMs?: number;
 }
+
+export const RELEVANCE_FILTER_OPTIONS = optionNames<RelevanceFilterOptions>()(['model', 'maxSelect', 'overRetrieve', 'timeoutMs']);
 
 const SNIPPET_CHARS = 320;
 

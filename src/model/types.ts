@@ -30,8 +30,11 @@ export interface MemoryEntry {
   /** Provenance: file, conversation, commit, agent. */
   source: string | null;
   sensitivity: Sensitivity;
+  /** When the entry was written (the file's `created_at`, else when it was first stored). */
   createdAt: Date;
+  /** When its title or content last changed; `createdAt` until then. Recency runs from it. */
   updatedAt: Date;
+  /** When the entry takes effect, if not from `createdAt` (it may be earlier: a back-dated record). */
   validFrom: Date | null;
   /** null = still current. */
   validTo: Date | null;
@@ -126,6 +129,11 @@ export interface ContextBundle {
   timings: Record<string, number>;
   cacheHit: boolean;
   notes: string[];
+  /**
+   * Parts that failed and were answered without (`vectors`: the embedder was unavailable, so only
+   * keywords, mentions and the graph searched). Such a bundle is not cached.
+   */
+  degraded?: 'vectors'[];
 }
 
 export interface StoreStats {

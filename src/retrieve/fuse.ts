@@ -1,3 +1,4 @@
+import { optionNames } from '../model/options.js';
 import { dedupeCandidates, type Hit } from './candidate.js';
 
 export type FusionMethod = 'rrf' | 'weighted';
@@ -13,6 +14,8 @@ export interface FusionOptions {
   /** RRF constant. Default 60. */
   k?: number;
 }
+
+export const FUSION_OPTIONS = optionNames<FusionOptions>()(['method', 'weights', 'k']);
 
 /** The score a list gives a candidate for weighted fusion: similarity for vector lists, relative BM25 for keyword lists. */
 function listScore(c: Hit): number {

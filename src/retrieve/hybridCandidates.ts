@@ -13,12 +13,13 @@ import { estimateSimilarity } from './estimateSimilarity.js';
  * with `mentions` the entries the query names, all with the same pushed-down filter, fused (RRF by
  * default; lists in that order for `fusion.weights`). Vector hits below `threshold` are dropped;
  * keyword and mention hits are kept whatever their similarity, since they matched the words.
- * Ids only: the caller reads the rows of what it keeps (hydrateHits).
+ * Ids only: the caller reads the rows of what it keeps (hydrateHits). Without a query vector (the
+ * embedder failed) the keyword and mention lists are fused alone, with no similarity.
  */
 export async function hybridCandidates(
   stores: Stores,
   query: string,
-  queryVector: Float32Array,
+  queryVector: Float32Array | undefined,
   opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal },
 ): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
   const [columns, index] = await Promise.all([stores.columns(), opts.keyword === false ? undefined : stores.keywords()]);
@@ -26,10 +27,17 @@ export async function hybridCandidates(
   // The keyword search runs while the stage-1 scan does (see twoStageCandidates).
   let keywordHits: Hit[] = [];
   const searchWords = index && (() => void (keywordHits = searchKeywords(index, columns, query, { filter: opts.filter, limit: opts.candidates })));
+  const noVectors = () => {
+    searchWords?.();
+    return Promise.resolve({ hits: [] as Hit[], stage1: 0 });
+  };
+  const vectorSearch = queryVector
+    ? twoStageCandidates(stores, queryVector, {
+        filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal, alongside: searchWords,
+      })
+    : noVectors();
   const [vector, mentionHits] = await Promise.all([
-    twoStageCandidates(stores, queryVector, {
-      filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal, alongside: searchWords,
-    }),
+    vectorSearch,
     opts.mentions ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }) : Promise.resolve([]),
   ]);
   // Similarity breaks ties in the fusion, so every list's hits carry one.

@@ -3,7 +3,9 @@
  * (similarity, ranks, graph paths); only this module weighs it.
  */
 import { cosineSimilarity } from '../embed/embedder.js';
-import { CONFIDENCE_LEVELS, type EntryEdgeType, type Reason } from '../model/types.js';
+import { invalidInput } from '../model/errors.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type EntryEdgeType, type Reason } from '../model/types.js';
 import type { EntryFeatures } from '../store/resident/entryColumns.js';
 import type { Hit } from './candidate.js';
 
@@ -55,6 +57,23 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   recencyHalfLifeDays: 180,
 };
 
+const SCORING_WEIGHT_NAMES = optionNames<ScoringWeights>()([
+  'similarity', 'keyword', 'bridge', 'mention', 'graph', 'confidence', 'importance', 'recency', 'hopDecay', 'edgeWeights', 'recencyHalfLifeDays',
+]);
+
+/** Refuses unknown weights and values that are not finite numbers ≥ 0 (a half-life must be > 0). */
+export function checkWeights(where: string, w: unknown): void {
+  checkOptionNames(where, w, SCORING_WEIGHT_NAMES);
+  const value = (name: string, v: unknown) => {
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalidInput(`${where}.${name} must be a finite number ≥ 0, got ${JSON.stringify(v)}`);
+  };
+  const weights = (w ?? {}) as Record<string, unknown>;
+  for (const name of SCORING_WEIGHT_NAMES) if (name !== 'edgeWeights') value(name, weights[name]);
+  if (weights.recencyHalfLifeDays === 0) throw invalidInput(`${where}.recencyHalfLifeDays must be more than 0`);
+  checkOptionNames(`${where}.edgeWeights`, weights.edgeWeights, ENTRY_EDGE_TYPES);
+  for (const t of ENTRY_EDGE_TYPES) value(`edgeWeights.${t}`, (weights.edgeWeights as Record<string, unknown> | undefined)?.[t]);
+}
+
 export function resolveWeights(w: Partial<ScoringWeights> | undefined): ScoringWeights {
   return { ...DEFAULT_WEIGHTS, ...w, edgeWeights: { ...DEFAULT_WEIGHTS.edgeWeights, ...w?.edgeWeights } };
 }
@@ -92,11 +111,20 @@ export interface ScoredHit {
   why: Reason[];
 }
 
+export const SCORE_COMBINATIONS = ['sum', 'product'] as const;
+/** How importance and recency meet relevance (TaskContextOptions.scoreCombination). */
+export type ScoreCombination = (typeof SCORE_COMBINATIONS)[number];
+
 /**
  * Scores and orders candidates. `graphScores` (0–1, e.g. personalised PageRank) replaces the
- * shortest-path proximity as the graph component when given.
+ * shortest-path proximity as the graph component when given. Recency runs from each entry's own
+ * date (`features.updatedAt`) to `now`.
  */
-export function scoreCandidates(candidates: ScorableHit[], opts: { weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number> } = {}): ScoredHit[] {
+export function scoreCandidates(
+  candidates: ScorableHit[],
+  opts: { weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number>; combination?: ScoreCombination } = {},
+): ScoredHit[] {
+  const product = opts.combination === 'product';
   const w = resolveWeights(opts.weights);
   const now = (opts.now ?? new Date()).getTime();
   const seedSimilarity = new Map(candidates.filter((c) => c.why.some(isDirectHit)).map((c) => [c.id, c.similarity]));
@@ -107,14 +135,15 @@ export function scoreCandidates(candidates: ScorableHit[], opts: { weights?: Par
       const age = Math.max(0, now - f.updatedAt.getTime());
       const keyword = Math.max(c.keywordScore ?? 0, w.bridge * (c.bridgeScore ?? 0), ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
       const mentioned = c.why.some((r) => r.kind === 'mention') ? 1 : 0;
-      const score =
+      const relevance =
         w.similarity * c.similarity +
         w.keyword * keyword +
         w.mention * mentioned +
         w.graph * (opts.graphScores ? opts.graphScores.get(c.id) ?? 0 : graphProximity(c, seedSimilarity, w)) +
-        w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1)) +
-        w.importance * (f.importance / 10) +
-        w.recency * Math.pow(0.5, age / halfLifeMs);
+        w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1));
+      const importance = f.importance / 10;
+      const recency = Math.pow(0.5, age / halfLifeMs);
+      const score = product ? relevance * importance * recency : relevance + w.importance * importance + w.recency * recency;
       return { id: c.id, score, similarity: c.similarity, why: c.why };
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));

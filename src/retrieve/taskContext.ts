@@ -5,7 +5,8 @@
  * the budget → code references and golden paths.
  */
 import type { Embedder } from '../embed/embedder.js';
-import { invalidInput, throwIfAborted } from '../model/errors.js';
+import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
 import {
   CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS,
   type Confidence, type ContextBundle, type EntryEdgeType, type ScoredEntry, type Sensitivity,
@@ -17,15 +18,15 @@ import { attachCode } from './attachCode.js';
 import { dedupeCandidates, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { diversify, resolveWeights, scoreCandidates, type ScorableHit, type ScoringWeights } from './score.js';
+import { checkWeights, diversify, resolveWeights, SCORE_COMBINATIONS, scoreCandidates, type ScorableHit, type ScoreCombination, type ScoringWeights } from './score.js';
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { personalizedPageRank } from './personalizedPageRank.js';
-import type { FusionOptions } from './fuse.js';
+import { FUSION_OPTIONS, type FusionOptions } from './fuse.js';
 import { hybridCandidates } from './hybridCandidates.js';
 import { addKeywordScores } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
 import type { JsonChat } from '../llm/chatClient.js';
-import { filterByRelevance, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
+import { filterByRelevance, RELEVANCE_FILTER_OPTIONS, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
 
 /** Filters shared by every search. */
 export interface SearchFilterOptions {
@@ -39,9 +40,23 @@ export interface SearchFilterOptions {
   tags?: string[];
   /** Sensitivity levels allowed. Default `['public', 'internal']`: secrets only when asked for. */
   sensitivity?: Sensitivity[];
-  /** Answer as of this time: entries valid then, and superseded ones whose successor came later. Default now. */
+  /** Importance at least this (1–10). */
+  minImportance?: number;
+  /** Only entries created at or after this time. */
+  createdAfter?: Date;
+  /** Only entries created before this time. */
+  createdBefore?: Date;
+  /**
+   * Answer as the memory stood at this time: entries in effect then (from `valid_from`, or from
+   * `created_at` when it has none, until `valid_to`), and superseded ones whose successor took
+   * effect later. Default now. README, "Time", has the table of cases.
+   */
   asOf?: Date;
 }
+
+export const SEARCH_FILTER_OPTIONS = optionNames<SearchFilterOptions>()([
+  'cores', 'entryTypes', 'minConfidence', 'tags', 'sensitivity', 'minImportance', 'createdAfter', 'createdBefore', 'asOf',
+]);
 
 export interface TaskContextOptions extends SearchFilterOptions {
   /** A core always searched besides `cores` (the project's own memory). */
@@ -79,6 +94,20 @@ export interface TaskContextOptions extends SearchFilterOptions {
   /** MMR diversity, 0 (off, default) to 1. */
   diversity?: number;
   /**
+   * How importance and recency meet the evidence that an entry is relevant (similarity, keywords,
+   * mentions, graph, confidence): 'sum' (default) adds them as weighted terms
+   * (`weights.importance`, `weights.recency`); 'product' multiplies relevance by importance
+   * (1–10 as 0.1–1) and by recency (1 when new, halving every `weights.recencyHalfLifeDays`), the
+   * generative-agents form, in which an old or trivial entry needs far more evidence to rank.
+   * The sum measured better on every development set (README, evaluation).
+   */
+  scoreCombination?: ScoreCombination;
+  /**
+   * When the embedder fails (a server down, a timeout), throw rather than answer from keywords,
+   * mentions and the graph with a note that vectors were unavailable. Default false.
+   */
+  strict?: boolean;
+  /**
    * Let an LLM keep the entries that matter: the best `overRetrieve` (50) by score are offered,
    * at most `maxSelect` (10) kept in the model's order. Any failure falls back to the top by score
    * with a note. `true` uses the engine's configured LLM.
@@ -86,6 +115,12 @@ export interface TaskContextOptions extends SearchFilterOptions {
   llmFilter?: boolean | RelevanceFilterOptions;
   signal?: AbortSignal;
 }
+
+export const TASK_CONTEXT_OPTIONS = optionNames<TaskContextOptions>()([
+  ...SEARCH_FILTER_OPTIONS as (keyof SearchFilterOptions)[],
+  'projectCore', 'threshold', 'candidates', 'keyword', 'mentions', 'fusion', 'seeds', 'depth', 'relationTypes', 'maxEntries', 'maxTokens',
+  'includeCode', 'weights', 'graphRanking', 'diversity', 'scoreCombination', 'strict', 'llmFilter', 'signal',
+]);
 
 function positiveInt(name: string, v: unknown, fallback: number, min = 1, max = 10_000): number {
   if (v === undefined) return fallback;
@@ -105,9 +140,19 @@ function oneOf<T extends string>(name: string, v: unknown, allowed: readonly T[]
   return v as T;
 }
 
+function date(name: string, v: unknown): Date | undefined {
+  if (v === undefined) return undefined;
+  if (!(v instanceof Date) || Number.isNaN(v.getTime())) throw invalidInput(`${name} must be a valid Date, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 /** Validates the filter options and turns them into a store filter. */
 export function resolveFilter(o: SearchFilterOptions, extraCore?: string): EntryFilter {
-  if (o.asOf !== undefined && (!(o.asOf instanceof Date) || Number.isNaN(o.asOf.getTime()))) throw invalidInput('asOf must be a valid Date');
+  const asOf = date('asOf', o.asOf);
+  const createdAfter = date('createdAfter', o.createdAfter);
+  const createdBefore = date('createdBefore', o.createdBefore);
+  if (createdAfter && createdBefore && createdBefore.getTime() <= createdAfter.getTime()) throw invalidInput('createdBefore must be later than createdAfter');
+  const minImportance = o.minImportance === undefined ? undefined : positiveInt('minImportance', o.minImportance, 1, 1, 10);
   const cores = stringList('cores', o.cores);
   const sensitivity = o.sensitivity ?? ['public', 'internal'];
   sensitivity.forEach((s) => oneOf('sensitivity', s, SENSITIVITY_LEVELS));
@@ -117,7 +162,10 @@ export function resolveFilter(o: SearchFilterOptions, extraCore?: string): Entry
     ...(o.minConfidence !== undefined ? { minConfidence: oneOf('minConfidence', o.minConfidence, CONFIDENCE_LEVELS)! } : {}),
     ...(o.tags ? { tags: stringList('tags', o.tags)! } : {}),
     sensitivity,
-    validAt: o.asOf ?? new Date(),
+    ...(minImportance !== undefined ? { minImportance } : {}),
+    ...(createdAfter ? { createdAfter } : {}),
+    ...(createdBefore ? { createdBefore } : {}),
+    validAt: asOf ?? new Date(),
   };
 }
 
@@ -128,7 +176,12 @@ export function resolveThreshold(v: unknown, fallback: number): number {
 }
 
 /** Every option resolved and checked, so a bad value fails before any I/O. */
-export function resolveTaskContextOptions(o: TaskContextOptions) {
+export function resolveTaskContextOptions(o: TaskContextOptions, where = 'buildTaskContext', allowed: readonly string[] = TASK_CONTEXT_OPTIONS) {
+  checkOptionNames(where, o, allowed);
+  checkOptionNames(`${where}.fusion`, o.fusion, FUSION_OPTIONS);
+  if (o.weights !== undefined) checkWeights(`${where}.weights`, o.weights);
+  if (o.llmFilter !== undefined && typeof o.llmFilter === 'object') checkOptionNames(`${where}.llmFilter`, o.llmFilter, RELEVANCE_FILTER_OPTIONS);
+  if (o.strict !== undefined && typeof o.strict !== 'boolean') throw invalidInput(`strict must be true or false, got ${JSON.stringify(o.strict)}`);
   if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === '')) throw invalidInput('projectCore must be a non-empty string');
   const relationTypes = o.relationTypes ?? ['RELATED', 'DEPENDS_ON'];
   relationTypes.forEach((t) => oneOf('relationTypes', t, ENTRY_EDGE_TYPES));
@@ -148,6 +201,8 @@ export function resolveTaskContextOptions(o: TaskContextOptions) {
     fusion: o.fusion,
     diversity: o.diversity ?? 0,
     graphRanking: o.graphRanking === undefined ? 'pagerank' : oneOf('graphRanking', o.graphRanking, ['proximity', 'pagerank'] as const)!,
+    scoreCombination: o.scoreCombination === undefined ? 'sum' : oneOf('scoreCombination', o.scoreCombination, SCORE_COMBINATIONS)!,
+    strict: o.strict === true,
     includeCode: o.includeCode !== false,
     llmFilter: resolveLlmFilter(o.llmFilter),
   };
@@ -200,9 +255,9 @@ export async function buildTaskContext(
   const notes: string[] = [];
 
   throwIfAborted(signal);
-  const [queryVector] = await embedder.embed([task], signal);
+  const queryVector = await embedOrExplain(embedder, task, { strict: o.strict, signal, notes });
   lap('embed');
-  const { fused, stage1 } = await hybridCandidates(stores, task, queryVector!, {
+  const { fused, stage1 } = await hybridCandidates(stores, task, queryVector, {
     filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal,
   });
   lap('candidates');
@@ -217,7 +272,7 @@ export async function buildTaskContext(
   lap('expand');
   const columns = await stores.columns();
   // Fused hits already carry a similarity (hybridCandidates); reached ones get theirs here.
-  const pool = dedupeCandidates([fused, estimateSimilarity(expansion?.reached ?? [], columns, queryVector!)]);
+  const pool = dedupeCandidates([fused, estimateSimilarity(expansion?.reached ?? [], columns, queryVector)]);
   const { kept: current, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
@@ -232,7 +287,7 @@ export async function buildTaskContext(
     const seedWeights = new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity]));
     graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(options.weights).edgeWeights });
   }
-  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores });
+  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores, combination: o.scoreCombination });
   if (o.diversity > 0) {
     const vectors = new Map(scored.slice(0, o.maxEntries * 3).flatMap((c) => { const v = columns.vector(c.id); return v ? [[c.id, v] as const] : []; }));
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);
@@ -260,5 +315,26 @@ export async function buildTaskContext(
     timings,
     cacheHit: false,
     notes,
+    ...(queryVector ? {} : { degraded: ['vectors' as const] }),
   };
+}
+
+/**
+ * The task's vector, or undefined with a note when the embedder fails (its server down, a
+ * timeout) and `strict` is off: keywords, mentions and the graph still answer. An abort, or a
+ * failure that is not the embedder's, is thrown.
+ */
+export async function embedOrExplain(
+  embedder: Embedder,
+  text: string,
+  opts: { strict: boolean; signal?: AbortSignal; notes: string[] },
+): Promise<Float32Array | undefined> {
+  try {
+    const [vector] = await embedder.embed([text], opts.signal);
+    return vector;
+  } catch (e) {
+    if (opts.strict || !(e instanceof MemcoreError) || e.code !== 'EMBEDDING') throw e;
+    opts.notes.push(`vectors unavailable, answered from keywords, mentions and the graph only: ${e.message}`);
+    return undefined;
+  }
 }

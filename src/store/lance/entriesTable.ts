@@ -212,8 +212,11 @@ export interface VectorHit {
 
 /** Thin adapter over the LanceDB `entries` table: storage only, no ranking. */
 export class EntriesTable {
-  /** Entries with a validity bound, read once and forgotten by every write through this table. */
-  private timeBounded: Promise<{ id: string; from: number | null; to: number | null }[]> | undefined;
+  /**
+   * Entries with a validity bound, and the newest creation time among the others, read once and
+   * forgotten by every write through this table.
+   */
+  private timeBounded: Promise<{ bounded: { id: string; from: number | null; to: number | null }[]; newestCreated: number }> | undefined;
 
   private constructor(
     private readonly table: lancedb.Table,
@@ -225,21 +228,32 @@ export class EntriesTable {
 
   /**
    * The filter as SQL, with `validAt` turned into the few ids it excludes. The range test on
-   * valid_from/valid_to (with its IS NULL arms) costs ~10 ms a search at 100K entries, while
-   * entries with a validity bound are usually few: their bounds are held here, and the filter
-   * becomes `NOT (id IN (…))`, or nothing. Past 256 excluded ids, the range test it is.
+   * valid_from/valid_to/created_at (with its IS NULL arms) costs ~10 ms a search at 100K entries,
+   * while entries with a validity bound are usually few and a time after the newest creation
+   * excludes no other: their bounds are held here, and the filter becomes `NOT (id IN (…))`, or
+   * nothing. For an earlier time, or past 256 excluded ids, the range test it is.
    */
   private async whereSql(filter: EntryFilter): Promise<string | undefined> {
     if (!filter.validAt) return entryFilterSql(filter);
-    this.timeBounded ??= plainRows<{ id: string; valid_from: unknown; valid_to: unknown }>(this.table.query().where('valid_from IS NOT NULL OR valid_to IS NOT NULL').select(['id', 'valid_from', 'valid_to'])).then(
-      (rows) => rows.map((r) => ({ id: String(r.id), from: r.valid_from == null ? null : Number(r.valid_from), to: r.valid_to == null ? null : Number(r.valid_to) })),
+    this.timeBounded ??= Promise.all([
+      plainRows<{ id: string; valid_from: unknown; valid_to: unknown }>(this.table.query().where('valid_from IS NOT NULL OR valid_to IS NOT NULL').select(['id', 'valid_from', 'valid_to'])),
+      this.table.query().where('valid_from IS NULL').select(['created_at']).toArrow(),
+    ]).then(
+      ([rows, created]) => {
+        let newestCreated = -Infinity;
+        for (const batch of created.batches) for (const t of batch.getChild('created_at')!.toArray() as Float64Array) if (t > newestCreated) newestCreated = t;
+        const bounded = rows.map((r) => ({ id: String(r.id), from: r.valid_from == null ? null : Number(r.valid_from), to: r.valid_to == null ? null : Number(r.valid_to) }));
+        return { bounded, newestCreated };
+      },
       (e: unknown) => {
         this.timeBounded = undefined;
         throw e;
       },
     );
     const t = filter.validAt.getTime();
-    const excluded = (await this.timeBounded).filter((b) => (b.from !== null && b.from > t) || (b.to !== null && b.to <= t)).map((b) => b.id);
+    const { bounded, newestCreated } = await this.timeBounded;
+    if (newestCreated > t) return entryFilterSql(filter);
+    const excluded = bounded.filter((b) => (b.from !== null && b.from > t) || (b.to !== null && b.to <= t)).map((b) => b.id);
     if (excluded.length > 256) return entryFilterSql(filter);
     return entryFilterSql({ ...filter, validAt: undefined, notIds: [...(filter.notIds ?? []), ...excluded] });
   }
@@ -348,7 +362,7 @@ export class EntriesTable {
     dimensions: number,
     hold: { smallDimensions?: number; entries?: boolean } = {},
   ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entryAt?: (i: number) => MemoryEntry }> {
-    const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'updated_at', 'valid_from', 'valid_to'];
+    const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'created_at', 'updated_at', 'valid_from', 'valid_to'];
     const { smallDimensions, entries } = hold;
     const result = await this.table
       .query()
@@ -363,7 +377,7 @@ export class EntriesTable {
       into.set((values.values as Float32Array).subarray(values.offset, values.offset + batch.numRows * width), rows.length * width);
     };
     for (const batch of result.batches) {
-      const [id, core, type, rank, importance, tags, sensitivity, updated, from, to] = narrow.map((name) => batch.getChild(name)!);
+      const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to] = narrow.map((name) => batch.getChild(name)!);
       copyVectors(batch, 'vector', vectors, dimensions);
       if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, smallDimensions!);
       for (let i = 0; i < batch.numRows; i++) {
@@ -376,6 +390,7 @@ export class EntriesTable {
           importance: importance!.get(i) as number,
           tags: t ? Array.from(t) : [],
           sensitivity: sensitivity!.get(i) as string,
+          createdAt: created!.get(i) as number,
           updatedAt: updated!.get(i) as number,
           validFrom: (from!.get(i) as number | null) ?? null,
           validTo: (to!.get(i) as number | null) ?? null,

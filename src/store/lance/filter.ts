@@ -48,8 +48,17 @@ export interface EntryFilter {
   tags?: readonly string[];
   /** Only these sensitivity levels. */
   sensitivity?: readonly Sensitivity[];
-  /** Only entries valid at this time (valid_from ≤ t < valid_to). */
+  /**
+   * Only entries in force at this time: in effect from `valid_from`, or from `created_at` when it
+   * has none, until `valid_to` (excluded).
+   */
   validAt?: Date;
+  /** Importance at least this (1–10). */
+  minImportance?: number;
+  /** Created at or after this time. */
+  createdAfter?: Date;
+  /** Created before this time. */
+  createdBefore?: Date;
   /** Only these ids. */
   ids?: readonly string[];
   /** None of these ids. */
@@ -66,6 +75,9 @@ export function entryFilterSql(f: EntryFilter): string | undefined {
     f.minConfidence ? `confidence_rank >= ${confidenceRank(f.minConfidence)}` : undefined,
     f.tags ? (f.tags.length === 0 ? 'false' : `array_has_any(tags, [${f.tags.map(sqlString).join(', ')}])`) : undefined,
     f.sensitivity ? sqlIn('sensitivity', f.sensitivity) : undefined,
-    t ? `(valid_from IS NULL OR valid_from <= ${t}) AND (valid_to IS NULL OR valid_to > ${t})` : undefined,
+    t ? `COALESCE(valid_from, created_at) <= ${t} AND (valid_to IS NULL OR valid_to > ${t})` : undefined,
+    f.minImportance !== undefined ? `importance >= ${sqlNumber(f.minImportance)}` : undefined,
+    f.createdAfter ? `created_at >= ${sqlNumber(f.createdAfter.getTime())}` : undefined,
+    f.createdBefore ? `created_at < ${sqlNumber(f.createdBefore.getTime())}` : undefined,
   ]);
 }

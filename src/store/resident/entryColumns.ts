@@ -9,6 +9,7 @@ import { TopK } from './topK.js';
 export interface EntryFeatures {
   confidence: Confidence;
   importance: number;
+  /** The entry's own date, which recency runs from: `updated_at` (see MemoryEntry.updatedAt). */
   updatedAt: Date;
 }
 
@@ -21,6 +22,7 @@ export interface EntryColumnRow {
   importance: number;
   tags: string[];
   sensitivity: string;
+  createdAt: number;
   updatedAt: number;
   validFrom: number | null;
   validTo: number | null;
@@ -35,6 +37,7 @@ export function columnRow(e: MemoryEntry): EntryColumnRow {
     importance: e.importance,
     tags: [...e.tags],
     sensitivity: e.sensitivity,
+    createdAt: e.createdAt.getTime(),
     updatedAt: e.updatedAt.getTime(),
     validFrom: e.validFrom?.getTime() ?? null,
     validTo: e.validTo?.getTime() ?? null,
@@ -116,8 +119,11 @@ class FilterColumns {
   typeCodes = new Int32Array(16);
   sensitivityCodes = new Int32Array(16);
   confidenceRanks = new Int8Array(16);
-  /** −Infinity / +Infinity where the entry has no bound. */
+  importance = new Int8Array(16);
+  createdAt = new Float64Array(16);
+  /** When the entry takes effect: `valid_from`, or `created_at` when it has none. */
   validFrom = new Float64Array(16);
+  /** +Infinity where the entry has no end. */
   validTo = new Float64Array(16);
 
   ensureCapacity(slots: number): void {
@@ -125,6 +131,8 @@ class FilterColumns {
     this.typeCodes = grown(this.typeCodes, slots, (n) => new Int32Array(n));
     this.sensitivityCodes = grown(this.sensitivityCodes, slots, (n) => new Int32Array(n));
     this.confidenceRanks = grown(this.confidenceRanks, slots, (n) => new Int8Array(n));
+    this.importance = grown(this.importance, slots, (n) => new Int8Array(n));
+    this.createdAt = grown(this.createdAt, slots, (n) => new Float64Array(n));
     this.validFrom = grown(this.validFrom, slots, (n) => new Float64Array(n));
     this.validTo = grown(this.validTo, slots, (n) => new Float64Array(n));
   }
@@ -134,7 +142,9 @@ class FilterColumns {
     this.typeCodes[slot] = this.entryTypes.code(row.entryType);
     this.sensitivityCodes[slot] = this.sensitivity.code(row.sensitivity);
     this.confidenceRanks[slot] = row.confidenceRank;
-    this.validFrom[slot] = row.validFrom ?? -Infinity;
+    this.importance[slot] = row.importance;
+    this.createdAt[slot] = row.createdAt;
+    this.validFrom[slot] = row.validFrom ?? row.createdAt;
     this.validTo[slot] = row.validTo ?? Infinity;
   }
 }
@@ -349,12 +359,17 @@ export class EntryColumns {
     const sensitivity = filter.sensitivity && columns.sensitivity.allowing(filter.sensitivity);
     const minConfidence = filter.minConfidence ? CONFIDENCE_LEVELS.indexOf(filter.minConfidence) + 1 : 0;
     const validAt = filter.validAt?.getTime();
-    const { coreCodes, typeCodes, sensitivityCodes, confidenceRanks, validFrom, validTo } = columns;
+    const minImportance = filter.minImportance ?? -Infinity;
+    const createdFrom = filter.createdAfter?.getTime() ?? -Infinity;
+    const createdBefore = filter.createdBefore?.getTime() ?? Infinity;
+    const { coreCodes, typeCodes, sensitivityCodes, confidenceRanks, importance, createdAt, validFrom, validTo } = columns;
     return (slot) => {
       if (cores && cores[coreCodes[slot]!] === 0) return false;
       if (types && types[typeCodes[slot]!] === 0) return false;
       if (sensitivity && sensitivity[sensitivityCodes[slot]!] === 0) return false;
       if (confidenceRanks[slot]! < minConfidence) return false;
+      if (importance[slot]! < minImportance) return false;
+      if (!(createdAt[slot]! >= createdFrom && createdAt[slot]! < createdBefore)) return false;
       if (validAt !== undefined && !(validFrom[slot]! <= validAt && validTo[slot]! > validAt)) return false;
       if (rowTests.length > 0) {
         const row = rows[slot]!;
