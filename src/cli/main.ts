@@ -277,7 +277,9 @@ const COMMANDS: Record<string, Command> = {
         ...(v['no-code'] ? { includeCode: false } : {}),
         ...(llmFilter ? { llmFilter } : {}),
       });
-      io.out(formatContext(bundle, { style: style as ContextStyle }));
+      const text = formatContext(bundle, { style: style as ContextStyle });
+      if (text === '') io.err('no relevant memory for this task (the prompt block is empty)');
+      else io.out(text);
       // The text view lists the notes itself; the others are for a prompt or a program.
       if (bundle.degraded && style !== 'text') for (const note of bundle.notes) io.err(`note: ${note}`);
       return EXIT.ok;

@@ -44,7 +44,12 @@ function packBlocks(head: string[], blocks: string[], tail: string[], maxTokens:
 /** One line: white space folded, then neutralised (so a fold cannot hide an instruction). */
 const clean = (s: string) => neutralize(s.replace(/\s+/g, ' ').trim()).text;
 
+/**
+ * The `<memory>` block; nothing at all for a bundle with nothing in it, since an empty block
+ * would spend prompt tokens to say nothing.
+ */
 function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
+  if (bundle.entries.length === 0 && bundle.codeRefs.length === 0 && bundle.goldenPaths.length === 0) return '';
   const blocks: string[] = [];
   for (const e of bundle.entries) {
     const content = neutralize(e.entry.content.trim()).text.split('\n').map((l) => `  ${l}`).join('\n');

@@ -5,12 +5,20 @@
  */
 const INSTRUCTION_LIKE: RegExp[] = [
   /^\s*(system|assistant|user|developer|human|ai|tool)\s*:/i,
+  // An order addressed to the reader: "You must…", "The assistant should…".
+  /^\W*(you|the (assistant|model|ai|agent))\s+(must|shall|should|will|need to|have to|are (required|instructed|to))\b/i,
   /\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|any)\b.{0,40}\b(instructions?|prompts?|rules?|messages?|context)\b/i,
   /\b(you are now|new instructions?|act as|from now on you)\b/i,
   /<\/?\s*(memory|system|assistant|user|instructions?|prompt|tool)[^>]*>/i,
   /<\|[^|]*\|>/, // chat-template tokens such as <|im_start|>
   /\[\/?(INST|SYS)\]|<<\/?SYS>>/i,
 ];
+
+/**
+ * Every line terminator a model's tokenizer or an XML reader may take as one (CR LF, LF, CR, VT,
+ * FF, NEL, LS, PS): a role prefix after any of them starts a line of its own.
+ */
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 
 /** True when a line reads as an instruction to the model rather than as content. */
 export function isInstructionLike(line: string): boolean {
@@ -23,8 +31,11 @@ export function isInstructionLike(line: string): boolean {
  */
 export function neutralize(text: string): { text: string; neutralized: number } {
   let neutralized = 0;
-  const lines = text.split(/\r?\n/).map((line) => {
-    if (!isInstructionLike(line)) return line.replace(/<\/?\s*memory[^>]*>/gi, (m) => m.replace(/</g, '‹').replace(/>/g, '›'));
+  // Whatever follows `<` and names the memory tag, on this line or the next, could close the block:
+  // the `<` goes first, so no `>` later or a break inside the tag can complete it.
+  const original = text.split(LINE_BREAK);
+  const lines = text.replace(/<(?=[\s/]*memory)/gi, '‹').split(LINE_BREAK).map((line, i) => {
+    if (!isInstructionLike(original[i]!)) return line;
     neutralized++;
     const defused = line
       .replace(/</g, '‹')

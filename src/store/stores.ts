@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
@@ -16,6 +16,25 @@ import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 
 const PROJECTION_FILE = 'projection.json';
+
+/**
+ * A store that has been written holds both a table and a graph: opening it without one would
+ * create an empty one and answer without it (no relations, or no entries) as if nothing were
+ * wrong. A table whose versions are gone reads as empty, so it counts as missing too.
+ */
+function refuseMissingStores(dir: string, generation: number): void {
+  const versions = join(dir, 'lance', 'entries.lance', '_versions');
+  const missing = [
+    ...(existsSync(join(dir, 'graph.kuzu')) ? [] : ['graph.kuzu (relations, code locations, golden paths)']),
+    ...(existsSync(versions) && readdirSync(versions).length > 0 ? [] : ['lance/entries.lance (the entries)']),
+  ];
+  if (missing.length === 0) return;
+  throw new MemcoreError(
+    `${dir} has been written ${generation} time${generation === 1 ? '' : 's'} (meta.json) but ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing. ` +
+      'Opening it would answer as if that part were empty. Restore the folder from a backup, or move it aside and ingest the memory files again.',
+    'STORE',
+  );
+}
 /** Rows a refit re-derives per write: one LanceDB merge each (see EntriesTable.upsert). */
 const REFIT_BATCH = 10_000;
 /** Below this many entries a fitted projection is not worth it; the prefix serves. */
@@ -209,6 +228,7 @@ export class Stores {
       };
       await writeMeta(dir, meta);
     }
+    if (meta.generation > 0) refuseMissingStores(dir, meta.generation);
     const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
     const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
     let projection: Projection = { kind: 'prefix', dimensions: meta.smallDimensions };

@@ -6,6 +6,7 @@ import { invalidInput, MemcoreError } from '../../model/errors.js';
 import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphStore } from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
+import { nativeDetail, translateNativeErrors } from '../storeErrors.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
   .split('\n')
@@ -129,6 +130,8 @@ export class KuzuGraphStore implements GraphStore {
   private constructor(
     private readonly db: kuzu.Database,
     private readonly conn: kuzu.Connection,
+    /** The graph file, which a failure names (translateNativeErrors). */
+    readonly location: string,
   ) {}
 
   static async open(file: string): Promise<KuzuGraphStore> {
@@ -139,9 +142,9 @@ export class KuzuGraphStore implements GraphStore {
     } catch (e) {
       const message = (e as Error).message;
       if (/lock/i.test(message)) throw new MemcoreError(`the database at ${file} is open in another process (Kuzu allows one process at a time); close it there first`, 'STORE');
-      throw new MemcoreError(`cannot open the graph database at ${file}: ${message}`, 'STORE');
+      throw new MemcoreError(`cannot open the graph database at ${file}: ${nativeDetail(e)}`, 'STORE');
     }
-    const store = new KuzuGraphStore(db, new kuzu.Connection(db));
+    const store = new KuzuGraphStore(db, new kuzu.Connection(db), file);
     for (const statement of ddl) await store.exec(statement);
     return store;
   }
@@ -402,3 +405,8 @@ export class KuzuGraphStore implements GraphStore {
     await this.db.close();
   }
 }
+
+translateNativeErrors(KuzuGraphStore, 'the graph', [
+  'write', 'deleteEntries', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
+  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'counts',
+]);

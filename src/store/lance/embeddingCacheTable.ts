@@ -4,6 +4,7 @@ import * as arrow from 'apache-arrow';
 import { sqlIn } from './filter.js';
 import { toFloat32 } from './entriesTable.js';
 import { plainRows } from './plainRows.js';
+import { storeFailure, translateNativeErrors } from '../storeErrors.js';
 
 /**
  * Vectors by (model id, dimensions, text hash), kept across runs in the database folder, so text
@@ -15,16 +16,22 @@ export class EmbeddingCacheTable {
     private readonly table: lancedb.Table,
     private readonly model: string,
     private readonly dimensions: number,
+    /** The LanceDB folder, which a failure names (translateNativeErrors). */
+    readonly location: string,
   ) {}
 
   static async open(dir: string, model: string, dimensions: number): Promise<EmbeddingCacheTable> {
-    const db = await lancedb.connect(dir);
     const schema = new arrow.Schema([
       new arrow.Field('key', new arrow.Utf8(), false),
       new arrow.Field('vector', new arrow.FixedSizeList(dimensions, new arrow.Field('item', new arrow.Float32(), true)), false),
     ]);
-    const table = await db.createEmptyTable('embedding_cache', schema, { existOk: true });
-    return new EmbeddingCacheTable(table, model, dimensions);
+    try {
+      const db = await lancedb.connect(dir);
+      const table = await db.createEmptyTable('embedding_cache', schema, { existOk: true });
+      return new EmbeddingCacheTable(table, model, dimensions, dir);
+    } catch (e) {
+      throw storeFailure('the embedding cache', dir, e);
+    }
   }
 
   key(text: string): string {
@@ -49,3 +56,5 @@ export class EmbeddingCacheTable {
     this.table.close();
   }
 }
+
+translateNativeErrors(EmbeddingCacheTable, 'the embedding cache', ['get', 'put']);

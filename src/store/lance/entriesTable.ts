@@ -8,6 +8,7 @@ import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
 import { plainRows, rowsOf } from './plainRows.js';
 import type { EntryColumnRow } from '../resident/entryColumns.js';
 import type { KeywordDocument } from '../resident/keywordIndex.js';
+import { storeFailure, translateNativeErrors } from '../storeErrors.js';
 
 interface ColumnLayout {
   name: string;
@@ -258,10 +259,21 @@ export class EntriesTable {
     return entryFilterSql({ ...filter, validAt: undefined, notIds: [...(filter.notIds ?? []), ...excluded] });
   }
 
+  /** The LanceDB folder, which a failure names (translateNativeErrors). */
+  get location(): string {
+    return this.dir;
+  }
+
   static async open(dir: string, dimensions: number, smallDimensions: number): Promise<EntriesTable> {
-    const db = await lancedb.connect(dir);
-    const table = await db.createEmptyTable(layout.table, arrowSchema(dimensions, smallDimensions), { existOk: true });
-    const schema = await table.schema();
+    let table: lancedb.Table;
+    let schema: arrow.Schema;
+    try {
+      const db = await lancedb.connect(dir);
+      table = await db.createEmptyTable(layout.table, arrowSchema(dimensions, smallDimensions), { existOk: true });
+      schema = await table.schema();
+    } catch (e) {
+      throw storeFailure('the entries table', dir, e);
+    }
     const vectorField = schema.fields.find((f) => f.name === 'vector');
     const size = (vectorField?.type as arrow.FixedSizeList | undefined)?.listSize;
     if (size !== dimensions) {
@@ -501,6 +513,10 @@ export class EntriesTable {
     this.table.close();
   }
 }
+
+translateNativeErrors(EntriesTable, 'the entries table', [
+  'upsert', 'delete', 'read', 'sampleVectors', 'columnRows', 'searchTexts', 'names', 'nearest', 'buildIndexes', 'count', 'version',
+]);
 
 export interface StoredEntryOrEntry {
   entry: MemoryEntry;
