@@ -496,7 +496,9 @@ export class EntriesTable {
         replace: true,
       });
     }
-    await this.table.optimize();
+    // Compacts, and drops the versions before this one: a refit has just rewritten every row, and
+    // the old files would otherwise stay for a week (LanceDB's default), doubling the table.
+    await this.table.optimize({ cleanupOlderThan: new Date() });
     return { scalar: [...scalar, 'tags'], ann, rows };
   }
 
