@@ -67,6 +67,16 @@ describe('memcore CLI', () => {
 
     const stats = JSON.parse((await run('stats', '--db', db, '--json')).out) as { entries: number; goldenPaths: number };
     expect(stats).toMatchObject({ entries: 44, goldenPaths: 3 });
+
+    // The time and importance filters reach the engine; a bundle with nothing in it prints no block.
+    const important = JSON.parse((await run('search', 'refresh token', '--db', db, '--mode', 'keyword', '--min-importance', '9', '--json')).out) as { entry: { importance: number } }[];
+    expect(important.length).toBeGreaterThan(0);
+    expect(important.every((h) => h.entry.importance >= 9)).toBe(true);
+    const none = await run('search', 'refresh token', '--db', db, '--mode', 'keyword', '--created-before', '2000-01-01', '--json');
+    expect(JSON.parse(none.out)).toEqual([]);
+    const empty = await run('context', 'refresh token', '--db', db, '--format', 'prompt', '--created-before', '2000-01-01', '--no-code');
+    expect(empty).toMatchObject({ code: EXIT.ok, out: '', err: 'no relevant memory for this task (the prompt block is empty)' });
+    expect((await run('search', 'x', '--db', db, '--created-after', 'yesterday')).code).toBe(EXIT.usage);
   });
 
   it('exits with stable codes and one line on stderr', async () => {

@@ -18,6 +18,7 @@ import { MemcoreError } from '../model/errors.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type GoldenPath, type MemoryEntry } from '../model/types.js';
 import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
+import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5 } as const;
 
@@ -166,6 +167,7 @@ eval options:
   --out <file>              also write the JSON report there
   --save-eval-file <file>   write the eval file an adapter built
   --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
+  --score-combination <c>   the context strategy's scoreCombination: sum (default) or product
   --misses <k>              list each strategy's queries whose gold is not all in the top k, with the gold ranks
 
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
@@ -290,6 +292,7 @@ const COMMANDS: Record<string, Command> = {
       strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
       'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
       out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' },
+      'score-combination': { type: 'string' },
     },
     args: [1, 1],
     async run(_engine, [target], v, io) {
@@ -311,12 +314,15 @@ const COMMANDS: Record<string, Command> = {
       if (limit !== undefined) file = { ...file, queries: file.queries.slice(0, limit) };
       if (typeof v['save-eval-file'] === 'string') await writeFile(v['save-eval-file'], JSON.stringify(file));
       const autoLink = v['no-auto-link'] ? false : v['auto-link'] ? true : adapter?.autoLink ?? false;
+      const combination = v['score-combination'] as ScoreCombination | undefined;
+      if (combination !== undefined && !SCORE_COMBINATIONS.includes(combination)) throw new UsageError(`--score-combination must be ${SCORE_COMBINATIONS.join(' or ')}, got "${combination}"`);
       const report = await runEval(file, {
         ...(strategies ? { strategies: strategies as Strategy[] } : {}),
         ks: ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50],
         autoLink,
         ...(typeof v['keep-db'] === 'string' ? { keepDb: v['keep-db'] } : {}),
         ...(misses !== undefined ? { misses } : {}),
+        ...(combination !== undefined ? { context: { scoreCombination: combination } } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });
       if (typeof v.out === 'string') await writeFile(v.out, JSON.stringify(report, null, 2));

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openMemory, type MemoryEngine, type OpenMemoryOptions } from '../engine/memoryEngine.js';
+import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import type { AutoLinkOptions } from '../ingest/autoLink.js';
 import { invalidInput } from '../model/errors.js';
 import { aggregate, allGoldAt, type MetricRow } from './metrics.js';
@@ -21,7 +22,7 @@ export const STRATEGY_HELP: Record<Strategy, string> = {
 };
 
 /** Ranked entry ids for one query under one strategy. */
-async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number): Promise<string[]> {
+async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number, context: EvalContextOptions): Promise<string[]> {
   const cores = q.cores ? { cores: q.cores } : {};
   const candidates = Math.max(100, k * 2);
   const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id);
@@ -40,7 +41,7 @@ async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number): Prom
     case 'graph-ppr':
       return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'pagerank' }));
     case 'context':
-      return ids((await m.buildTaskContext(q.text, { ...cores, maxEntries: k })).entries);
+      return ids((await m.buildTaskContext(q.text, { ...context, ...cores, maxEntries: k })).entries);
   }
 }
 
@@ -72,8 +73,13 @@ export interface EvalReport {
   misses?: { k: number; depth: number };
 }
 
+/** Options of the `context` strategy besides the ones each query sets (cores, maxEntries). */
+export type EvalContextOptions = Omit<TaskContextOptions, 'cores' | 'maxEntries' | 'signal'>;
+
 export interface RunEvalOptions {
   strategies?: Strategy[];
+  /** Options the `context` strategy passes to buildTaskContext, e.g. `{ scoreCombination: 'product' }`. Default none. */
+  context?: EvalContextOptions;
   ks?: number[];
   autoLink?: boolean | AutoLinkOptions;
   /** Embedder and other engine settings. */
@@ -118,7 +124,7 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
       const results: { ranked: string[]; gold: string[]; category: string }[] = [];
       const t0 = performance.now();
       for (const [i, q] of file.queries.entries()) {
-        results.push({ ranked: await rank(m, s, q, maxK), gold: q.gold, category: String(q.category ?? 'all') });
+        results.push({ ranked: await rank(m, s, q, maxK, options.context ?? {}), gold: q.gold, category: String(q.category ?? 'all') });
         if ((i + 1) % 25 === 0) progress(`${s}: ${i + 1}/${file.queries.length} queries`);
       }
       const msPerQuery = (performance.now() - t0) / Math.max(1, results.length);
