@@ -127,5 +127,6 @@ describe('formatContext', () => {
     const json = JSON.parse(formatContext(bundle([entry('a', 'body')]), { style: 'json' })) as ContextBundle;
     expect(json.entries[0]!.entry.id).toBe('a');
     expect(() => formatContext(bundle([]), { style: 'html' as never })).toThrow(/style must be/);
+    expect(() => formatContext(bundle([]), { format: 'json' } as never)).toThrow(/formatContext: unknown option "format"/);
   });
 });

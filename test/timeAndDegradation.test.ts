@@ -1,7 +1,7 @@
 import { readdir, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { localEmbedder, MemcoreError, openMemory, type MemoryEngine, type OpenMemoryOptions } from '../src/index.js';
+import { localEmbedder, MemcoreError, openAIChat, openAIEmbedder, openMemory, type MemoryEngine, type OpenMemoryOptions } from '../src/index.js';
 import { OptionError } from '../src/model/options.js';
 import { chunkText } from '../src/embed/chunkText.js';
 import { cosineSimilarity } from '../src/embed/embedder.js';
@@ -175,6 +175,9 @@ describe('unknown options are errors', () => {
     await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), residentMax: 1 } as never)).rejects.toThrow(/openMemory: unknown option "residentMax"/);
     await expect(openMemory({ path: dir, embedder: { provider: 'local', model: 'x' } } as never)).rejects.toThrow(/openMemory.embedder: unknown option "model"/);
     await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), cache: { ttl: 1 } } as never)).rejects.toThrow(/openMemory.cache: unknown option "ttl"/);
+    expect(() => localEmbedder({ chunkSize: 100 } as never)).toThrow(/localEmbedder: unknown option "chunkSize"/);
+    expect(() => openAIEmbedder({ model: 'm', dimensions: 8, baseUrl: 'http://127.0.0.1:1/v1' } as never)).toThrow(/did you mean "baseURL"/);
+    expect(() => openAIChat({ model: 'm', temperature: 0 } as never)).toThrow(/openAIChat: unknown option "temperature"/);
   });
 });
 

@@ -2,6 +2,7 @@ import type { Embedder } from './embedder.js';
 import { embedInBatches } from './embedder.js';
 import { MemcoreError } from '../model/errors.js';
 import { chunkText, embedChunked } from './chunkText.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
 
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
@@ -37,11 +38,14 @@ export interface LocalEmbedderOptions {
   overlapTokens?: number;
 }
 
+const LOCAL_EMBEDDER_OPTIONS = optionNames<LocalEmbedderOptions>()(['batchSize', 'chunkTokens', 'overlapTokens']);
+
 /**
  * The offline default: Universal Sentence Encoder lite (512-d), shipped inside an npm package.
  * Not trained for truncation, so the small search vector is a fitted projection.
  */
 export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
+  checkOptionNames('localEmbedder', options, LOCAL_EMBEDDER_OPTIONS);
   const batchSize = options.batchSize ?? 64;
   const chunking = { chunkTokens: options.chunkTokens ?? 128, overlapTokens: options.overlapTokens ?? 16 };
   chunkText('', chunking); // validates the chunk options now rather than at the first long text

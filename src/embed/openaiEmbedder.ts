@@ -3,6 +3,7 @@ import type { Embedder } from './embedder.js';
 import { embedInBatches } from './embedder.js';
 import { chunkText, embedChunked } from './chunkText.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
 
 export interface OpenAIEmbedderOptions {
   /** e.g. `http://127.0.0.1:11434/v1` (Ollama), `http://host:8000/v1` (vLLM); default OpenAI. */
@@ -39,8 +40,14 @@ export interface OpenAIEmbedderOptions {
   maxRetries?: number;
 }
 
+export const OPENAI_EMBEDDER_OPTIONS = optionNames<OpenAIEmbedderOptions>()([
+  'baseURL', 'apiKey', 'model', 'dimensions', 'sendDimensions', 'truncatable', 'batchSize', 'concurrency', 'matryoshkaDimensions',
+  'chunkTokens', 'overlapTokens', 'timeoutMs', 'maxRetries',
+]);
+
 /** Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint, through the `openai` client. */
 export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
+  checkOptionNames('openAIEmbedder', options, OPENAI_EMBEDDER_OPTIONS);
   if (!options.model) throw invalidInput('embedder.model is required for the openai embedder');
   if (!Number.isInteger(options.dimensions) || options.dimensions < 1) {
     throw invalidInput(`embedder.dimensions must be a positive integer, got ${String(options.dimensions)}`);

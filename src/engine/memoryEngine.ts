@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { localEmbedder } from '../embed/localEmbedder.js';
-import { openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
+import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
@@ -134,10 +134,6 @@ export type SearchResults = SearchHit[] & { notes: string[] };
 const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
   'path', 'env', 'cwd', 'embedder', 'cache', 'smallDimensions', 'residentMaxEntries', 'scanMaxEntries', 'scanThreadMinEntries', 'llm',
 ]);
-const OPENAI_EMBEDDER_OPTIONS = optionNames<OpenAIEmbedderOptions>()([
-  'baseURL', 'apiKey', 'model', 'dimensions', 'sendDimensions', 'truncatable', 'batchSize', 'concurrency', 'matryoshkaDimensions',
-  'chunkTokens', 'overlapTokens', 'timeoutMs', 'maxRetries',
-]);
 const SEMANTIC_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal'])];
 const MATRYOSHKA_SEARCH_OPTIONS = [...SEMANTIC_SEARCH_OPTIONS, ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims'])];
 const KEYWORD_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<KeywordSearchOptions, keyof SearchFilterOptions>>()(['limit', 'signal'])];
@@ -249,11 +245,12 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
     cwd: options.cwd,
   });
   const config = values as unknown as ConfigValues;
-  const { chunkTokens, overlapTokens } = config.embedder;
+  const { provider, ...embedderSettings } = config.embedder;
+  const { chunkTokens, overlapTokens } = embedderSettings;
   const embedder =
     embedderObject ??
-    (config.embedder.provider === 'openai'
-      ? openAIEmbedder(config.embedder as OpenAIEmbedderOptions)
+    (provider === 'openai'
+      ? openAIEmbedder(embedderSettings as OpenAIEmbedderOptions)
       : localEmbedder({ ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}) }));
   const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
   const dir = resolve(options.cwd ?? process.cwd(), config.db);

@@ -2,6 +2,7 @@ import type { ContextBundle, ScoredEntry } from '../model/types.js';
 import { estimateTokens } from '../retrieve/score.js';
 import { codeSpan, formatBundle } from './formatBundle.js';
 import { neutralize } from './neutralize.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
 
 export type ContextStyle = 'prompt' | 'markdown' | 'json' | 'text';
 
@@ -14,6 +15,8 @@ export interface FormatContextOptions {
   /** Stop adding entries once the output would pass this many tokens (≈ 4 characters a token). */
   maxTokens?: number;
 }
+
+const FORMAT_CONTEXT_OPTIONS = optionNames<FormatContextOptions>()(['style', 'maxTokens']);
 
 export const PROMPT_HEADER = "Reference only — may be outdated; prefer the code and the user's instructions.";
 
@@ -78,6 +81,7 @@ function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): st
 
 /** Renders a bundle for a model's prompt, a document, a program or a terminal. */
 export function formatContext(bundle: ContextBundle, options: FormatContextOptions = {}): string {
+  checkOptionNames('formatContext', options, FORMAT_CONTEXT_OPTIONS);
   const { style = 'prompt', maxTokens } = options;
   switch (style) {
     case 'prompt':

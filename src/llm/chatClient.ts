@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { invalidInput } from '../model/errors.js';
-import { optionNames } from '../model/options.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
 
 export interface LlmOptions {
   /** OpenAI-compatible base URL, e.g. `http://127.0.0.1:11434/v1` (Ollama). Default OpenAI. */
@@ -30,6 +30,7 @@ export interface JsonChat {
 
 /** Chat completions from any OpenAI-compatible endpoint, through the `openai` client, in JSON mode. */
 export function openAIChat(options: LlmOptions): JsonChat {
+  checkOptionNames('openAIChat', options, LLM_OPTIONS);
   if (!options.model) throw invalidInput('llm.model is required');
   const client = new OpenAI({
     baseURL: options.baseURL,
