@@ -26,6 +26,7 @@ import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/
 import { resolveConfig } from '../config/config.js';
 import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
+import { checkId } from '../model/ids.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
@@ -369,8 +370,9 @@ export class MemoryEngine {
 
   /** Removes entries from both stores with every edge that touches them. */
   delete(ids: string[]): Promise<{ deleted: number }> {
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || id === '')) return Promise.reject(invalidInput('delete needs a list of entry ids'));
+    if (!Array.isArray(ids)) return Promise.reject(invalidInput('delete needs a list of entry ids'));
     return this.serialized(async () => {
+      ids.forEach((id, i) => checkId(`delete: ids[${i}]`, id));
       const found = await this.stores.table.read({ ids });
       if (found.length > 0) await this.stores.apply({ op: 'delete', ids: found.map((f) => f.entry.id) });
       return { deleted: found.length };
@@ -379,6 +381,8 @@ export class MemoryEngine {
 
   /** Entries by id, in the order asked; unknown ids are left out. */
   async getEntries(ids: string[]): Promise<MemoryEntry[]> {
+    if (!Array.isArray(ids)) throw invalidInput('getEntries needs a list of entry ids');
+    ids.forEach((id, i) => checkId(`getEntries: ids[${i}]`, id));
     const found = new Map((await this.stores.table.read({ ids })).map((s) => [s.entry.id, s.entry]));
     return ids.flatMap((id) => found.get(id) ?? []);
   }
@@ -487,7 +491,7 @@ export class MemoryEngine {
   /** Entries reachable from one entry: distinct, with hop count and the edge path (shortest). */
   async traverse(startId: string, options: TraverseOptions = {}): Promise<TraverseHit[]> {
     checkOptionNames('traverse', options, TRAVERSE_OPTIONS);
-    if (typeof startId !== 'string' || startId === '') throw invalidInput('traverse needs a start entry id');
+    checkId('traverse', startId);
     const depth = options.depth ?? 2;
     if (!Number.isInteger(depth) || depth < 1 || depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
     const edgeTypes = options.relationTypes ?? [...ENTRY_EDGE_TYPES];
@@ -568,7 +572,7 @@ export class MemoryEngine {
 
   /** A golden path with its steps in order, or null. */
   async getGoldenPath(id: string): Promise<GoldenPath | null> {
-    if (typeof id !== 'string' || id === '') throw invalidInput('golden path id must be a non-empty string');
+    checkId('getGoldenPath', id);
     return this.stores.graph.getGoldenPath(id);
   }
 

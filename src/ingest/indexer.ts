@@ -6,6 +6,7 @@ import type { EntryInput, ExternalReference, MemoryDocument } from '../model/mem
 import type { MemoryEntry } from '../model/types.js';
 import type { StoredEntry } from '../store/lance/entriesTable.js';
 import { findLinks, type AutoLinkOptions } from './autoLink.js';
+import { refuseSupersedesCycles } from './supersedesCycles.js';
 import { serializeStored, type Stores } from '../store/stores.js';
 
 export interface IngestReport {
@@ -88,6 +89,8 @@ export async function indexDocument(
       throw new MemoryFileError(source, missing.record, missing.field, `unknown ${what} id "${missing.id}" (not in this file nor in the store)`);
     }
   }
+
+  await refuseSupersedesCycles(stores.graph, source, doc.relations);
 
   if (options.autoLink) {
     ({ doc, links: autoLinks } = await withAutoLinks(stores, doc, options.autoLink === true ? {} : options.autoLink));

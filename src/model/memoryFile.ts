@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { MemoryFileError } from './errors.js';
 import type { CodeLocation, Confidence, Relation, RelationType, Sensitivity } from './types.js';
+import { idProblem, quoted } from './ids.js';
 
 /** An entry as a file states it, before the store adds timestamps and hashes. */
 export interface EntryInput {
@@ -111,6 +112,25 @@ interface RawDocument { core_id?: string; entries?: RawEntry[]; code_locations?:
 
 function describeSchemaError(file: string, doc: unknown, err: ErrorObject, name: RecordNamer): MemoryFileError {
   const parts = err.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const { record, field } = locate(doc, parts, name);
+  let fieldName = field;
+  let problem = err.message ?? 'is invalid';
+  if (err.keyword === 'additionalProperties') {
+    const extra = String((err.params as { additionalProperty: string }).additionalProperty);
+    fieldName = field ? `${field}.${extra}` : extra;
+    problem = 'is not a known field';
+  } else if (err.keyword === 'required') {
+    const missing = String((err.params as { missingProperty: string }).missingProperty);
+    fieldName = field ? `${field}.${missing}` : missing;
+    problem = 'is required';
+  } else if (err.keyword === 'enum') {
+    problem = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  return new MemoryFileError(file, record, fieldName, problem);
+}
+
+/** The record (`entries[3] (id "x")`) and field (`tags.1`) a path into the document points at. */
+function locate(doc: unknown, parts: string[], name: RecordNamer): { record: string | null; field: string | null } {
   let record: string | null = null;
   let fieldParts = parts;
   if (parts.length >= 2 && /^\d+$/.test(parts[1]!)) {
@@ -120,26 +140,49 @@ function describeSchemaError(file: string, doc: unknown, err: ErrorObject, name:
     record = name(section, index, typeof rec?.id === 'string' ? rec.id : undefined);
     fieldParts = parts.slice(2);
   }
-  let field = fieldParts.join('.') || null;
-  let problem = err.message ?? 'is invalid';
-  if (err.keyword === 'additionalProperties') {
-    const extra = String((err.params as { additionalProperty: string }).additionalProperty);
-    field = field ? `${field}.${extra}` : extra;
-    problem = 'is not a known field';
-  } else if (err.keyword === 'required') {
-    const missing = String((err.params as { missingProperty: string }).missingProperty);
-    field = field ? `${field}.${missing}` : missing;
-    problem = 'is required';
-  } else if (err.keyword === 'enum') {
-    problem = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  }
-  return new MemoryFileError(file, record, field, problem);
+  return { record, field: fieldParts.join('.') || null };
 }
 
+/** Why a text could not come back from the stores exactly as given, if it could not. */
+function textProblem(text: string): string | undefined {
+  // UTF-8 cannot carry a lone surrogate: the table would store U+FFFD in its place.
+  if (/\p{Cs}/u.test(text)) return 'holds a lone surrogate: text must be well-formed Unicode';
+  // Arrow decodes with a TextDecoder that drops a leading byte order mark.
+  if (text.startsWith('\uFEFF')) return 'starts with U+FEFF (a byte order mark), which the store would drop; remove it';
+  return undefined;
+}
+
+/** The first string in `value` that could not come back exactly (textProblem): its path and the problem. */
+function unstorableText(value: unknown, path: string[] = []): { path: string[]; problem: string } | undefined {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem ? { path, problem } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const found = unstorableText(v, [...path, k]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** `YYYY-MM-DD`, optionally with `THH:MM[:SS[.fraction]]` and a zone (`Z`, `±HH:MM`, `±HHMM`). */
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * A calendar-valid ISO 8601 date or date-time, else a file error: `Date.parse` alone would take
+ * `2025-02-30` as 2 March and `March 7` as 2001-03-07.
+ */
 function parseTime(file: string, record: string, field: string, value: string | undefined): Date | null {
   if (value === undefined) return null;
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw new MemoryFileError(file, record, field, `is not an ISO 8601 date: ${JSON.stringify(value)}`);
+  const refuse = (why: string) => new MemoryFileError(file, record, field, `${why}: ${JSON.stringify(value)}`);
+  const m = ISO_8601.exec(value);
+  if (!m) throw refuse('is not an ISO 8601 date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])');
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map((p) => (p === undefined ? 0 : Number(p))) as number[];
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth || hour! > 23 || minute! > 59 || second! > 59) throw refuse('is not a date on the calendar');
+  const ms = Date.parse(value.replace(' ', 'T'));
+  if (!Number.isFinite(ms)) throw refuse('is not an ISO 8601 date');
   return new Date(ms);
 }
 
@@ -158,18 +201,30 @@ export function validateMemoryDocument(
   }
   const validate = schemaValidator();
   if (!validate(input)) throw describeSchemaError(file, input, validate.errors![0]!, name);
+  const unstorable = unstorableText(input);
+  if (unstorable) {
+    const { record, field } = locate(input, unstorable.path, name);
+    throw new MemoryFileError(file, record, field, unstorable.problem);
+  }
   const raw = input as RawDocument;
 
   const ids = { entry: new Set<string>(), code: new Set<string>(), path: new Set<string>() };
-  const claim = (kind: EndpointKind, id: string, record: string): void => {
-    if (ids[kind].has(id)) throw new MemoryFileError(file, record, 'id', `duplicate id "${id}" in this file`);
+  const claim = (kind: EndpointKind, id: string, record: string, derived = false): void => {
+    const problem = idProblem(id);
+    if (problem) throw new MemoryFileError(file, record, 'id', `${derived ? 'the id derived from it, ' : ''}${quoted(id)}, ${problem}`);
+    if (ids[kind].has(id)) throw new MemoryFileError(file, record, 'id', `duplicate id ${quoted(id)} in this file`);
     ids[kind].add(id);
+  };
+  const checkReference = (id: string, record: string, field: string): void => {
+    const problem = idProblem(id);
+    if (problem) throw new MemoryFileError(file, record, field, `${quoted(id)} ${problem}`);
   };
 
   const entries = (raw.entries ?? []).map((e, i): EntryInput => {
     const coreId = e.core_id ?? raw.core_id;
     const record = name('entries', i, e.id);
     if (coreId === undefined) throw new MemoryFileError(file, record, 'core_id', 'is required (or set core_id at the top of the file)');
+    checkReference(coreId, record, 'core_id');
     if (e.title.trim() === '') throw new MemoryFileError(file, record, 'title', 'must not be blank');
     const id = e.id ?? deriveEntryId(coreId, e.title);
     claim('entry', id, record);
@@ -193,7 +248,7 @@ export function validateMemoryDocument(
       throw new MemoryFileError(file, record, 'end_line', `must not be before start_line (${c.start_line})`);
     }
     const id = c.id ?? deriveCodeLocationId(c);
-    claim('code', id, record);
+    claim('code', id, record, c.id === undefined);
     return {
       id, codebaseId: c.codebase_id, filePath: c.file_path, symbol: c.symbol ?? null,
       startLine: c.start_line ?? null, endLine: c.end_line ?? c.start_line ?? null, language: c.language ?? null,
@@ -213,6 +268,7 @@ export function validateMemoryDocument(
     (p.steps ?? []).forEach((s, j) => {
       const stepOrder = s.step_order ?? j + 1;
       const stepRecord = `${record}: steps[${j}]`;
+      checkReference(s.code, stepRecord, 'code');
       if (orders.has(stepOrder)) throw new MemoryFileError(file, stepRecord, 'step_order', `duplicate step_order ${stepOrder}`);
       orders.add(stepOrder);
       requireEndpoint('code', s.code, stepRecord, 'code');
@@ -228,6 +284,8 @@ export function validateMemoryDocument(
         throw new MemoryFileError(file, record, field, `does not apply to ${r.type} relations`);
       }
     }
+    checkReference(r.from, record, 'from');
+    checkReference(r.to, record, 'to');
     if (r.from === r.to) throw new MemoryFileError(file, record, 'to', 'a relation cannot point to its own source');
     const [fromKind, toKind] = RELATION_ENDPOINTS[r.type];
     requireEndpoint(fromKind, r.from, record, 'from');
