@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -214,5 +214,39 @@ describe('SUPERSEDES cycles', () => {
       await m.link([{ type: 'SUPERSEDES', from: 'c', to: 'b' }, { type: 'SUPERSEDES', from: 'c', to: 'a' }]);
       expect((await m.buildTaskContext('policy', { threshold: -1 })).entries.map((e) => e.entry.id)).toEqual(['c']);
     });
+  });
+});
+
+describe('files memcore writes, checked when read', () => {
+  async function writtenStore(): Promise<string> {
+    const dir = await tempDir();
+    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: Array.from({ length: 300 }, (_, i) => ({ id: `e${i}`, title: `entry ${i}`, content: `text ${i}` })) }));
+    return dir;
+  }
+  const opened = (dir: string) => withEngine(dir, (m) => m.stats()).then(() => undefined, (e: unknown) => e as MemcoreError);
+
+  it('refuses a meta.json, projection.json or journal intent of the wrong shape, naming the file and what to do', async () => {
+    const dir = await writtenStore();
+    const meta = join(dir, 'meta.json');
+    const good = await readFile(meta, 'utf8');
+    const cases: [file: string, text: string, message: RegExp][] = [
+      [meta, '{"formatVersion": 1}', /meta\.json is not a meta file memcore can read: \(top\) must have required property 'embedder'.*restore the folder from a backup/],
+      [meta, JSON.stringify({ ...JSON.parse(good), generation: 'seven' }), /meta\.json is not a meta file memcore can read: \/generation must be integer/],
+      [meta, '{"formatVersion": 1,', /meta\.json is not valid JSON/],
+      [join(dir, 'projection.json'), '{"kind": "pca", "dimensions": 16}', /projection\.json is not a projection file .*delete it and run memcore index/],
+      [join(dir, 'projection.json'), JSON.stringify({ kind: 'prefix', dimensions: 3 }), /projection\.json does not fit this store/],
+      [join(dir, 'journal', '000000000000001-1-0.json'), '{"op": "upsert", "entries": "all"}', /000000000000001-1-0\.json is not a journal intent memcore can read/],
+    ];
+    for (const [file, text, message] of cases) {
+      const before = await readFile(file, 'utf8').catch(() => undefined);
+      await writeFile(file, text);
+      const error = await opened(dir);
+      expect(error, text).toBeInstanceOf(MemcoreError);
+      expect(error!.code, text).toBe('STORE');
+      expect(error!.message, text).toMatch(message);
+      if (before === undefined) await rm(file);
+      else await writeFile(file, before);
+    }
+    expect(await opened(dir)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MemcoreError } from '../model/errors.js';
+import { parseStoreFile } from './storeFiles.js';
 
 /** What a database folder records about itself, next to the tables (meta.json). */
 export interface StoreMeta {
@@ -26,11 +26,7 @@ export async function readMeta(dir: string): Promise<StoreMeta | null> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  try {
-    return JSON.parse(text) as StoreMeta;
-  } catch {
-    throw new MemcoreError(`${join(dir, META_FILE)} is not valid JSON; restore it or move the folder away`, 'STORE');
-  }
+  return parseStoreFile<StoreMeta>('meta', join(dir, META_FILE), text);
 }
 
 /** Atomic replace: a crash leaves the old or the new file, never half of one. */

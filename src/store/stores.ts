@@ -14,8 +14,31 @@ import { columnRow, EntryColumns } from './resident/entryColumns.js';
 import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
+import { damagedFile, parseStoreFile } from './storeFiles.js';
 
 const PROJECTION_FILE = 'projection.json';
+
+/**
+ * The projection of `vector_small`, checked against its schema and the store's dimensions; the
+ * prefix when the file is absent. A damaged one can be refitted from the stored vectors.
+ */
+async function readProjection(dir: string, meta: StoreMeta): Promise<Projection> {
+  const path = join(dir, PROJECTION_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'prefix', dimensions: meta.smallDimensions };
+    throw damagedFile(path, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const refit = 'it is derived from the stored vectors, so delete it and run memcore index to fit it again';
+  const projection = parseStoreFile<Projection>('projection', path, text, refit);
+  const { dimensions } = meta.embedder;
+  const shapeOk = projection.dimensions === meta.smallDimensions &&
+    (projection.kind === 'prefix' || (projection.mean.length === dimensions && projection.components.length === meta.smallDimensions && projection.components.every((c) => c.length === dimensions)));
+  if (!shapeOk) throw damagedFile(path, `does not fit this store (${dimensions}-d vectors, ${meta.smallDimensions}-d small vectors)`, refit);
+  return projection;
+}
 
 /**
  * A store that has been written holds both a table and a graph: opening it without one would
@@ -231,12 +254,7 @@ export class Stores {
     if (meta.generation > 0) refuseMissingStores(dir, meta.generation);
     const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
     const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
-    let projection: Projection = { kind: 'prefix', dimensions: meta.smallDimensions };
-    try {
-      projection = JSON.parse(await readFile(join(dir, PROJECTION_FILE), 'utf8')) as Projection;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new MemcoreError(`${join(dir, PROJECTION_FILE)} is unreadable; run memcore index to refit it`, 'STORE');
-    }
+    const projection = await readProjection(dir, meta);
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
     const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection,
       opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES, opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES,

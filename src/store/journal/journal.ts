@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { MemcoreError } from '../../model/errors.js';
+import { parseStoreFile } from '../storeFiles.js';
 
 /** First bytes of an intent file with binary vectors (`.journal`). */
 const MAGIC = 'MCJ1';
@@ -53,10 +54,11 @@ export class Journal<Intent> {
         await rm(join(this.dir, name), { force: true });
         continue;
       }
-      if (name.endsWith('.json')) out.push({ name, intent: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as Intent, blobs: [] });
+      const path = join(this.dir, name);
+      if (name.endsWith('.json')) out.push({ name, intent: parseStoreFile<Intent>('intent', path, await readFile(path, 'utf8')), blobs: [] });
       else if (name.endsWith('.journal')) {
-        const { json, blobs } = decodeIntent(await readFile(join(this.dir, name)), name);
-        out.push({ name, intent: JSON.parse(json) as Intent, blobs });
+        const { json, blobs } = decodeIntent(await readFile(path), name);
+        out.push({ name, intent: parseStoreFile<Intent>('intent', path, json), blobs });
       }
     }
     return out;

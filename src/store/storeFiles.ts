@@ -1,0 +1,48 @@
+/**
+ * The files memcore writes into a database folder besides the stores (meta.json, projection.json,
+ * journal intents) are checked against schema/store-files.schema.json whenever they are read: a
+ * file of the wrong shape stops the open with a STORE error that names it and says what to do,
+ * rather than a JavaScript error from deep inside, or a wrong answer.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { MemcoreError } from '../model/errors.js';
+
+export type StoreFileKind = 'meta' | 'projection' | 'intent';
+
+const schemaUrl = new URL('../../schema/store-files.schema.json', import.meta.url);
+let validators: Record<StoreFileKind, ValidateFunction> | undefined;
+
+function validatorOf(kind: StoreFileKind): ValidateFunction {
+  if (!validators) {
+    const ajv = new Ajv({ allErrors: false, strict: false });
+    ajv.addSchema(JSON.parse(readFileSync(schemaUrl, 'utf8')) as object, 'store-files');
+    const of = (name: StoreFileKind) => ajv.getSchema(`store-files#/definitions/${name}`)!;
+    validators = { meta: of('meta'), projection: of('projection'), intent: of('intent') };
+  }
+  return validators[kind];
+}
+
+/** What to do about a damaged file of the folder. */
+export const RESTORE_ADVICE = 'restore the folder from a backup, or move it aside and ingest the memory files again';
+
+/** A STORE error for a file of the folder that cannot be used as it is. */
+export function damagedFile(path: string, problem: string, advice = RESTORE_ADVICE): MemcoreError {
+  return new MemcoreError(`${path} ${problem}. memcore wrote it and nothing else should change it: ${advice}`, 'STORE');
+}
+
+/** Parses `text` as JSON of the given kind, or throws a STORE error naming `path` and what is wrong. */
+export function parseStoreFile<T>(kind: StoreFileKind, path: string, text: string, advice = RESTORE_ADVICE): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw damagedFile(path, `is not valid JSON (${(e as Error).message})`, advice);
+  }
+  const validate = validatorOf(kind);
+  if (!validate(value)) {
+    const err = validate.errors![0]!;
+    throw damagedFile(path, `is not a ${kind === 'intent' ? 'journal intent' : `${kind} file`} memcore can read: ${err.instancePath || '(top)'} ${err.message ?? 'is invalid'}`, advice);
+  }
+  return value as T;
+}
