@@ -250,3 +250,29 @@ describe('files memcore writes, checked when read', () => {
     expect(await opened(dir)).toBeUndefined();
   });
 });
+
+describe('long text in bounded time', () => {
+  it('embeds the first 1,000 characters of a task and searches the first 20,000 for words, and says so', async () => {
+    const dir = await tempDir();
+    const inner = wordHashEmbedder();
+    const seen: number[] = [];
+    const embedder = { ...inner, id: inner.id, embed: (texts: string[]) => (seen.push(...texts.map((t) => t.length)), inner.embed(texts)) };
+    const m = await openMemory({ path: dir, embedder, env: {} });
+    try {
+      await m.ingestDocument({ core_id: 'c', entries: [{ id: 'pool', title: 'Connection pool sizing', content: 'Size the connection pool to the worker count.' }] });
+      seen.length = 0;
+      const task = `connection pool ${'lorem ipsum dolor sit amet '.repeat(4_000)}`;
+      expect(task.length).toBeGreaterThan(100_000);
+      const bundle = await m.buildTaskContext(task);
+      expect(bundle.entries.map((e) => e.entry.id)).toEqual(['pool']);
+      expect(bundle.notes).toContain('the task is 108,016 characters: its first 1,000 were embedded and its first 20,000 searched for words');
+      const hits = await m.hybridSearch(task);
+      expect(hits.notes[0]).toMatch(/^the query is 108,016 characters/);
+      await m.semanticSearch(task);
+      await m.keywordSearch(task);
+      expect(Math.max(...seen)).toBeLessThanOrEqual(1_000);
+    } finally {
+      await m.close();
+    }
+  });
+});

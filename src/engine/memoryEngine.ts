@@ -28,6 +28,7 @@ import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
+import { capNote, capText, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
@@ -319,7 +320,7 @@ export class MemoryEngine {
   private async embedQuery(query: string, signal?: AbortSignal): Promise<Float32Array> {
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     throwIfAborted(signal);
-    const [vector] = await this.queryEmbedder.embed([query], signal);
+    const [vector] = await this.queryEmbedder.embed([capText(query, EMBEDDED_CHARS)], signal);
     return vector!;
   }
 
@@ -457,7 +458,8 @@ export class MemoryEngine {
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
-    return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores, query, { filter, limit: n, signal: options.signal }));
+    const words = capText(query, SEARCHED_CHARS);
+    return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores, words, { filter, limit: n, signal: options.signal }));
   }
 
   /**
@@ -478,12 +480,15 @@ export class MemoryEngine {
       throw invalidInput('weights must be [vectorWeight, keywordWeight], both ≥ 0');
     }
     const notes: string[] = [];
-    const vector = await embedOrExplain(this.queryEmbedder, query, { strict: options.strict === true, signal: options.signal, notes });
+    const note = capNote(query);
+    if (note) notes.push(note.replace('the task', 'the query'));
+    const vector = await embedOrExplain(this.queryEmbedder, capText(query, EMBEDDED_CHARS), { strict: options.strict === true, signal: options.signal, notes });
+    const words = capText(query, SEARCHED_CHARS);
     const method = options.fusion ?? 'weighted';
     const weights = options.weights ?? (method === 'weighted' ? [0.3, 1] : [1, 1]);
     const fusion: FusionOptions = { method, weights: [...weights, 2], ...(options.k !== undefined ? { k: options.k } : {}) };
     const hits = await this.current(limit, { ...options, filter, queryVector: vector }, async (n) =>
-      (await hybridCandidates(this.stores, query, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
+      (await hybridCandidates(this.stores, words, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
     );
     return Object.assign(hits, { notes });
   }

@@ -27,6 +27,7 @@ import { addKeywordScores } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
 import type { JsonChat } from '../llm/chatClient.js';
 import { filterByRelevance, RELEVANCE_FILTER_OPTIONS, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
+import { capNote, capText, EMBEDDED_CHARS, SEARCHED_CHARS } from './queryText.js';
 
 /** Filters shared by every search. */
 export interface SearchFilterOptions {
@@ -255,9 +256,12 @@ export async function buildTaskContext(
   const notes: string[] = [];
 
   throwIfAborted(signal);
-  const queryVector = await embedOrExplain(embedder, task, { strict: o.strict, signal, notes });
+  const words = capText(task, SEARCHED_CHARS);
+  const note = capNote(task);
+  if (note) notes.push(note);
+  const queryVector = await embedOrExplain(embedder, capText(task, EMBEDDED_CHARS), { strict: o.strict, signal, notes });
   lap('embed');
-  const { fused, stage1 } = await hybridCandidates(stores, task, queryVector, {
+  const { fused, stage1 } = await hybridCandidates(stores, words, queryVector, {
     filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal,
   });
   lap('candidates');
@@ -278,7 +282,7 @@ export async function buildTaskContext(
   lap('supersede');
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
   const kept = withFeatures(current, columns, o.filter);
-  if (o.keyword) await addKeywordScores(stores, task, fused, kept, o.filter);
+  if (o.keyword) await addKeywordScores(stores, words, fused, kept, o.filter);
   let graphScores: Map<string, number> | undefined;
   if (pagerank) {
     const ids = kept.map((c) => c.id);
