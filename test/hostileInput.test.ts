@@ -271,6 +271,17 @@ describe('long text in bounded time', () => {
       await m.semanticSearch(task);
       await m.keywordSearch(task);
       expect(Math.max(...seen)).toBeLessThanOrEqual(1_000);
+
+      // A 1 MB entry: stored and searched whole, its vector made from its first 32,000 characters.
+      seen.length = 0;
+      const big = `${'filler text about nothing in particular '.repeat(26_000)} zebracrossing`;
+      expect(big.length).toBeGreaterThan(1_000_000);
+      await m.ingestDocument({ core_id: 'c', entries: [{ id: 'big', title: 'A very long entry', content: big }] });
+      expect(Math.max(...seen)).toBeLessThanOrEqual(32_000);
+      expect((await m.getEntries(['big']))[0]!.content).toBe(big);
+      expect((await m.keywordSearch('zebracrossing'))[0]!.entry.id).toBe('big');
+      await expect(m.ingestDocument({ core_id: 'c', entries: [{ id: 'huge', title: 'too long', content: 'x'.repeat(2_000_001) }] }))
+        .rejects.toThrow(/entries\[0\] \(id "huge"\): field "content": must NOT have more than 2000000 characters/);
     } finally {
       await m.close();
     }

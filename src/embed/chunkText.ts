@@ -71,6 +71,15 @@ export async function embedChunked(
   });
 }
 
+/** The text cut to `chars` characters, at a word boundary where one is near, never inside a surrogate pair. */
+export function capText(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  let end = chars;
+  if (/[\uDC00-\uDFFF]/.test(text[end]!)) end--;
+  const space = text.lastIndexOf(' ', end);
+  return text.slice(0, space > chars * 0.9 ? space : end);
+}
+
 /** Token-weighted mean of unit vectors, renormalised by the caller. */
 export function meanPool(vectors: ArrayLike<number>[], weights: number[]): number[] {
   const d = vectors[0]?.length ?? 0;

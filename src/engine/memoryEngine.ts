@@ -28,7 +28,8 @@ import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
-import { capNote, capText, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
+import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
+import { capText } from '../embed/chunkText.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);

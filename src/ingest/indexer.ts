@@ -8,6 +8,7 @@ import type { StoredEntry } from '../store/lance/entriesTable.js';
 import { findLinks, type AutoLinkOptions } from './autoLink.js';
 import { refuseSupersedesCycles } from './supersedesCycles.js';
 import { serializeStored, type Stores } from '../store/stores.js';
+import { capText } from '../embed/chunkText.js';
 
 export interface IngestReport {
   /** Where the records came from (file path or a caller's label). */
@@ -30,9 +31,17 @@ export function contentHash(title: string, content: string): string {
   return createHash('sha256').update(`${title}\n${content}`).digest('hex');
 }
 
+/**
+ * Characters of an entry (title and content) its vector is made from. An entry's content may be
+ * far longer (2,000,000 characters, schema/memory-file.schema.json) and the keyword index reads all
+ * of it; the vector, a mean over chunks, is made from the first 32,000, so a 1 MB entry embeds in
+ * seconds (64 chunks of the local model, ~0.1 s each), not minutes.
+ */
+export const EMBEDDED_ENTRY_CHARS = 32_000;
+
 /** The text an entry's vector is computed from. */
 export function embeddingText(e: { title: string; content: string }): string {
-  return `${e.title}\n${e.content}`;
+  return capText(`${e.title}\n${e.content}`, EMBEDDED_ENTRY_CHARS);
 }
 
 const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);

@@ -12,15 +12,6 @@ export const EMBEDDED_CHARS = 1_000;
 /** Characters of a task that the keyword and mention stages read. */
 export const SEARCHED_CHARS = 20_000;
 
-/** The text cut to `chars` characters, at a word boundary where one is near, never inside a surrogate pair. */
-export function capText(text: string, chars: number): string {
-  if (text.length <= chars) return text;
-  let end = chars;
-  if (/[\uDC00-\uDFFF]/.test(text[end]!)) end--;
-  const space = text.lastIndexOf(' ', end);
-  return text.slice(0, space > chars * 0.9 ? space : end);
-}
-
 /** The note a bundle carries for a task past the caps, or undefined. */
 export function capNote(text: string): string | undefined {
   if (text.length <= EMBEDDED_CHARS) return undefined;

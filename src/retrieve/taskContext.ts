@@ -27,7 +27,8 @@ import { addKeywordScores } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
 import type { JsonChat } from '../llm/chatClient.js';
 import { filterByRelevance, RELEVANCE_FILTER_OPTIONS, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
-import { capNote, capText, EMBEDDED_CHARS, SEARCHED_CHARS } from './queryText.js';
+import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from './queryText.js';
+import { capText } from '../embed/chunkText.js';
 
 /** Filters shared by every search. */
 export interface SearchFilterOptions {
