@@ -29,7 +29,7 @@ const REFUSED: [label: string, id: string, rule: RegExp][] = [
   ['trailing white space', 'id ', /white space/],
   ['a leading no-break space', '\u00A0id', /white space/],
   ['NFD', 'cafe\u0301', /NFC/],
-  ['too long', 'x'.repeat(MAX_ID_LENGTH + 1), /at most 256/],
+  ['too long', 'x'.repeat(MAX_ID_LENGTH + 1), /at most 256|more than 256 characters/],
   ['empty', '', /must not be empty|must NOT have fewer than 1 characters/],
 ];
 

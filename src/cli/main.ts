@@ -2,7 +2,8 @@
 /**
  * memcore command line. Exit codes (stable, for scripts):
  *   0 success · 1 unexpected failure · 2 bad command line · 3 invalid input (file, option or
- *   value) · 4 not found · 5 database mismatch (other embedding model)
+ *   value) · 4 not found · 5 database mismatch (other embedding model) · 6 store failure (a store
+ *   damaged, missing, or not writable: a full or read-only disk)
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -20,7 +21,7 @@ import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryE
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5, store: 6 } as const;
 
 class UsageError extends Error {}
 
@@ -173,7 +174,8 @@ eval options:
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
 
-Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found, 5 database/model mismatch.
+Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found, 5 database/model mismatch,
+6 store failure (damaged, missing, full or read-only).
 `;
 
 function int(name: string, v: string | undefined): number | undefined {
@@ -518,6 +520,7 @@ function exitCodeOf(e: unknown): number {
     if (e.code === 'INVALID_INPUT' || e.code === 'INVALID_FILE') return EXIT.invalid;
     if (e.code === 'NOT_FOUND') return EXIT.notFound;
     if (e.code === 'MODEL_MISMATCH') return EXIT.mismatch;
+    if (e.code === 'STORE') return EXIT.store;
   }
   return EXIT.failure;
 }

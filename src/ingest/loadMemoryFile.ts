@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { MemoryFileError } from '../model/errors.js';
+import { quoted } from '../model/ids.js';
 import { validateMemoryDocument, type ExternalReference, type MemoryDocument, type RecordNamer } from '../model/memoryFile.js';
 
 const JSONL_SECTIONS: Record<string, string> = {
@@ -44,7 +45,7 @@ function parseJsonl(file: string, text: string): { raw: Record<string, unknown>;
   });
   const name: RecordNamer = (section, index, id) => {
     const line = lines[section]?.[index];
-    return `${line !== undefined ? `line ${line}` : `${section}[${index}]`}${id ? ` (id "${id}")` : ''}`;
+    return `${line !== undefined ? `line ${line}` : `${section}[${index}]`}${id ? ` (id ${quoted(id)})` : ''}`;
   };
   return { raw, name };
 }

@@ -94,7 +94,7 @@ export function deriveCodeLocationId(c: { codebase_id: string; file_path: string
 /** Names a record for error messages: JSONL records by line, others by position and id. */
 export type RecordNamer = (section: string, index: number, id?: string) => string;
 
-const defaultNamer: RecordNamer = (section, index, id) => `${section}[${index}]${id ? ` (id "${id}")` : ''}`;
+const defaultNamer: RecordNamer = (section, index, id) => `${section}[${index}]${id ? ` (id ${quoted(id)})` : ''}`;
 
 interface RawEntry {
   id?: string; core_id?: string; title: string; aliases?: string[]; content: string; entry_type?: string; confidence?: Confidence;

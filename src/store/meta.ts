@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { MemcoreError } from '../model/errors.js';
 import { join } from 'node:path';
 import { parseStoreFile } from './storeFiles.js';
 
@@ -31,8 +32,14 @@ export async function readMeta(dir: string): Promise<StoreMeta | null> {
 
 /** Atomic replace: a crash leaves the old or the new file, never half of one. */
 export async function writeMeta(dir: string, meta: StoreMeta): Promise<void> {
-  await mkdir(dir, { recursive: true });
   const tmp = join(dir, `${META_FILE}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify(meta, null, 2));
-  await rename(tmp, join(dir, META_FILE));
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(tmp, JSON.stringify(meta, null, 2));
+    await rename(tmp, join(dir, META_FILE));
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new MemcoreError(`${join(dir, META_FILE)} cannot be written (${code}); check that the folder is writable and the disk has room`, 'STORE');
+  }
 }

@@ -9,6 +9,7 @@ import { MemcoreError } from '../model/errors.js';
 export function nativeDetail(e: unknown): string {
   const message = e instanceof Error ? e.message : String(e);
   return (message.split('\n')[0] ?? '')
+    .replace(/\s+Caused by:.*$/, '')
     .replace(/,?\s*(\/rustc\/[0-9a-f]+)?\/?[\w./-]*\.(rs|cpp|cc|h|hpp):\d+(:\d+)?/g, '')
     .replace(/^(Failed to [^:]*: )?lance error: /i, '')
     .trim();

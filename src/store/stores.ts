@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, statfs, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
@@ -17,6 +17,30 @@ import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 import { damagedFile, parseStoreFile } from './storeFiles.js';
 
 const PROJECTION_FILE = 'projection.json';
+
+/** Free space kept in reserve below every write: Kuzu and LanceDB also need room to commit. */
+const RESERVE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Refuses a write the folder's disk has no room for, before anything is written: a store that
+ * runs out of space midway fails in its own terms (Kuzu: "IO exception … No space left on
+ * device"), and the journal replays it on the next open, but a clear error up front is better.
+ * `bytes` is a rough need: vectors and text are written three times (the journal, the table, and
+ * the table's new version).
+ */
+async function ensureRoom(dir: string, bytes: number): Promise<void> {
+  let free: number;
+  try {
+    const s = await statfs(dir);
+    free = s.bavail * s.bsize;
+  } catch {
+    return; // no statfs on this file system: the write will tell
+  }
+  if (free < bytes + RESERVE_BYTES) {
+    const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+    throw new MemcoreError(`${dir}: the disk has ${mb(free)} free; this write needs about ${mb(bytes + RESERVE_BYTES)}. Nothing was written: free some space and retry`, 'STORE');
+  }
+}
 
 /**
  * The projection of `vector_small`, checked against its schema and the store's dimensions; the
@@ -274,6 +298,9 @@ export class Stores {
    * entries).
    */
   async apply(intent: WriteIntent, written: { blobs?: readonly Float32Array[]; upserted?: readonly StoredEntry[] } = {}): Promise<void> {
+    const vectorBytes = (written.blobs ?? []).reduce((n, b) => n + b.byteLength, 0);
+    const textBytes = intent.op === 'upsert' ? intent.entries.reduce((n, e) => n + e.entry.title.length + e.entry.content.length, 0) : 0;
+    await ensureRoom(this.dir, 3 * (vectorBytes + textBytes));
     const name = await this.journal.begin(intent, written.blobs);
     const change = await this.applyToStores(intent, written);
     await this.journal.done(name);

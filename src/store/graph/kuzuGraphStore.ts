@@ -6,7 +6,7 @@ import { invalidInput, MemcoreError } from '../../model/errors.js';
 import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphStore } from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
-import { nativeDetail, translateNativeErrors } from '../storeErrors.js';
+import { nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
   .split('\n')
@@ -145,7 +145,12 @@ export class KuzuGraphStore implements GraphStore {
       throw new MemcoreError(`cannot open the graph database at ${file}: ${nativeDetail(e)}`, 'STORE');
     }
     const store = new KuzuGraphStore(db, new kuzu.Connection(db), file);
-    for (const statement of ddl) await store.exec(statement);
+    try {
+      for (const statement of ddl) await store.exec(statement);
+    } catch (e) {
+      await store.close().catch(() => undefined);
+      throw storeFailure('the graph', file, e);
+    }
     return store;
   }
 

@@ -26,17 +26,27 @@ export class Journal<Intent> {
 
   constructor(private readonly dir: string) {}
 
+  /** Journals an intent; returns its name, or throws a STORE error when the folder cannot take it (nothing was written then). */
   async begin(intent: Intent, blobs: readonly Float32Array[] = []): Promise<string> {
-    await mkdir(this.dir, { recursive: true });
     const name = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${this.counter++}.journal`;
     const tmp = join(this.dir, `${name}.tmp`);
-    await writeFile(tmp, encodeIntent(JSON.stringify(intent), blobs));
-    await rename(tmp, join(this.dir, name));
+    try {
+      await mkdir(this.dir, { recursive: true });
+      await writeFile(tmp, encodeIntent(JSON.stringify(intent), blobs));
+      await rename(tmp, join(this.dir, name));
+    } catch (e) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw journalFailure(this.dir, 'cannot write the intent of this write, so nothing was written', e);
+    }
     return name;
   }
 
   async done(name: string): Promise<void> {
-    await rm(join(this.dir, name), { force: true });
+    try {
+      await rm(join(this.dir, name), { force: true });
+    } catch (e) {
+      throw journalFailure(this.dir, `cannot remove ${name} after the write; the next open replays it, which is safe`, e);
+    }
   }
 
   /** Unfinished intents, oldest first. Half-written ones (.tmp) never reached a store and are dropped. */
@@ -63,6 +73,11 @@ export class Journal<Intent> {
     }
     return out;
   }
+}
+
+function journalFailure(dir: string, what: string, e: unknown): MemcoreError {
+  const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  return new MemcoreError(`${dir}: the journal ${what} (${code}); check that the folder is writable and the disk has room`, 'STORE');
 }
 
 function encodeIntent(json: string, blobs: readonly Float32Array[]): Buffer {
