@@ -45,7 +45,7 @@ function packBlocks(head: string[], blocks: string[], tail: string[], maxTokens:
 }
 
 /** One line: white space folded, then neutralised (so a fold cannot hide an instruction). */
-const clean = (s: string) => neutralize(s.replace(/\s+/g, ' ').trim()).text;
+const clean = (s: string) => neutralize(s.replace(/[\s\u0085]+/g, ' ').trim()).text;
 
 /**
  * The `<memory>` block; nothing at all for a bundle with nothing in it, since an empty block

@@ -34,7 +34,8 @@ export function neutralize(text: string): { text: string; neutralized: number } 
   // Whatever follows `<` and names the memory tag, on this line or the next, could close the block:
   // the `<` goes first, so no `>` later or a break inside the tag can complete it.
   const original = text.split(LINE_BREAK);
-  const lines = text.replace(/<(?=[\s/]*memory)/gi, '‹').split(LINE_BREAK).map((line, i) => {
+  // NEL (U+0085) is no \s to a JavaScript pattern, but a line break once the lines are joined.
+  const lines = text.replace(/<(?=[\s\u0085/]*memory)/gi, '‹').split(LINE_BREAK).map((line, i) => {
     if (!isInstructionLike(original[i]!)) return line;
     neutralized++;
     const defused = line
