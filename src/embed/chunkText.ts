@@ -52,9 +52,26 @@ export function chunkText(text: string, options: ChunkOptions = {}): { text: str
 }
 
 /**
- * One vector a text: texts longer than a chunk are split (chunkText), every chunk of every text is
- * embedded in one `embedChunks` call, and a text's vector is the token-weighted mean of its
- * chunks', renormalised. A text that fits one chunk is embedded as it is.
+ * A text's chunks, each led by the text's first line when that line is short (an entry's title:
+ * embeddingText puts it first): a chunk from the middle of a passage then still says what the
+ * passage is about, where alone it would drift from it.
+ */
+export function chunksWithHeader(text: string, options: ChunkOptions = {}): { text: string; tokens: number }[] {
+  const whole = chunkText(text, options);
+  const newline = text.indexOf('\n');
+  if (whole.length === 1 || newline < 0) return whole;
+  const header = text.slice(0, newline).trim();
+  const headerTokens = approxTokens(header);
+  const size = options.chunkTokens ?? 512;
+  if (header === '' || headerTokens > size / 4) return whole;
+  const rest = chunkText(text.slice(newline + 1), { ...options, chunkTokens: size - headerTokens, overlapTokens: Math.min(options.overlapTokens ?? 64, size - headerTokens - 1) });
+  return rest.map((c) => ({ text: `${header}\n${c.text}`, tokens: c.tokens + headerTokens }));
+}
+
+/**
+ * One vector a text: texts longer than a chunk are split (chunksWithHeader), every chunk of every
+ * text is embedded in one `embedChunks` call, and a text's vector is the token-weighted mean of
+ * its chunks', renormalised. A text that fits one chunk is embedded as it is.
  */
 export async function embedChunked(
   texts: string[],
@@ -62,7 +79,7 @@ export async function embedChunked(
   model: string,
   embedChunks: (chunks: string[]) => Promise<Float32Array[]>,
 ): Promise<Float32Array[]> {
-  const chunked = texts.map((t) => chunkText(t, chunking));
+  const chunked = texts.map((t) => chunksWithHeader(t, chunking));
   const vectors = await embedChunks(chunked.flatMap((chunks) => chunks.map((c) => c.text)));
   let next = 0;
   return chunked.map((chunks) => {
