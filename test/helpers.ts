@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
-import type { Embedder } from '../src/index.js';
+import { openMemory, type Embedder, type MemoryEngine, type OpenMemoryOptions } from '../src/index.js';
 import { mulberry32 } from '../src/embed/matryoshka.js';
 
 export const EXAMPLE_FILE = fileURLToPath(new URL('../examples/memory/orders-api.yaml', import.meta.url));
@@ -120,4 +120,14 @@ export function syntheticEntries(n: number, coreId = 'synthetic'): { id: string;
     const o = objects[Math.floor(i / (subjects.length * verbs.length)) % objects.length]!;
     return { id: `s${i}`, core_id: coreId, title: `${s} ${v} ${o}`, content: `Note ${i}: ${s} ${v} ${o}. Keep this in mind when touching ${s}.` };
   });
+}
+
+/** Opens a store on `dir` (the word-hash embedder, no environment settings unless given), runs `fn`, closes it. */
+export async function withEngine<T>(dir: string, fn: (m: MemoryEngine) => Promise<T>, options: OpenMemoryOptions = {}): Promise<T> {
+  const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {}, ...options });
+  try {
+    return await fn(m);
+  } finally {
+    await m.close();
+  }
 }

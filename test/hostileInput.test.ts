@@ -2,18 +2,10 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemcoreError, MemoryFileError, openMemory, type MemoryEngine } from '../src/index.js';
+import { MemcoreError, MemoryFileError, openMemory } from '../src/index.js';
 import { idProblem, MAX_ID_LENGTH } from '../src/model/ids.js';
-import { tempDir, wordHashEmbedder } from './helpers.js';
+import { tempDir, withEngine, wordHashEmbedder } from './helpers.js';
 
-async function withEngine<T>(dir: string, fn: (m: MemoryEngine) => Promise<T>): Promise<T> {
-  const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
-  try {
-    return await fn(m);
-  } finally {
-    await m.close();
-  }
-}
 
 const REFUSED: [label: string, id: string, rule: RegExp][] = [
   ['NUL inside', 'a\u0000b', /U\+0000/],

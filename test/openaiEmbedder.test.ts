@@ -128,6 +128,19 @@ describe('long texts, concurrency, Matryoshka sizes and the embedding cache', ()
     expect(() => openAIEmbedder({ model: 'm', dimensions: 8, chunkTokens: 16, overlapTokens: 16 })).toThrow(/overlapTokens/);
   });
 
+  it('leads every chunk of a long entry with its title line, so each says what the entry is about', async () => {
+    const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, chunkTokens: 16, overlapTokens: 4, batchSize: 100 });
+    const body = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+    await e.embed([`Token rotation\n${body}`, `${'a long first line '.repeat(4)}\n${body}`]);
+    const inputs = server.requests[0]!.body.input as string[];
+    const titled = inputs.filter((t) => t.startsWith('Token rotation\n'));
+    expect(titled.length).toBeGreaterThan(3);
+    expect(titled.every((t) => t.split('\n')[1]!.startsWith('word'))).toBe(true);
+    expect(titled.at(-1)!.endsWith('word39')).toBe(true);
+    // A first line longer than a quarter of a chunk is no title: the text is chunked as it is.
+    expect(inputs.filter((t) => t.startsWith('a long first line'))).toHaveLength(1);
+  });
+
   it('keeps several batches in flight and the order of the results', async () => {
     server.respond = (body, _n, res) => setTimeout(() => embeddingsReply(res, body.input as string[], 8, { shuffle: true }), 50);
     const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, batchSize: 1, concurrency: 3 });

@@ -1,21 +1,13 @@
 import { readdir, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { localEmbedder, MemcoreError, openAIChat, openAIEmbedder, openMemory, type MemoryEngine, type OpenMemoryOptions } from '../src/index.js';
+import { localEmbedder, MemcoreError, openAIChat, openAIEmbedder, openMemory } from '../src/index.js';
 import { OptionError } from '../src/model/options.js';
 import { chunkText } from '../src/embed/chunkText.js';
 import { cosineSimilarity } from '../src/embed/embedder.js';
 import { startFakeOpenAI } from './openaiServer.js';
-import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
+import { EXAMPLE_FILE, tempDir, withEngine, wordHashEmbedder } from './helpers.js';
 
-async function withEngine<T>(dir: string, fn: (m: MemoryEngine) => Promise<T>, options: OpenMemoryOptions = {}): Promise<T> {
-  const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), ...options });
-  try {
-    return await fn(m);
-  } finally {
-    await m.close();
-  }
-}
 
 const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id).sort();
 
