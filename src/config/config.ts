@@ -20,7 +20,7 @@ interface Setting {
   help: string;
 }
 
-/** Every setting, its environment variable and its default. README's table is this list. */
+/** Every setting, its environment variable and its default. docs/configuration.md's table is this list. */
 export const SETTINGS: readonly Setting[] = [
   { key: 'db', env: 'MEMCORE_DB', kind: 'string', default: '.memcore', help: 'database folder' },
   { key: 'smallDimensions', env: 'MEMCORE_SMALL_DIMENSIONS', kind: 'int', help: 'length of vector_small for a new database' },

@@ -37,7 +37,7 @@ export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'op
 /**
  * Options in code take precedence over MEMCORE_* environment variables, which take precedence
  * over memcore.config.json|yaml (in the database folder, else the working directory), then
- * defaults (see README, Configuration).
+ * defaults (see docs/configuration.md).
  */
 export interface OpenMemoryOptions {
   /** Database folder; created when missing. Default `./.memcore`. */
@@ -113,7 +113,7 @@ export interface HybridSearchOptions extends MatryoshkaSearchOptions {
   /**
    * 'weighted' (default: each list's score min-max normalised, times its weight) or 'rrf' (k = 60).
    * Default weights: [0.3, 1] for weighted, which measured best with the local embedder (SciFact,
-   * README evaluation); [1, 1] for RRF. With a strong embedding model try RRF or equal weights.
+   * docs/evaluation.md); [1, 1] for RRF. With a strong embedding model try RRF or equal weights.
    */
   fusion?: FusionOptions['method'];
   /** [vector, keyword]; a mention list, when on, weighs 2. */

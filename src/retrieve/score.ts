@@ -39,13 +39,13 @@ export interface ScoringWeights {
 }
 
 export const DEFAULT_WEIGHTS: ScoringWeights = {
-  // Tuned on the development splits of HotpotQA and LoCoMo with the local embedder (README,
-  // evaluation): keyword evidence beats a small model's cosine, and PageRank over mention links
+  // Tuned on the development splits of HotpotQA and LoCoMo with the local embedder
+  // (docs/evaluation.md): keyword evidence beats a small model's cosine, and PageRank over mention links
   // is what finds the second hop of a question.
   similarity: 0.3,
   keyword: 0.5,
   // A partial match counts somewhat less than a whole one; 2Wiki all-gold@8 reaches 96 from 0.7
-  // and HotpotQA keeps 97 up to 0.85 (README, evaluation).
+  // and HotpotQA keeps 97 up to 0.85 (docs/evaluation.md).
   bridge: 0.8,
   mention: 0.3,
   graph: 0.5,
