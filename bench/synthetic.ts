@@ -3,6 +3,7 @@
  * from a vocabulary (so full-text search has work), a graph of average degree ~4 across the
  * entry edge types, code locations and golden paths. Deterministic for a given seed.
  */
+import type { CodeLocationRecord, EntryRecord, GoldenPathRecord, RelationRecord } from '../src/model/memoryFile.js';
 import { mulberry32 as rng } from '../src/embed/matryoshka.js';
 
 function gaussian(rand: () => number): number {
@@ -22,7 +23,7 @@ const WORDS = ('token refresh rotation cache eviction migration schema index bac
   'thumbnail cdn dns certificate tls session cookie csrf cors oauth scope tenant quota limit burst window clock skew drift').split(' ');
 
 export interface SyntheticStore {
-  doc: { entries: Record<string, unknown>[]; code_locations: Record<string, unknown>[]; golden_paths: Record<string, unknown>[]; relations: Record<string, unknown>[] };
+  doc: { entries: EntryRecord[]; code_locations: CodeLocationRecord[]; golden_paths: GoldenPathRecord[]; relations: RelationRecord[] };
   /** Text embedded for each entry (title + "\n" + content) → its vector. */
   vectors: Map<string, Float32Array>;
   queries: { text: string; vector: Float32Array }[];
@@ -35,27 +36,27 @@ export function syntheticStore(n: number, opts: { dimensions?: number; clusters?
   const near = (center: Float32Array, spread: number) => unit(Float32Array.from(center, (x) => x + spread * gaussian(rand) / Math.sqrt(d)));
   const words = (k: number) => Array.from({ length: k }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ');
   const types = ['lesson', 'decision', 'pattern', 'convention', 'fact'];
-  const entries: Record<string, unknown>[] = [];
+  const entries: EntryRecord[] = [];
   const vectors = new Map<string, Float32Array>();
   for (let i = 0; i < n; i++) {
     const title = `${words(4)} #${i}`;
     const content = `${words(30)}.`;
     entries.push({
-      id: `e${i}`, core_id: `core-${i % 8}`, title, content, entry_type: types[i % types.length],
-      confidence: ['low', 'medium', 'high'][i % 3], importance: 1 + (i % 10), tags: [WORDS[i % WORDS.length]!],
+      id: `e${i}`, core_id: `core-${i % 8}`, title, content, entry_type: types[i % types.length]!,
+      confidence: (['low', 'medium', 'high'] as const)[i % 3]!, importance: 1 + (i % 10), tags: [WORDS[i % WORDS.length]!],
     });
     vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
   }
   const codes = Math.max(10, Math.floor(n / 10));
   const code_locations = Array.from({ length: codes }, (_, i) => ({ id: `c${i}`, codebase_id: 'bench', file_path: `src/mod${i % 50}/file${i}.ts`, symbol: `fn${i}`, start_line: 1 + (i % 100), end_line: 20 + (i % 100) }));
-  const relations: Record<string, unknown>[] = [];
+  const relations: RelationRecord[] = [];
   const pick = () => `e${Math.floor(rand() * n)}`;
   // ~2 edges per entry between entries → average degree ~4. Every 50th entry supersedes one a
   // little after it, at an offset that varies (0-48), so that the superseded 2% spread over the
   // clusters: with a fixed offset, entry numbers 1 mod 50 at 500 clusters (1M entries) were every
   // member of 10 clusters, and a query near one of those had no current entry near it.
   for (let i = 0; i < n; i++) {
-    const kinds = ['RELATED', 'RELATED', 'DEPENDS_ON'];
+    const kinds = ['RELATED', 'RELATED', 'DEPENDS_ON'] as const;
     for (let j = 0; j < 2; j++) {
       const to = i % 50 === 0 && j === 0 ? `e${(i + 1 + ((i / 50) % 49)) % n}` : pick();
       if (to === `e${i}`) continue;

@@ -31,3 +31,6 @@ export { sqlString } from './store/lance/filter.js';
 export { MemcoreError, MemoryFileError } from './model/errors.js';
 export type { CodeReferenceQuery } from './store/graph/graphStore.js';
 export * from './model/types.js';
+export type { RememberInput, RememberResult, CodeReferenceInput, EntryLink } from './engine/remember.js';
+export type { EntryDetails } from './engine/entryDetails.js';
+export type { EntryRecord, CodeLocationRecord, GoldenPathRecord, GoldenPathStepRecord, RelationRecord, MemoryDocumentRecord } from './model/memoryFile.js';

@@ -298,7 +298,7 @@ describe('hostile ids, core names and tags', () => {
       await m.ingestDocument({
         entries: nasty.map((s, i) => ({ id: s, core_id: `core ${s}`, title: `entry ${i} ${s}`, content: `text ${i}`, tags: [s] })),
         code_locations: [{ id: "c'1", codebase_id: "cb'\\", file_path: "src/it's\\here.ts", symbol: "s'y" }],
-        relations: nasty.slice(1).map((s, i) => ({ type: 'RELATED', from: nasty[i]!, to: s })).concat([{ type: 'REFERENCES_CODE', from: nasty[0]!, to: "c'1" }] as never[]),
+        relations: [...nasty.slice(1).map((s, i) => ({ type: 'RELATED' as const, from: nasty[i]!, to: s })), { type: 'REFERENCES_CODE', from: nasty[0]!, to: "c'1" }],
       });
       for (const [i, s] of nasty.entries()) {
         const hits = await m.semanticSearch(`entry ${i}`, { cores: [`core ${s}`], tags: [s], limit: 5 });

@@ -99,7 +99,7 @@ describe('round trip of arbitrary entries (fast-check)', () => {
         fc.asyncProperty(entry, async (e) => {
           // One word no other entry holds, even one a failed run left behind while shrinking.
           const marker = `zq${(runs++).toString(26).replace(/./g, (d) => String.fromCharCode(97 + parseInt(d, 26)))}`;
-          const doc = { core_id: 'p', entries: [{ ...e, content: `${e.content} ${marker}` }], relations: [{ type: 'RELATED', from: 'anchor', to: e.id }] };
+          const doc = { core_id: 'p', entries: [{ ...e, content: `${e.content} ${marker}` }], relations: [{ type: 'RELATED' as const, from: 'anchor', to: e.id }] };
           try {
             await m.ingestDocument(doc);
           } catch (error) {

@@ -21,7 +21,7 @@ describe('asOf: created_at, valid_from, valid_to and SUPERSEDES combined', () =>
     { id: 'expired', title: 'refund policy holiday rule', content: 'refund policy: 60 days in december', created_at: '2021-01-01', valid_to: '2023-01-01' },
     { id: 'not-yet', title: 'refund policy 2030', content: 'refund policy: store credit', created_at: '2020-01-01', valid_from: '2030-01-01' },
   ];
-  const relations = [{ type: 'SUPERSEDES', from: 'policy-2025', to: 'policy-2024' }];
+  const relations = [{ type: 'SUPERSEDES' as const, from: 'policy-2025', to: 'policy-2024' }];
   const cases: [asOf: string | undefined, expected: string[]][] = [
     ['2020-06-01', []], // nothing existed yet ('not-yet' was written but takes effect in 2030)
     ['2022-06-01', ['expired']], // 'backdated' takes effect in 2023

@@ -5,8 +5,10 @@ import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } f
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
-import { validateMemoryDocument } from '../model/memoryFile.js';
-import { ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
+import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
+import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type RememberInput, type RememberResult } from './remember.js';
+import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { buildTaskContext, embedOrExplain, resolveFilter, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
@@ -30,6 +32,8 @@ import { checkId } from '../model/ids.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
+import { estimateTokens } from '../retrieve/score.js';
+import { formatContext } from '../format/formatContext.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
 export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
@@ -149,6 +153,10 @@ const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 's
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
 const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
+const REMEMBER_FIELDS = optionNames<RememberInput>()([
+  'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
+]);
+const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()(['file', 'symbol', 'startLine', 'endLine', 'codebase', 'language', 'relevance']);
 
 export interface RelatedToCodeOptions {
   /** Hits at most. Default 10. */
@@ -174,9 +182,21 @@ export interface TraverseOptions {
 
 export interface SearchHit {
   entry: MemoryEntry;
+  /**
+   * What the list is ordered by: the cosine similarity (semantic, matryoshka), the BM25 score
+   * relative to the best hit (keyword), or the fused score (hybrid).
+   */
+  score: number;
   /** Cosine similarity to the query (0 for a keyword-only search). */
   similarity: number;
   why: Reason[];
+}
+
+/** The score a search's list is ordered by (SearchHit.score). */
+function rankScore(h: Hit, rankedBy: 'similarity' | 'keyword' | 'fused'): number {
+  if (rankedBy === 'fused') return h.fused ?? 0;
+  if (rankedBy === 'keyword') return h.why.find((r) => r.kind === 'keyword')?.score ?? 0;
+  return h.similarity;
 }
 
 export interface TraverseHit {
@@ -347,7 +367,7 @@ export class MemoryEngine {
   }
 
   /** Upserts a memory document given as an object in the memory file format. */
-  ingestDocument(doc: unknown, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
+  ingestDocument(doc: MemoryDocumentRecord, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
     return this.writeDocument('ingestDocument', doc, options.source ?? 'api', options, [...INGEST_OPTIONS, 'source']);
   }
 
@@ -361,12 +381,12 @@ export class MemoryEngine {
   }
 
   /** Upserts entries given in the memory file format (snake_case fields). */
-  upsert(entries: unknown[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
+  upsert(entries: EntryRecord[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
     return this.writeDocument('upsert', { entries }, 'upsert', options, ['signal']);
   }
 
   /** Adds relations given in the memory file format ({ type, from, to, … }). */
-  link(relations: unknown[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
+  link(relations: RelationRecord[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
     return this.writeDocument('link', { relations }, 'link', options, ['signal']);
   }
 
@@ -379,6 +399,93 @@ export class MemoryEngine {
       if (found.length > 0) await this.stores.apply({ op: 'delete', ids: found.map((f) => f.entry.id) });
       return { deleted: found.length };
     });
+  }
+
+  /**
+   * Stores one entry in an agent's words with the links it names, auto-links it (unless
+   * `autoLink: false`), and reports its id and every edge it has after the write. Validated like
+   * a memory file; remembering the same core and title again updates the entry.
+   */
+  remember(input: RememberInput): Promise<RememberResult> {
+    return this.serialized(async () => {
+      checkOptionNames('remember', input, REMEMBER_FIELDS);
+      input.code?.forEach((c, i) => checkOptionNames(`remember.code[${i}]`, c, CODE_REFERENCE_FIELDS));
+      if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean') throw invalidInput('remember: autoLink must be true or false');
+      const id = input.id ?? deriveEntryId(typeof input.core === 'string' ? input.core : DEFAULT_CORE, String(input.title));
+      const { document, external } = validateMemoryDocument('remember', withEntryId(rememberDocument(input), id));
+      const existed = (await this.stores.graph.existingIds('entry', [id])).size > 0;
+      await indexDocument(this.stores, this.embedder, 'remember', document, external, { autoLink: input.autoLink !== false });
+      return { id, created: !existed, links: await entryLinks(this.stores.graph, id) };
+    });
+  }
+
+  /**
+   * Takes an entry out of answers. `supersede` (the default) keeps history: a `retraction` entry
+   * holding the reason supersedes it, so `getEntries`, `asOf` queries and the graph still show what
+   * was believed and why it stopped; `delete` removes the entry and its edges for good.
+   */
+  forget(id: string, options: { reason?: string; mode?: 'supersede' | 'delete' } = {}): Promise<{ id: string; mode: 'supersede' | 'delete'; retractionId?: string }> {
+    checkOptionNames('forget', options, ['reason', 'mode']);
+    const mode = options.mode ?? 'supersede';
+    if (mode !== 'supersede' && mode !== 'delete') return Promise.reject(invalidInput(`forget: mode must be supersede or delete, got ${JSON.stringify(mode)}`));
+    checkId('forget', id);
+    if (mode === 'delete') {
+      return this.delete([id]).then(({ deleted }) => {
+        if (deleted === 0) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
+        return { id, mode };
+      });
+    }
+    const reason = options.reason;
+    if (typeof reason !== 'string' || reason.trim() === '') return Promise.reject(invalidInput('forget: a reason is required to supersede an entry (it is kept as the retraction\'s content)'));
+    return this.serialized(async () => {
+      const [old] = (await this.stores.table.read({ ids: [id] })).map((s) => s.entry);
+      if (!old) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
+      const doc = retractionDocument(old, reason);
+      const retractionId = deriveEntryId(old.coreId, doc.entries![0]!.title);
+      const { document, external } = validateMemoryDocument('forget', { ...doc, relations: [{ type: 'SUPERSEDES', from: retractionId, to: id }] });
+      await indexDocument(this.stores, this.embedder, 'forget', document, external, {});
+      return { id, mode, retractionId };
+    });
+  }
+
+  /** Entries in effect now (or as of `asOf`) that pass the filters, by core and title; `limit` default 100, at most 10,000. */
+  async listEntries(options: SearchFilterOptions & { limit?: number; offset?: number } = {}): Promise<MemoryEntry[]> {
+    checkOptionNames('listEntries', options, [...SEARCH_FILTER_OPTIONS, 'limit', 'offset']);
+    const limit = options.limit === undefined ? 100 : checkLimit(options.limit);
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(offset) || offset < 0) throw invalidInput(`offset must be a whole number ≥ 0, got ${JSON.stringify(offset)}`);
+    const rows = (await this.stores.table.read(resolveFilter(options))).map((s) => s.entry);
+    rows.sort((a, b) => a.coreId.localeCompare(b.coreId) || a.title.localeCompare(b.title) || a.id.localeCompare(b.id));
+    return rows.slice(offset, offset + limit);
+  }
+
+  /**
+   * The static layer of a core's memory, for a system prompt: its entries in effect now, most
+   * important first (then most confident, most recently changed), rendered as a `<memory>` block
+   * of at most `maxTokens` (default 2,000). `entries` lists them all in that order; `text` holds as
+   * many as fit and says how many were left out.
+   */
+  async coreMemory(core: string, options: { maxTokens?: number } = {}): Promise<{ core: string; text: string; entries: MemoryEntry[] }> {
+    checkOptionNames('coreMemory', options, ['maxTokens']);
+    checkId('coreMemory', core);
+    const maxTokens = options.maxTokens ?? 2000;
+    if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000) throw invalidInput(`maxTokens must be an integer from 1 to 1000000, got ${JSON.stringify(maxTokens)}`);
+    const rank = (e: MemoryEntry) => CONFIDENCE_LEVELS.indexOf(e.confidence);
+    const entries = (await this.stores.table.read(resolveFilter({ cores: [core] }))).map((s) => s.entry);
+    entries.sort((a, b) => b.importance - a.importance || rank(b) - rank(a) || b.updatedAt.getTime() - a.updatedAt.getTime() || a.title.localeCompare(b.title));
+    const bundle: ContextBundle = {
+      task: `core memory: ${core}`,
+      entries: entries.map((entry) => ({ entry, score: entry.importance / 10, similarity: 0, why: [], tokens: estimateTokens(`${entry.title}\n${entry.content}`) })),
+      codeRefs: [], goldenPaths: [], relatedDecisions: [], timings: {}, cacheHit: false, notes: [],
+    };
+    return { core, text: formatContext(bundle, { style: 'prompt', maxTokens }), entries };
+  }
+
+  /** An entry with its edges, code references, golden paths and what supersedes it; null when unknown. */
+  async entryDetails(id: string): Promise<EntryDetails | null> {
+    checkId('entryDetails', id);
+    const [entry] = await this.getEntries([id]);
+    return entry ? entryDetails(this.stores.graph, entry) : null;
   }
 
   /** Entries by id, in the order asked; unknown ids are left out. */
@@ -396,7 +503,7 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    return this.current(limit, { ...options, filter }, (n) => vectorCandidates(this.stores.table, vector, { filter, limit: n, threshold, signal: options.signal }));
+    return this.current(limit, { ...options, filter, rankedBy: 'similarity' }, (n) => vectorCandidates(this.stores.table, vector, { filter, limit: n, threshold, signal: options.signal }));
   }
 
   /**
@@ -405,7 +512,7 @@ export class MemoryEngine {
    */
   private async current(
     limit: number,
-    options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder?: boolean; asOf?: Date; signal?: AbortSignal },
+    options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder?: boolean; asOf?: Date; signal?: AbortSignal; rankedBy: 'similarity' | 'keyword' | 'fused' },
     fetch: (n: number) => Promise<Hit[]>,
   ): Promise<SearchHit[]> {
     for (let n = limit + 16; ; n *= 4) {
@@ -414,7 +521,7 @@ export class MemoryEngine {
       if (kept.length >= limit || got.length < n) {
         if (!options.exactOrder) {
           const read = await hydrateHits(this.stores.table, kept.slice(0, limit), options);
-          return read.map(({ entry, similarity, why }) => ({ entry, similarity, why }));
+          return read.map((h) => ({ entry: h.entry, score: rankScore(h, options.rankedBy), similarity: h.similarity, why: h.why }));
         }
         // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their
         // exact vectors and the list is ordered by the exact cosine it reports.
@@ -422,7 +529,7 @@ export class MemoryEngine {
         return read
           .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
           .slice(0, limit)
-          .map(({ entry, similarity, why }) => ({ entry, similarity, why }));
+          .map(({ entry, similarity, why }) => ({ entry, score: similarity, similarity, why }));
       }
     }
   }
@@ -445,7 +552,7 @@ export class MemoryEngine {
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
     let stage1Candidates = 0;
-    const hits = await this.current(limit, { ...options, filter, queryVector: vector, exactOrder: true }, async (n) => {
+    const hits = await this.current(limit, { ...options, filter, queryVector: vector, exactOrder: true, rankedBy: 'similarity' }, async (n) => {
       const r = await twoStageCandidates(this.stores, vector, { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal: options.signal });
       stage1Candidates = r.stage1;
       return r.hits;
@@ -460,7 +567,7 @@ export class MemoryEngine {
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
     const words = capText(query, SEARCHED_CHARS);
-    return this.current(limit, { ...options, filter }, (n) => keywordCandidates(this.stores, words, { filter, limit: n, signal: options.signal }));
+    return this.current(limit, { ...options, filter, rankedBy: 'keyword' }, (n) => keywordCandidates(this.stores, words, { filter, limit: n, signal: options.signal }));
   }
 
   /**
@@ -488,7 +595,7 @@ export class MemoryEngine {
     const method = options.fusion ?? 'weighted';
     const weights = options.weights ?? (method === 'weighted' ? [0.3, 1] : [1, 1]);
     const fusion: FusionOptions = { method, weights: [...weights, 2], ...(options.k !== undefined ? { k: options.k } : {}) };
-    const hits = await this.current(limit, { ...options, filter, queryVector: vector }, async (n) =>
+    const hits = await this.current(limit, { ...options, filter, queryVector: vector, rankedBy: 'fused' }, async (n) =>
       (await hybridCandidates(this.stores, words, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
     );
     return Object.assign(hits, { notes });

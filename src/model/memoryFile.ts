@@ -96,19 +96,52 @@ export type RecordNamer = (section: string, index: number, id?: string) => strin
 
 const defaultNamer: RecordNamer = (section, index, id) => `${section}[${index}]${id ? ` (id ${quoted(id)})` : ''}`;
 
-interface RawEntry {
-  id?: string; core_id?: string; title: string; aliases?: string[]; content: string; entry_type?: string; confidence?: Confidence;
-  importance?: number; tags?: string[]; source?: string; sensitivity?: Sensitivity;
-  created_at?: string; valid_from?: string; valid_to?: string;
+/** An entry as a memory file (or `upsert`) states it; see docs/memory-file.md for each field. */
+export interface EntryRecord {
+  /** Default: derived from core_id + title. */
+  id?: string;
+  /** Default: the document's core_id. */
+  core_id?: string;
+  title: string;
+  aliases?: string[];
+  content: string;
+  /** Default `fact`. */
+  entry_type?: string;
+  /** Default `medium`. */
+  confidence?: Confidence;
+  /** 1–10, default 5. */
+  importance?: number;
+  tags?: string[];
+  source?: string;
+  /** Default `internal`. */
+  sensitivity?: Sensitivity;
+  /** ISO 8601 dates. */
+  created_at?: string;
+  valid_from?: string;
+  valid_to?: string;
 }
-interface RawCode { id?: string; codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number; language?: string }
-interface RawStep { code: string; step_order?: number; description?: string; key_concepts?: string[] }
-interface RawPath { id: string; name: string; concept?: string; description?: string; steps?: RawStep[] }
-interface RawRelation {
+export interface CodeLocationRecord { id?: string; codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number; language?: string }
+export interface GoldenPathStepRecord { code: string; step_order?: number; description?: string; key_concepts?: string[] }
+export interface GoldenPathRecord { id: string; name: string; concept?: string; description?: string; steps?: GoldenPathStepRecord[] }
+/** A relation as a memory file (or `link`) states it: `{ type, from, to }` plus the fields its type allows. */
+export interface RelationRecord {
   type: RelationType; from: string; to: string; weight?: number; kind?: string; relevance?: number;
   step_order?: number; description?: string; key_concepts?: string[];
 }
-interface RawDocument { core_id?: string; entries?: RawEntry[]; code_locations?: RawCode[]; golden_paths?: RawPath[]; relations?: RawRelation[] }
+/** A memory file's content as an object (`ingestDocument`). */
+export interface MemoryDocumentRecord {
+  version?: 1;
+  core_id?: string;
+  entries?: EntryRecord[];
+  code_locations?: CodeLocationRecord[];
+  golden_paths?: GoldenPathRecord[];
+  relations?: RelationRecord[];
+}
+type RawEntry = EntryRecord;
+type RawCode = CodeLocationRecord;
+type RawPath = GoldenPathRecord;
+type RawRelation = RelationRecord;
+type RawDocument = MemoryDocumentRecord;
 
 function describeSchemaError(file: string, doc: unknown, err: ErrorObject, name: RecordNamer): MemoryFileError {
   const parts = err.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
