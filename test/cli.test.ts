@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,7 +94,14 @@ describe('memcore CLI', () => {
     expect((await run('context', 'x', '--bogus')).code).toBe(EXIT.usage);
     expect((await run('search', 'x', '--limit', 'ten', '--db', db)).err).toBe('memcore: --limit must be a whole number, got "ten"');
     expect((await run('code-refs', '--db', db)).code).toBe(EXIT.usage);
-    const json = await run('context', 'x', '--depth', '99', '--db', db, '--json');
+    const missing = await run('stats', '--db', join(db, 'nowhere'));
+    expect(missing.code).toBe(EXIT.notFound);
+    expect(missing.err).toBe(`memcore: no memory at ${join(db, 'nowhere')}; create it with \`memcore ingest <file>\` (or pass --db)`);
+    expect(existsSync(join(db, 'nowhere'))).toBe(false);
+    const good = join(db, 'good.json');
+    await writeFile(good, JSON.stringify({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'beta' }] }));
+    expect((await run('ingest', good, '--db', join(db, 'store'))).code).toBe(EXIT.ok);
+    const json = await run('context', 'x', '--depth', '99', '--db', join(db, 'store'), '--json');
     expect(json.code).toBe(EXIT.invalid);
     expect(JSON.parse(json.out)).toEqual({ error: { code: 'INVALID_INPUT', message: 'depth must be an integer from 0 to 10, got 99' } });
     const help = await run('--help');

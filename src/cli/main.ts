@@ -5,7 +5,8 @@
  *   value) · 4 not found · 5 database mismatch (other embedding model) · 6 store failure (a store
  *   damaged, missing, or not writable: a full or read-only disk)
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -20,6 +21,12 @@ import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeTyp
 import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
+import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
+import { startOwner, type Owner } from '../server/owner.js';
+import { runStdioRelay } from '../server/stdioRelay.js';
+import { entryText } from '../server/tools.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5, store: 6 } as const;
 
@@ -112,11 +119,19 @@ Commands:
   related-to-code <file> "<query>"  entries referencing a file, ranked by the query
   golden-path <id>          a golden path with its ordered steps
   golden-paths <concept>... golden paths about any of the concepts
+  list                      entries in effect (--core, --type, --tag, --as-of, --limit, --offset)
+  show <id>                 an entry with its links, code references and what supersedes it
+  core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
   stats                     what the database holds
   config                    the effective configuration and where each setting came from
   eval <file|dataset>       retrieval quality: an eval file, or 2wiki | hotpotqa | locomo | scifact
+  serve                     own the folder: keep it warm, serve MCP over HTTP and every CLI call and agent
+                            (--port, default 7077; --host, default 127.0.0.1; --allow-remote; --no-http)
+  mcp                       MCP over stdio for an agent's config; relays to the folder's server, or becomes it
+
+While a server owns the folder (serve, or a first mcp), every other command runs through it.
 
 Common options:
   --db <dir>                database folder (default MEMCORE_DB, a config file's db, or ./.memcore)
@@ -174,7 +189,8 @@ eval options:
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
 
-Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found, 5 database/model mismatch,
+Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found (also: no memory at --db for
+a read), 5 database/model mismatch,
 6 store failure (damaged, missing, full or read-only).
 `;
 
@@ -227,12 +243,25 @@ interface Io {
   isTTY: boolean;
 }
 
-type Handler = (engine: () => Promise<MemoryEngine>, positionals: string[], values: Record<string, unknown>, io: Io) => Promise<number>;
+/** Where a command runs: `cwd` resolves file arguments (a CLI call served by the owner comes from another directory). */
+interface CommandContext {
+  engine: () => Promise<MemoryEngine>;
+  cwd: string;
+  /** The database folder the command line names (resolved). */
+  dir: string;
+}
+
+type Handler = (context: CommandContext, positionals: string[], values: Record<string, unknown>, io: Io) => Promise<number>;
 
 interface Command {
   options: ParseArgsConfig['options'];
   /** [min, max] positionals. */
   args: [number, number];
+  /**
+   * What it asks of the database: nothing (runs here), reads (refused on a folder with no memory),
+   * or writes (creates the database). Reads and writes go through the folder's owner when one runs.
+   */
+  uses: 'nothing' | 'reads' | 'writes';
   run: Handler;
 }
 
@@ -242,12 +271,13 @@ const COMMANDS: Record<string, Command> = {
   ingest: {
     options: { 'auto-link': { type: 'boolean', default: false } },
     args: [1, Infinity],
-    async run(engine, files, values, io) {
+    uses: 'writes',
+    async run({ engine, cwd }, files, values, io) {
       const memory = await engine();
       const reports = [];
       for (const [i, file] of files.entries()) {
         if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
-        const r = await memory.ingest(file, { autoLink: values['auto-link'] === true });
+        const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), { autoLink: values['auto-link'] === true });
         reports.push(r);
         if (!values.json) {
           io.out(
@@ -271,7 +301,8 @@ const COMMANDS: Record<string, Command> = {
       format: { type: 'string' },
     },
     args: [1, 1],
-    async run(engine, [task], v, io) {
+    uses: 'reads',
+    async run({ engine }, [task], v, io) {
       const style = (v.format as string | undefined) ?? (v.json ? 'json' : 'text');
       if (!['text', 'prompt', 'markdown', 'json'].includes(style)) throw new UsageError(`--format must be text, prompt, markdown or json, got "${style}"`);
       const maxSelect = v['max-select'] !== undefined ? int('max-select', v['max-select'] as string) : undefined;
@@ -297,7 +328,8 @@ const COMMANDS: Record<string, Command> = {
       'score-combination': { type: 'string' },
     },
     args: [1, 1],
-    async run(_engine, [target], v, io) {
+    uses: 'nothing',
+    async run(_context, [target], v, io) {
       const adapter = ADAPTERS[target!];
       const list = (name: string) => (typeof v[name] === 'string' ? (v[name] as string).split(',').map((x) => x.trim()).filter(Boolean) : undefined);
       const strategies = list('strategies');
@@ -335,7 +367,8 @@ const COMMANDS: Record<string, Command> = {
   config: {
     options: {},
     args: [0, 0],
-    async run(_engine, _args, v, io) {
+    uses: 'nothing',
+    async run(_context, _args, v, io) {
       const resolved = resolveConfig({ options: typeof v.db === 'string' ? { db: v.db } : {} });
       const rows = describeConfig(resolved);
       print(io, v.json === true, { file: resolved.file, settings: rows }, () =>
@@ -350,7 +383,8 @@ const COMMANDS: Record<string, Command> = {
   find: {
     options: CONTEXT_OPTIONS,
     args: [1, 1],
-    async run(engine, [query], v, io) {
+    uses: 'reads',
+    async run({ engine }, [query], v, io) {
       const entries = await (await engine()).findWithContext(query!, contextOptions(v));
       print(io, v.json === true, entries, () =>
         entries.length === 0 ? 'no matching entries' : entries.map((e, i) => `${listLine(i, e.score, e.entry)}\n${e.why.map((r) => `      ${describeReason(r)}`).join('\n')}`).join('\n'),
@@ -361,14 +395,16 @@ const COMMANDS: Record<string, Command> = {
   search: {
     options: { ...FILTERS, limit: { type: 'string' }, mode: { type: 'string', default: 'hybrid' }, candidates: { type: 'string' }, fusion: { type: 'string' }, mentions: { type: 'boolean' } },
     args: [1, 1],
-    async run(engine, [query], v, io) {
-      const memory = await engine();
+    uses: 'reads',
+    async run({ engine }, [query], v, io) {
       const base = {
         ...filterOptions(v as FilterValues),
         ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
       };
       const candidates = v.candidates !== undefined ? { candidates: int('candidates', v.candidates as string) } : {};
       if (v.fusion !== undefined && v.fusion !== 'rrf' && v.fusion !== 'weighted') throw new UsageError(`--fusion must be rrf or weighted, got "${String(v.fusion)}"`);
+      if (!['semantic', 'matryoshka', 'keyword', 'hybrid'].includes(v.mode as string)) throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
+      const memory = await engine();
       let hits: SearchHit[];
       let result: unknown;
       switch (v.mode) {
@@ -395,7 +431,7 @@ const COMMANDS: Record<string, Command> = {
           throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
       }
       print(io, v.json === true, result, () =>
-        hits.length === 0 ? 'no matching entries' : hits.map((h, i) => `${listLine(i, h.similarity, h.entry)}  ← ${h.why.map(describeReason).join('; ')}`).join('\n'),
+        hits.length === 0 ? 'no matching entries' : hits.map((h, i) => `${listLine(i, h.score, h.entry)}  ← ${h.why.map(describeReason).join('; ')}`).join('\n'),
       );
       return EXIT.ok;
     },
@@ -403,7 +439,8 @@ const COMMANDS: Record<string, Command> = {
   traverse: {
     options: { depth: { type: 'string' }, relations: { type: 'string' }, direction: { type: 'string' } },
     args: [1, 1],
-    async run(engine, [id], v, io) {
+    uses: 'reads',
+    async run({ engine }, [id], v, io) {
       const direction = v.direction as string | undefined;
       if (direction !== undefined && !['outgoing', 'incoming', 'both'].includes(direction)) throw new UsageError(`--direction must be outgoing, incoming or both, got "${direction}"`);
       const hits = await (await engine()).traverse(id!, {
@@ -420,7 +457,8 @@ const COMMANDS: Record<string, Command> = {
   'related-to-code': {
     options: { limit: { type: 'string' } },
     args: [2, 2],
-    async run(engine, [file, query], v, io) {
+    uses: 'reads',
+    async run({ engine }, [file, query], v, io) {
       const hits = await (await engine()).findRelatedToCode(file!, query!, v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {});
       print(io, v.json === true, hits, () =>
         hits.length === 0 ? `no entries reference ${file}` : hits.map((h, i) => `${listLine(i, h.similarity, h.entry)}\n      ${h.references.map((r) => codeSpan(r.code)).join(', ')}`).join('\n'),
@@ -431,7 +469,8 @@ const COMMANDS: Record<string, Command> = {
   'golden-paths': {
     options: {},
     args: [1, Infinity],
-    async run(engine, concepts, v, io) {
+    uses: 'reads',
+    async run({ engine }, concepts, v, io) {
       const paths = await (await engine()).findGoldenPaths(concepts);
       print(io, v.json === true, paths, () => (paths.length === 0 ? 'no golden paths match' : paths.map(formatGoldenPath).join('\n\n')));
       return EXIT.ok;
@@ -440,7 +479,8 @@ const COMMANDS: Record<string, Command> = {
   index: {
     options: { 'ann-min-rows': { type: 'string' } },
     args: [0, 0],
-    async run(engine, _args, v, io) {
+    uses: 'reads',
+    async run({ engine }, _args, v, io) {
       const r = await (await engine()).index({
         ...(v['ann-min-rows'] !== undefined ? { annMinRows: int('ann-min-rows', v['ann-min-rows'] as string) } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
@@ -454,7 +494,8 @@ const COMMANDS: Record<string, Command> = {
   'code-refs': {
     options: { file: { type: 'string' }, symbol: { type: 'string' }, codebase: { type: 'string' } },
     args: [0, 0],
-    async run(engine, _args, v, io) {
+    uses: 'reads',
+    async run({ engine }, _args, v, io) {
       if (v.file === undefined && v.symbol === undefined && v.codebase === undefined) throw new UsageError('code-refs needs --file, --symbol or --codebase');
       const hits = await (await engine()).findByCodeReference({
         ...(typeof v.file === 'string' ? { filePath: v.file } : {}),
@@ -470,7 +511,8 @@ const COMMANDS: Record<string, Command> = {
   'golden-path': {
     options: {},
     args: [1, 1],
-    async run(engine, [id], v, io) {
+    uses: 'reads',
+    async run({ engine }, [id], v, io) {
       const path = await (await engine()).getGoldenPath(id!);
       if (!path) {
         io.err(`memcore: no golden path with id "${id}"`);
@@ -484,7 +526,8 @@ const COMMANDS: Record<string, Command> = {
   delete: {
     options: {},
     args: [1, Infinity],
-    async run(engine, ids, v, io) {
+    uses: 'reads',
+    async run({ engine }, ids, v, io) {
       const result = await (await engine()).delete(ids);
       print(io, v.json === true, result, () => `deleted ${result.deleted} of ${ids.length} entr${ids.length === 1 ? 'y' : 'ies'}`);
       return result.deleted === 0 ? EXIT.notFound : EXIT.ok;
@@ -493,7 +536,8 @@ const COMMANDS: Record<string, Command> = {
   stats: {
     options: {},
     args: [0, 0],
-    async run(engine, _args, v, io) {
+    uses: 'reads',
+    async run({ engine }, _args, v, io) {
       const s = await (await engine()).stats();
       print(io, v.json === true, s, () =>
         [
@@ -506,6 +550,114 @@ const COMMANDS: Record<string, Command> = {
           `embedder: ${s.embedder.id} (${s.embedder.dimensions}-d)`,
           `generation: ${s.generation}`,
         ].join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  list: {
+    options: { core: FILTERS.core, type: FILTERS.type, tag: FILTERS.tag, 'as-of': FILTERS['as-of'], limit: { type: 'string' }, offset: { type: 'string' } },
+    args: [0, 0],
+    uses: 'reads',
+    async run({ engine }, _args, v, io) {
+      const entries = await (await engine()).listEntries({
+        ...filterOptions(v as FilterValues),
+        ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
+        ...(v.offset !== undefined ? { offset: int('offset', v.offset as string) } : {}),
+      });
+      print(io, v.json === true, entries, () => (entries.length === 0 ? 'no entries' : entries.map((e) => `[${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`).join('\n')));
+      return EXIT.ok;
+    },
+  },
+  show: {
+    options: {},
+    args: [1, 1],
+    uses: 'reads',
+    async run({ engine }, [id], v, io) {
+      const details = await (await engine()).entryDetails(id!);
+      if (!details) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
+      const { entry } = details;
+      print(io, v.json === true, details, () =>
+        [
+          entryText(entry),
+          '',
+          `confidence ${entry.confidence}, importance ${entry.importance}, sensitivity ${entry.sensitivity}${entry.tags.length ? `, tags ${entry.tags.join(', ')}` : ''}`,
+          `created ${entry.createdAt.toISOString()}, updated ${entry.updatedAt.toISOString()}${entry.validTo ? `, valid until ${entry.validTo.toISOString()}` : ''}${entry.source ? `, source ${entry.source}` : ''}`,
+          ...(details.supersededBy ? [`superseded by ${details.supersededBy}`] : []),
+          ...(details.links.length ? ['links:', ...details.links.map((l) => `  ${l.from} -${l.type}-> ${l.to}`)] : ['no links']),
+          ...details.code.map((c) => `code: ${codeSpan(c.code)} (relevance ${c.relevance})`),
+          ...details.goldenPaths.map((p) => `golden path: ${p.name} [${p.id}]`),
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    },
+  },
+  'core-memory': {
+    options: { 'max-tokens': { type: 'string' } },
+    args: [1, 1],
+    uses: 'reads',
+    async run({ engine }, [core], v, io) {
+      const memory = await (await engine()).coreMemory(core!, v['max-tokens'] !== undefined ? { maxTokens: int('max-tokens', v['max-tokens'] as string)! } : {});
+      if (memory.entries.length === 0) throw new MemcoreError(`core "${core}" holds no entries in effect`, 'NOT_FOUND');
+      print(io, v.json === true, memory, () => memory.text);
+      return EXIT.ok;
+    },
+  },
+  serve: {
+    options: { port: { type: 'string' }, host: { type: 'string' }, 'allow-remote': { type: 'boolean', default: false }, 'no-http': { type: 'boolean', default: false } },
+    args: [0, 0],
+    uses: 'nothing',
+    async run({ dir, cwd }, _args, v, io) {
+      const running = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'status' });
+      if (running) {
+        running.socket.destroy();
+        throw new MemcoreError(`${dir} is already served by pid ${running.welcome.pid}${running.welcome.http ? ` at ${running.welcome.http}` : ''}`, 'STORE');
+      }
+      const port = v.port !== undefined ? int('port', v.port as string)! : undefined;
+      if (port !== undefined && (port < 0 || port > 65_535)) throw new UsageError(`--port must be 0 to 65535, got ${port}`);
+      const engine = await openMemory({ path: dir, cwd });
+      let owner: Owner;
+      try {
+        owner = await startOwner(engine, {
+          runCli: (argv, cliIo, context) => main(argv, cliIo, context),
+          version: VERSION,
+          log: (m) => io.err(m),
+          ...(v['no-http'] ? {} : { http: { ...(port !== undefined ? { port } : {}), ...(typeof v.host === 'string' ? { host: v.host } : {}), allowRemote: v['allow-remote'] === true } }),
+        });
+      } catch (e) {
+        await engine.close();
+        throw e;
+      }
+      const ready = { pid: process.pid, db: dir, socket: owner.socket, ...(owner.url ? { url: owner.url, tokenFile: join(dir, 'server.token') } : {}) };
+      print(io, v.json === true, ready, () =>
+        [`memcore serving ${dir} (pid ${process.pid})`, `  control socket ${owner.socket}`, ...(owner.url ? [`  MCP over HTTP ${owner.url} (bearer token in ${ready.tokenFile})`] : [])].join('\n'),
+      );
+      await new Promise<void>((done) => {
+        process.once('SIGINT', done);
+        process.once('SIGTERM', done);
+      });
+      io.err('memcore: stopping');
+      await owner.close();
+      await engine.close();
+      return EXIT.ok;
+    },
+  },
+  mcp: {
+    options: {},
+    args: [0, 0],
+    uses: 'nothing',
+    async run({ dir, cwd }, _args, _v, io) {
+      await runStdioRelay(
+        dir,
+        async () => {
+          const engine = await openMemory({ path: dir, cwd });
+          try {
+            return { engine, owner: await startOwner(engine, { runCli: (argv, cliIo, context) => main(argv, cliIo, context), version: VERSION, log: (m) => io.err(m) }) };
+          } catch (e) {
+            await engine.close();
+            throw e;
+          }
+        },
+        { stdin: process.stdin, stdout: process.stdout, log: (m) => io.err(m) },
       );
       return EXIT.ok;
     },
@@ -525,8 +677,11 @@ function exitCodeOf(e: unknown): number {
   return EXIT.failure;
 }
 
-/** Runs one command line; returns the exit code. Exported for tests. */
-export async function main(argv: string[], io: Io): Promise<number> {
+/**
+ * Runs one command line; returns the exit code. Exported for tests and for the owner of a folder,
+ * which runs the CLI calls it is sent against its own engine (`context.engine`).
+ */
+export async function main(argv: string[], io: Io, context: { engine?: MemoryEngine; cwd?: string } = {}): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.out(USAGE);
@@ -535,6 +690,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const command = COMMANDS[name];
   let json = rest.includes('--json');
   let memory: MemoryEngine | undefined;
+  const cwd = context.cwd ?? process.cwd();
   try {
     if (!command) throw new UsageError(`unknown command "${name}"; see memcore --help`);
     const { values, positionals } = parseArgs({ args: rest, options: { ...COMMON, ...command.options }, allowPositionals: true, strict: true });
@@ -547,8 +703,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (positionals.length < min || positionals.length > max) {
       throw new UsageError(`${name} takes ${min === max ? min : `${min} or more`} argument${max === 1 ? '' : 's'}, got ${positionals.length}; see memcore --help`);
     }
-    const engine = async () => (memory ??= await openMemory(typeof values.db === 'string' ? { path: values.db } : {}));
-    return await command.run(engine, positionals, values, io);
+    const dir = resolve(cwd, resolveConfig({ options: typeof values.db === 'string' ? { db: values.db } : {}, cwd }).values.db as string);
+    if (command.uses !== 'nothing' && !context.engine) {
+      const served = await runThroughOwner(dir, argv, cwd, io);
+      if (served !== undefined) return served;
+    }
+    // Asked for once the command line is checked, so that a bad option is reported first.
+    const engine = async () => {
+      if (context.engine) return context.engine;
+      if (command.uses === 'reads' && !memory && !existsSync(join(dir, 'meta.json'))) {
+        throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
+      }
+      return (memory ??= await openMemory({ path: dir, cwd }));
+    };
+    return await command.run({ engine, cwd, dir }, positionals, values, io);
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? String(e);
     io.err(`memcore: ${message}`);
@@ -557,6 +725,47 @@ export async function main(argv: string[], io: Io): Promise<number> {
   } finally {
     await memory?.close();
   }
+}
+
+/** Whether server.json names a live process whose socket is not up yet (or was just taken over). */
+function ownerStarting(dir: string): boolean {
+  try {
+    const { pid } = JSON.parse(readFileSync(join(dir, 'server.json'), 'utf8')) as { pid: number };
+    process.kill(pid, 0);
+    return pid !== process.pid;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sends the command line to the process that owns the folder, if one does, and relays its output;
+ * undefined when none does. A folder held by a process still starting up is waited for a moment.
+ */
+async function runThroughOwner(dir: string, argv: string[], cwd: string, io: Io): Promise<number | undefined> {
+  const hello = { memcore: PROTOCOL, kind: 'cli', argv, cwd, isTTY: io.isTTY } as const;
+  let reached = await connectToOwner(dir, hello);
+  if (!reached && ownerStarting(dir)) {
+    for (let i = 0; i < 20 && !reached; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      reached = await connectToOwner(dir, hello);
+    }
+  }
+  if (!reached) return undefined;
+  const { socket, rest } = reached;
+  return new Promise((resolveExit, reject) => {
+    let code: number | undefined;
+    readLines(socket, (line) => {
+      const m = JSON.parse(line) as CliMessage;
+      if ('out' in m) io.out(m.out);
+      else if ('err' in m) io.err(m.err);
+      else code = m.exit;
+    });
+    socket.once('close', () => (code === undefined ? reject(new Error(`the memcore server of ${dir} stopped before the command finished`)) : resolveExit(code)));
+    socket.on('error', () => undefined);
+    if (rest.length) socket.unshift(rest);
+    socket.resume();
+  });
 }
 
 // Run when executed (also through the npm bin symlink), not when imported by tests.

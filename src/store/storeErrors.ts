@@ -15,6 +15,14 @@ export function nativeDetail(e: unknown): string {
     .trim();
 }
 
+/** Kuzu lets one process open a folder; this error says another one has it. */
+export class FolderInUseError extends MemcoreError {
+  constructor(readonly location: string) {
+    super(`the database at ${location} is open in another process (Kuzu allows one process at a time); close it there first, or run \`memcore serve\` so that every process shares one`, 'STORE');
+    this.name = 'FolderInUseError';
+  }
+}
+
 /** A STORE error for a failure of `what` (e.g. "the entries table") in `path`; MemcoreErrors and aborts pass as they are. */
 export function storeFailure(what: string, path: string, e: unknown): unknown {
   if (e instanceof MemcoreError || (e instanceof Error && e.name === 'AbortError')) return e;

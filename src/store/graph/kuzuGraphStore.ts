@@ -6,7 +6,7 @@ import { invalidInput, MemcoreError } from '../../model/errors.js';
 import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphStore } from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
-import { nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
+import { FolderInUseError, nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
   .split('\n')
@@ -141,7 +141,7 @@ export class KuzuGraphStore implements GraphStore {
       await db.init();
     } catch (e) {
       const message = (e as Error).message;
-      if (/lock/i.test(message)) throw new MemcoreError(`the database at ${file} is open in another process (Kuzu allows one process at a time); close it there first`, 'STORE');
+      if (/lock/i.test(message)) throw new FolderInUseError(file);
       throw new MemcoreError(`cannot open the graph database at ${file}: ${nativeDetail(e)}`, 'STORE');
     }
     const store = new KuzuGraphStore(db, new kuzu.Connection(db), file);

@@ -1,0 +1,226 @@
+/**
+ * The owner of a database folder: one engine, kept warm, serving every client. Other `memcore mcp`
+ * processes and CLI calls reach it over the control socket; `memcore serve` adds MCP over
+ * streamable HTTP. Writes from every client go through the engine's one write queue, reads run
+ * concurrently, and the context cache is keyed by the store's generation, which a write moves
+ * before it answers: no client is served a bundle from before a write it has been told is done.
+ */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createSocketServer, type Server as SocketServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { MemoryEngine } from '../engine/memoryEngine.js';
+import { invalidInput } from '../model/errors.js';
+import { createMcpServer } from './mcpServer.js';
+import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type Welcome } from './controlSocket.js';
+import type { ServerStatus } from './tools.js';
+
+/** Runs one CLI command line against the owner's engine (the CLI's `main`, handed in to keep the layers apart). */
+export type CliRunner = (argv: string[], io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean }, context: { engine: MemoryEngine; cwd: string }) => Promise<number>;
+
+export interface HttpOptions {
+  /** Default 127.0.0.1. Any other address needs `token` or the generated one, and is refused without `allowRemote`. */
+  host?: string;
+  /** Default 7077; 0 picks a free port. */
+  port?: number;
+  /** Bearer token. Default: read from (or generated into) `<db>/server.token`, mode 0600. */
+  token?: string;
+  /** Binding to an address other than the loopback must be asked for. */
+  allowRemote?: boolean;
+}
+
+export interface OwnerOptions {
+  /** Serve MCP over streamable HTTP too. */
+  http?: HttpOptions;
+  runCli: CliRunner;
+  version: string;
+  /** Hears connections and failures (the serve command prints them on stderr). */
+  log?: (message: string) => void;
+}
+
+export interface Owner {
+  readonly socket: string;
+  /** `http://host:port/mcp`, when serving HTTP. */
+  readonly url?: string;
+  readonly token?: string;
+  /** Control-socket connections open now (relaying MCP clients and running CLI calls). */
+  connections(): number;
+  /** Stops listening, ends every connection, removes the socket and server.json. The engine stays open. */
+  close(): Promise<void>;
+}
+
+export const TOKEN_FILE = 'server.token';
+export const SERVER_FILE = 'server.json';
+
+async function tokenFor(dir: string, given: string | undefined): Promise<string> {
+  if (given !== undefined) {
+    if (given.length < 16) throw invalidInput('the HTTP token must be at least 16 characters');
+    return given;
+  }
+  const file = join(dir, TOKEN_FILE);
+  const existing = await readFile(file, 'utf8').then((t) => t.trim(), () => '');
+  if (existing.length >= 16) return existing;
+  const token = randomBytes(32).toString('base64url');
+  await writeFile(file, token + '\n', { mode: 0o600 });
+  await chmod(file, 0o600);
+  return token;
+}
+
+function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? '';
+  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export async function startOwner(engine: MemoryEngine, options: OwnerOptions): Promise<Owner> {
+  const dir = engine.path;
+  const startedAt = new Date();
+  const log = options.log ?? (() => undefined);
+  const path = socketPath(dir);
+  const endpoints: Record<string, string> = { socket: path };
+  const status: ServerStatus = { pid: process.pid, startedAt, endpoints };
+  const sockets = new Set<Socket>();
+  const host = options.http?.host ?? '127.0.0.1';
+  const loopback = host === '127.0.0.1' || host === '::1' || host === 'localhost';
+  if (options.http && !loopback && !options.http.allowRemote) throw invalidInput(`binding to ${host} exposes the memory beyond this machine; pass --host explicitly with --allow-remote`);
+  let http: HttpServer | undefined;
+  let url: string | undefined;
+  let token: string | undefined;
+
+  // The caller holds the folder (Kuzu's lock), so a socket file here is one a dead owner left.
+  await rm(path, { force: true });
+  const control = createSocketServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    const stop = readLines(socket, (line) => {
+      const rest = stop();
+      let hello: Hello;
+      try {
+        hello = JSON.parse(line) as Hello;
+        if (hello.memcore !== PROTOCOL) throw new Error('protocol');
+      } catch {
+        socket.end(JSON.stringify({ error: `expected a memcore hello (protocol ${PROTOCOL})` }) + '\n');
+        return;
+      }
+      const welcome: Welcome = { memcore: PROTOCOL, pid: process.pid, startedAt: startedAt.toISOString(), ...(url ? { http: url } : {}) };
+      socket.write(JSON.stringify(welcome) + '\n');
+      void serveConnection(socket, hello, rest).catch((e: Error) => {
+        log(`connection failed: ${e.message}`);
+        socket.destroy();
+      });
+    });
+  });
+
+  async function serveConnection(socket: Socket, hello: Hello, rest: Buffer): Promise<void> {
+    if (hello.kind === 'status') {
+      socket.end();
+    } else if (hello.kind === 'cli') {
+      const send = (m: CliMessage) => socket.write(JSON.stringify(m) + '\n');
+      const code = await options.runCli(hello.argv, { out: (out) => send({ out }), err: (err) => send({ err }), isTTY: hello.isTTY }, { engine, cwd: hello.cwd });
+      socket.end(JSON.stringify({ exit: code } satisfies CliMessage) + '\n');
+    } else if (hello.kind === 'mcp') {
+      if (rest.length) socket.unshift(rest);
+      const transport = new StdioServerTransport(socket, socket);
+      const server = createMcpServer(engine, status, options.version);
+      socket.on('close', () => void server.close());
+      socket.on('end', () => socket.end());
+      await server.connect(transport);
+      log(`MCP client connected over ${path}`);
+    } else {
+      socket.end();
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    control.once('error', reject);
+    control.listen(path, () => resolve());
+  });
+  await chmod(path, 0o600);
+
+  if (options.http) {
+    try {
+      token = await tokenFor(dir, options.http.token);
+      http = await serveHttp(engine, status, options.version, host, options.http.port ?? 7077, token, log);
+    } catch (e) {
+      control.close();
+      await rm(path, { force: true });
+      throw e;
+    }
+    const address = http.address();
+    const port = typeof address === 'object' && address ? address.port : options.http.port;
+    url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`;
+    endpoints.http = url;
+  }
+
+  await writeFile(join(dir, SERVER_FILE), JSON.stringify({ pid: process.pid, startedAt, socket: path, ...(url ? { http: url } : {}) }, null, 2) + '\n');
+
+  return {
+    socket: path,
+    ...(url ? { url } : {}),
+    ...(token ? { token } : {}),
+    connections: () => sockets.size,
+    async close() {
+      await new Promise<void>((resolve) => {
+        control.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+      if (http) await new Promise<void>((resolve) => (http.closeAllConnections(), http.close(() => resolve())));
+      await rm(path, { force: true });
+      await rm(join(dir, SERVER_FILE), { force: true });
+    },
+  };
+}
+
+/** MCP over streamable HTTP: one transport and session object per client session, one engine behind them. */
+async function serveHttp(engine: MemoryEngine, status: ServerStatus, version: string, host: string, port: number, token: string, log: (m: string) => void): Promise<HttpServer> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const reply = (code: number, message: string): void => void res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    if (!bearerMatches(req, token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return reply(404, 'memcore serves MCP at /mcp');
+    const sessionId = req.headers['mcp-session-id'];
+    const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (known) return known.handleRequest(req, res);
+    if (req.method !== 'POST') return reply(400, 'no such session');
+    const body = await readBody(req);
+    if (!isInitializeRequest(body)) return reply(400, 'start a session with an initialize request');
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
+    transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+    await createMcpServer(engine, status, version).connect(transport);
+    log('MCP client connected over HTTP');
+    await transport.handleRequest(req, res, body);
+  }
+
+  const server = createHttpServer((req, res) => {
+    handle(req, res).catch((e: Error) => {
+      log(`HTTP request failed: ${e.message}`);
+      if (!res.headersSent) res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: e.message }, id: null }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
+async function readBody(req: IncomingMessage, max = 64 * 1024 * 1024): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw new Error(`request body over ${max} bytes`);
+    chunks.push(chunk);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+}

@@ -1,0 +1,154 @@
+/**
+ * `memcore mcp`: the MCP stdio server that agent configs start. It always talks to the folder's
+ * owner over the control socket: another process's (`memcore serve`, an earlier `memcore mcp`), or
+ * its own, when no process held the folder and it became the owner. If the owner dies, even by
+ * kill -9, the relay takes over or reaches whoever did, and carries on with the same client.
+ */
+import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
+import { FolderInUseError } from '../store/storeErrors.js';
+import type { MemoryEngine } from '../engine/memoryEngine.js';
+import { connectToOwner, PROTOCOL, readLines, type Hello } from './controlSocket.js';
+import type { Owner } from './owner.js';
+import { TOOLS } from './tools.js';
+
+/** What a process that takes a folder over holds: its engine and what serves it. */
+export interface Ownership {
+  engine: MemoryEngine;
+  owner: Owner;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Connects to the folder's owner, or becomes it when there is none. Kuzu's lock decides a race:
+ * of processes that find no owner at once, one opens the folder, and the others wait for its
+ * socket.
+ */
+export async function reachOrBecomeOwner(
+  dir: string,
+  hello: Hello,
+  become: () => Promise<Ownership>,
+  timeoutMs = 30_000,
+): Promise<{ socket: Socket; ownership?: Ownership }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reached = await connectToOwner(dir, hello);
+    if (reached) return { socket: withRest(reached.socket, reached.rest) };
+    try {
+      const ownership = await become();
+      const self = await connectToOwner(dir, hello);
+      if (!self) throw new Error(`could not reach the socket this process opened at ${ownership.owner.socket}`);
+      return { socket: withRest(self.socket, self.rest), ownership };
+    } catch (e) {
+      if (!(e instanceof FolderInUseError) || Date.now() > deadline) throw e;
+      await sleep(50 + Math.random() * 150);
+    }
+  }
+}
+
+function withRest(socket: Socket, rest: Buffer): Socket {
+  if (rest.length) socket.unshift(rest);
+  return socket;
+}
+
+/** Tools whose second run would do something again: not re-sent after an owner died mid-call. */
+const NOT_REPEATABLE = new Set(TOOLS.filter((t) => !t.annotations.idempotentHint).map((t) => t.name));
+
+type JsonRpc = { id?: string | number; method?: string; params?: { name?: string } };
+
+function parse(line: string): JsonRpc | undefined {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return v && typeof v === 'object' ? (v as JsonRpc) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function runStdioRelay(
+  dir: string,
+  become: () => Promise<Ownership>,
+  io: { stdin: Readable; stdout: Writable; log: (message: string) => void },
+): Promise<void> {
+  const hello: Hello = { memcore: PROTOCOL, kind: 'mcp' };
+  /** Requests sent upstream and not yet answered, by id, in order. */
+  const inflight = new Map<string | number, { line: string; tool?: string }>();
+  const waiting: string[] = [];
+  let upstream: Socket | undefined;
+  let ownership: Ownership | undefined;
+  let closing = false;
+  const write = (line: string) => io.stdout.write(line + '\n');
+
+  const attach = async (): Promise<void> => {
+    const reached = await reachOrBecomeOwner(dir, hello, become);
+    if (reached.ownership) {
+      ownership = reached.ownership;
+      io.log(`memcore: serving ${dir} (pid ${process.pid}, socket ${ownership.owner.socket})`);
+    }
+    const socket = reached.socket;
+    readLines(socket, (line) => {
+      const message = parse(line);
+      if (message?.id !== undefined && message.method === undefined) inflight.delete(message.id);
+      write(line);
+    });
+    socket.on('error', () => undefined);
+    socket.once('close', () =>
+      void reattach().catch((e: Error) => {
+        io.log(`memcore: could not take over ${dir}: ${e.message}`);
+        process.exit(1);
+      }),
+    );
+    socket.resume();
+    upstream = socket;
+    for (const line of waiting.splice(0)) socket.write(line + '\n');
+  };
+
+  const reattach = async (): Promise<void> => {
+    upstream = undefined;
+    if (closing) return;
+    io.log('memcore: the server owning the folder went away; taking over');
+    await attach();
+    // Calls the old owner never answered: reads are asked again; a write may or may not have
+    // happened, so the client is told rather than risking it twice.
+    for (const [id, call] of inflight) {
+      if (call.tool && NOT_REPEATABLE.has(call.tool)) {
+        inflight.delete(id);
+        write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32001, message: `the memcore server stopped during ${call.tool}; it may or may not have been applied: check before calling it again` } }));
+      } else upstream!.write(call.line + '\n');
+    }
+  };
+
+  await attach();
+  const stdinLines = new Promise<void>((resolve) => {
+    let pending = '';
+    io.stdin.setEncoding('utf8');
+    io.stdin.on('data', (chunk: string) => {
+      pending += chunk;
+      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+        const line = pending.slice(0, nl).replace(/\r$/, '');
+        pending = pending.slice(nl + 1);
+        if (line.trim() === '') continue;
+        const message = parse(line);
+        if (message?.id !== undefined && message.method !== undefined) {
+          inflight.set(message.id, { line, ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}) });
+        }
+        if (upstream) upstream.write(line + '\n');
+        else waiting.push(line);
+      }
+    });
+    io.stdin.once('end', () => resolve());
+    io.stdin.once('close', () => resolve());
+  });
+  await stdinLines;
+
+  // The client is gone. Answers still due are dropped with it; an owner keeps serving the others
+  // until they leave too.
+  closing = true;
+  upstream?.end();
+  if (ownership) {
+    while (ownership.owner.connections() > 0) await sleep(100);
+    await ownership.owner.close();
+    await ownership.engine.close();
+  }
+}
