@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openAIEmbedder, openMemory } from '../src/index.js';
 import { embeddingsReply, startFakeOpenAI, vectorFor, type FakeOpenAI } from './openaiServer.js';
@@ -75,14 +77,25 @@ describe('OpenAI-compatible embedder (real openai client, real HTTP on 127.0.0.1
       res.end(JSON.stringify({ error: { message: 'boom' } }));
     };
     const e = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, maxRetries: 1 });
-    await expect(e.embed(['a'])).rejects.toThrow(/embedding request to .* failed: 500/);
+    await expect(e.embed(['a'])).rejects.toThrow(/embedding request to http:\/\/127\.0\.0\.1:\d+\/v1 \(model "m"\) failed with HTTP 500/);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('says which URL could not be reached and what to check', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const e = openAIEmbedder({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'nomic-embed-text', dimensions: 8, maxRetries: 0 });
+    await expect(e.embed(['a'])).rejects.toThrow(
+      `embedding request to http://127.0.0.1:${port}/v1 (model "nomic-embed-text") could not connect (ECONNREFUSED): is the server running at that address? For Ollama, start it with \`ollama serve\` (default http://127.0.0.1:11434/v1)`,
+    );
   });
 
   it('times out and aborts', async () => {
     server.respond = () => undefined; // never answers
     const slow = openAIEmbedder({ baseURL: server.baseURL, model: 'm', dimensions: 8, timeoutMs: 100, maxRetries: 0 });
-    await expect(slow.embed(['a'])).rejects.toThrow(/failed: .*timed out/i);
+    await expect(slow.embed(['a'])).rejects.toThrow(/embedding request to .* timed out: is the server overloaded/);
     const ac = new AbortController();
     const pending = slow.embed(['a'], ac.signal);
     setTimeout(() => ac.abort(), 20);

@@ -198,7 +198,7 @@ describe('when the embedder is down', () => {
         down = true;
         const bundle = await m.buildTaskContext('tune the connection pool');
         expect(bundle.degraded).toEqual(['vectors']);
-        expect(bundle.notes.join('\n')).toMatch(/vectors unavailable, answered from keywords, mentions and the graph only: embedding request to http:\/\/127\.0\.0\.1:\d+\/v1 failed/);
+        expect(bundle.notes.join('\n')).toMatch(/vectors unavailable, answered from keywords, mentions and the graph only: embedding request to http:\/\/127\.0\.0\.1:\d+\/v1 \(model "fake-embed"\) failed with HTTP 503: 503 model is loading/);
         expect(bundle.entries.map((e) => e.entry.id)).toEqual(['pool', 'timeouts']);
         expect(bundle.entries[1]!.why.some((r) => r.kind === 'graph')).toBe(true);
         const hits = await m.hybridSearch('connection pool');

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { describeEndpointFailure } from './endpointFailure.js';
 import type { Embedder } from './embedder.js';
 import { embedInBatches } from './embedder.js';
 import { chunkText, embedChunked } from './chunkText.js';
@@ -95,7 +96,7 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
                 err.name = 'AbortError';
                 throw err;
               }
-              throw new MemcoreError(`embedding request to ${client.baseURL} failed: ${(e as Error).message}`, 'EMBEDDING');
+              throw new MemcoreError(describeEndpointFailure('embedding', client.baseURL, model, e), 'EMBEDDING');
             }
             const data = [...response.data].sort((a, b) => a.index - b.index);
             return data.map((d) => {

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { describeEndpointFailure } from '../embed/endpointFailure.js';
 import { invalidInput } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 
@@ -41,11 +42,17 @@ export function openAIChat(options: LlmOptions): JsonChat {
   return {
     model: options.model,
     async completeJson(messages, opts) {
-      const response = await client.chat.completions.create(
-        { model: opts.model ?? options.model, messages, temperature: 0, response_format: { type: 'json_object' } },
-        { signal: opts.signal, ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}) },
-      );
-      return response.choices[0]?.message?.content ?? '';
+      const model = opts.model ?? options.model;
+      try {
+        const response = await client.chat.completions.create(
+          { model, messages, temperature: 0, response_format: { type: 'json_object' } },
+          { signal: opts.signal, ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}) },
+        );
+        return response.choices[0]?.message?.content ?? '';
+      } catch (e) {
+        if (e instanceof OpenAI.APIUserAbortError || opts.signal?.aborted) throw e;
+        throw new Error(describeEndpointFailure('chat', client.baseURL, model, e), { cause: e });
+      }
     },
   };
 }
