@@ -34,3 +34,5 @@ export * from './model/types.js';
 export type { RememberInput, RememberResult, CodeReferenceInput, EntryLink } from './engine/remember.js';
 export type { EntryDetails } from './engine/entryDetails.js';
 export type { EntryRecord, CodeLocationRecord, GoldenPathRecord, GoldenPathStepRecord, RelationRecord, MemoryDocumentRecord } from './model/memoryFile.js';
+export { memoryTools } from './server/agentTools.js';
+export type { MemoryTools, MemoryToolsOptions, MemoryToolName, FunctionTool } from './server/agentTools.js';
