@@ -14,6 +14,7 @@ function stored(id: string, validFrom: Date | null, validTo: Date | null, create
   const entry: MemoryEntry = {
     id, coreId: 'c', title: `entry ${id}`, aliases: [], content: 'text', entryType: 'fact', confidence: 'high', importance: 5, tags: [],
     source: null, sensitivity: 'public', createdAt, updatedAt: createdAt, validFrom, validTo, contentHash: id,
+    pinned: false,
   };
   return { entry, vector: Float32Array.from([1, 0, 0, 0]), vectorSmall: Float32Array.from([1, 0]) };
 }

@@ -5,7 +5,7 @@ import { formatContext, isInstructionLike, neutralize, PROMPT_HEADER, type Conte
 const entry = (id: string, content: string, over: Partial<ScoredEntry['entry']> = {}): ScoredEntry => ({
   entry: {
     id, coreId: 'core', title: `Title ${id}`, aliases: [], content, entryType: 'lesson', confidence: 'high', importance: 5, tags: [],
-    source: 'adr/1.md', sensitivity: 'internal', createdAt: new Date(0), updatedAt: new Date(0), validFrom: null, validTo: null, contentHash: 'h',
+    source: 'adr/1.md', sensitivity: 'internal', createdAt: new Date(0), updatedAt: new Date(0), validFrom: null, validTo: null, contentHash: 'h', pinned: false,
     ...over,
   },
   score: 0.9, similarity: 0.8, why: [{ kind: 'vector', rank: 1, similarity: 0.8 }], tokens: 10,

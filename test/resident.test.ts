@@ -171,7 +171,7 @@ describe('entry columns', () => {
     const entry = (i: number, core = i % 3 === 0 ? 'a' : 'b') => ({
       id: `e${i}`, coreId: core, title: `entry ${i}`, aliases: [], content: `text "${i}" \\ ü`, entryType: 'lesson', confidence: 'medium' as const,
       importance: 5, tags: [], source: null, sensitivity: 'public' as const, createdAt: new Date(1000 + i), updatedAt: new Date(2000 + i),
-      validFrom: null, validTo: i === 7 ? new Date(3000) : null, contentHash: `h${i}`,
+      validFrom: null, validTo: i === 7 ? new Date(3000) : null, contentHash: `h${i}`, pinned: false,
     });
     const small = new Map<string, Float32Array>();
     const smallOf = (id: string) => {

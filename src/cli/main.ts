@@ -580,7 +580,7 @@ const COMMANDS: Record<string, Command> = {
         [
           entryText(entry),
           '',
-          `confidence ${entry.confidence}, importance ${entry.importance}, sensitivity ${entry.sensitivity}${entry.tags.length ? `, tags ${entry.tags.join(', ')}` : ''}`,
+          `confidence ${entry.confidence}, importance ${entry.importance}, sensitivity ${entry.sensitivity}${entry.pinned ? ', pinned' : ''}${entry.tags.length ? `, tags ${entry.tags.join(', ')}` : ''}`,
           `created ${entry.createdAt.toISOString()}, updated ${entry.updatedAt.toISOString()}${entry.validTo ? `, valid until ${entry.validTo.toISOString()}` : ''}${entry.source ? `, source ${entry.source}` : ''}`,
           ...(details.supersededBy ? [`superseded by ${details.supersededBy}`] : []),
           ...(details.links.length ? ['links:', ...details.links.map((l) => `  ${l.from} -${l.type}-> ${l.to}`)] : ['no links']),

@@ -154,7 +154,7 @@ const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'sym
 const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
-  'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
+  'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
 ]);
 const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()(['file', 'symbol', 'startLine', 'endLine', 'codebase', 'language', 'relevance']);
 
@@ -460,8 +460,8 @@ export class MemoryEngine {
   }
 
   /**
-   * The static layer of a core's memory, for a system prompt: its entries in effect now, most
-   * important first (then most confident, most recently changed), rendered as a `<memory>` block
+   * The static layer of a core's memory, for a system prompt: its entries in effect now, pinned
+   * ones first, then the most important (then most confident, most recently changed), as a `<memory>` block
    * of at most `maxTokens` (default 2,000). `entries` lists them all in that order; `text` holds as
    * many as fit and says how many were left out.
    */
@@ -472,7 +472,7 @@ export class MemoryEngine {
     if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000) throw invalidInput(`maxTokens must be an integer from 1 to 1000000, got ${JSON.stringify(maxTokens)}`);
     const rank = (e: MemoryEntry) => CONFIDENCE_LEVELS.indexOf(e.confidence);
     const entries = (await this.stores.table.read(resolveFilter({ cores: [core] }))).map((s) => s.entry);
-    entries.sort((a, b) => b.importance - a.importance || rank(b) - rank(a) || b.updatedAt.getTime() - a.updatedAt.getTime() || a.title.localeCompare(b.title));
+    entries.sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.importance - a.importance || rank(b) - rank(a) || b.updatedAt.getTime() - a.updatedAt.getTime() || a.title.localeCompare(b.title));
     const bundle: ContextBundle = {
       task: `core memory: ${core}`,
       entries: entries.map((entry) => ({ entry, score: entry.importance / 10, similarity: 0, why: [], tokens: estimateTokens(`${entry.title}\n${entry.content}`) })),

@@ -37,6 +37,8 @@ export interface RememberInput {
   /** Provenance. Default `remember`. */
   source?: string;
   sensitivity?: Sensitivity;
+  /** Part of its core's static layer (`coreMemory`). Default false. */
+  pinned?: boolean;
   /** Ids of entries this one is related to. */
   related?: string[];
   /** Ids of entries this one depends on. */
@@ -84,6 +86,7 @@ export function rememberDocument(input: RememberInput): MemoryDocumentRecord {
     ...(input.tags !== undefined ? { tags: input.tags } : {}),
     ...(input.aliases !== undefined ? { aliases: input.aliases } : {}),
     ...(input.sensitivity !== undefined ? { sensitivity: input.sensitivity } : {}),
+    ...(input.pinned !== undefined ? { pinned: input.pinned } : {}),
   };
   return { entries: [entry], ...linksOf(input, entry.id) };
 }

@@ -50,7 +50,7 @@ function sameEntry(a: MemoryEntry, b: Omit<MemoryEntry, 'updatedAt'>): boolean {
   return (
     a.coreId === b.coreId && a.title === b.title && a.content === b.content && a.entryType === b.entryType &&
     a.confidence === b.confidence && a.importance === b.importance && a.source === b.source &&
-    a.sensitivity === b.sensitivity && a.tags.join('\u0000') === b.tags.join('\u0000') && a.aliases.join('\u0000') === b.aliases.join('\u0000') &&
+    a.sensitivity === b.sensitivity && a.pinned === b.pinned && a.tags.join('\u0000') === b.tags.join('\u0000') && a.aliases.join('\u0000') === b.aliases.join('\u0000') &&
     sameTime(a.createdAt, b.createdAt) && sameTime(a.validFrom, b.validFrom) && sameTime(a.validTo, b.validTo)
   );
 }

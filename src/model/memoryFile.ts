@@ -18,6 +18,7 @@ export interface EntryInput {
   tags: string[];
   source: string | null;
   sensitivity: Sensitivity;
+  pinned: boolean;
   createdAt: Date | null;
   validFrom: Date | null;
   validTo: Date | null;
@@ -115,6 +116,8 @@ export interface EntryRecord {
   source?: string;
   /** Default `internal`. */
   sensitivity?: Sensitivity;
+  /** Part of its core's static layer (core memory). Default false. */
+  pinned?: boolean;
   /** ISO 8601 dates. */
   created_at?: string;
   valid_from?: string;
@@ -269,7 +272,7 @@ export function validateMemoryDocument(
     return {
       id, coreId, title: e.title, aliases: e.aliases ?? [], content: e.content, entryType: e.entry_type ?? 'fact',
       confidence: e.confidence ?? 'medium', importance: e.importance ?? 5, tags: e.tags ?? [],
-      source: e.source ?? null, sensitivity: e.sensitivity ?? 'internal',
+      source: e.source ?? null, sensitivity: e.sensitivity ?? 'internal', pinned: e.pinned ?? false,
       createdAt: parseTime(file, record, 'created_at', e.created_at), validFrom, validTo,
     };
   });

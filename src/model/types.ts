@@ -40,6 +40,8 @@ export interface MemoryEntry {
   validTo: Date | null;
   /** sha256 of title + content: what the vector was computed from. */
   contentHash: string;
+  /** Part of its core's static layer: first in `coreMemory` whatever its importance. */
+  pinned: boolean;
 }
 
 export interface CodeLocation {

@@ -191,6 +191,7 @@ export const TOOLS: MemoryTool[] = [
         tags: { type: 'array', items: TEXT(200), maxItems: 100 },
         aliases: { type: 'array', items: TEXT(1000), maxItems: 100 },
         source: TEXT(1000),
+        pinned: { type: 'boolean', description: "Part of the core's static layer (core memory), for what every task in the core must know." },
         related: { ...IDS, description: 'Ids of entries this one is related to.' },
         depends_on: { ...IDS, description: 'Ids of entries this one depends on.' },
         supersedes: { ...IDS, description: 'Ids of entries this one replaces (they stay in history).' },
@@ -221,7 +222,7 @@ export const TOOLS: MemoryTool[] = [
       const given = <K extends string>(key: K, as: string = key) => (input[key] !== undefined ? { [as]: input[key] } : {});
       const rememberInput = {
         ...given('title'), ...given('content'), ...given('core'), ...given('type'), ...given('id'), ...given('confidence'),
-        ...given('importance'), ...given('tags'), ...given('aliases'), ...given('source'), ...given('related'),
+        ...given('importance'), ...given('tags'), ...given('aliases'), ...given('source'), ...given('pinned'), ...given('related'),
         ...given('depends_on', 'dependsOn'), ...given('supersedes'),
         ...(code
           ? {

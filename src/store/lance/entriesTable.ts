@@ -12,8 +12,10 @@ import { storeFailure, translateNativeErrors } from '../storeErrors.js';
 
 interface ColumnLayout {
   name: string;
-  type: 'utf8' | 'int32' | 'float64' | 'list<utf8>' | 'vector' | 'vector_small';
+  type: 'utf8' | 'int32' | 'float64' | 'bool' | 'list<utf8>' | 'vector' | 'vector_small';
   nullable: boolean;
+  /** For a column added after tables were made: the SQL value it takes in their rows. */
+  added?: string;
 }
 interface TableLayout {
   table: string;
@@ -28,6 +30,7 @@ function arrowSchema(dimensions: number, smallDimensions: number): arrow.Schema 
     utf8: () => new arrow.Utf8(),
     int32: () => new arrow.Int32(),
     float64: () => new arrow.Float64(),
+    bool: () => new arrow.Bool(),
     'list<utf8>': () => new arrow.List(new arrow.Field('item', new arrow.Utf8(), true)),
     vector: () => vector(dimensions),
     vector_small: () => vector(smallDimensions),
@@ -62,6 +65,7 @@ interface EntryRow {
   valid_from: number | null;
   valid_to: number | null;
   content_hash: string;
+  pinned: boolean;
   vector: Float32Array;
   vector_small: Float32Array;
 }
@@ -114,6 +118,7 @@ function toRow(s: StoredEntry): EntryRow {
     valid_from: e.validFrom?.getTime() ?? null,
     valid_to: e.validTo?.getTime() ?? null,
     content_hash: e.contentHash,
+    pinned: e.pinned,
     // typed arrays: rowsToArrow copies each column into one buffer
     vector: s.vector,
     vector_small: s.vectorSmall,
@@ -201,6 +206,7 @@ function fromRow(r: ReadRow): MemoryEntry {
     validFrom: r.valid_from === null || r.valid_from === undefined ? null : new Date(r.valid_from),
     validTo: r.valid_to === null || r.valid_to === undefined ? null : new Date(r.valid_to),
     contentHash: r.content_hash,
+    pinned: r.pinned === true,
   };
 }
 
@@ -269,8 +275,17 @@ export class EntriesTable {
     let schema: arrow.Schema;
     try {
       const db = await lancedb.connect(dir);
-      table = await db.createEmptyTable(layout.table, arrowSchema(dimensions, smallDimensions), { existOk: true });
+      // Opened rather than created when it exists: a table from an older layout would not match the schema.
+      table = (await db.tableNames()).includes(layout.table)
+        ? await db.openTable(layout.table)
+        : await db.createEmptyTable(layout.table, arrowSchema(dimensions, smallDimensions), { existOk: true });
       schema = await table.schema();
+      // Columns added since a table was made are added to it, with the value older rows mean.
+      const added = layout.columns.filter((c) => c.added !== undefined && !schema.fields.some((f) => f.name === c.name));
+      if (added.length > 0) {
+        await table.addColumns(added.map((c) => ({ name: c.name, valueSql: c.added! })));
+        schema = await table.schema();
+      }
     } catch (e) {
       throw storeFailure('the entries table', dir, e);
     }
