@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { openMemory, type Embedder } from '../src/index.js';
+import { openMemory } from '../src/index.js';
 import { NaivePipeline } from './naivePipeline.js';
-import { syntheticStore } from './synthetic.js';
+import { ingestSynthetic, lookupEmbedder, percentile, stats, syntheticStore } from './synthetic.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
 
@@ -49,28 +49,6 @@ if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(quer
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
 
-function lookupEmbedder(vectors: Map<string, Float32Array>, dimensions: number): Embedder {
-  return {
-    id: `bench:precomputed-${dimensions}`,
-    dimensions,
-    truncatable: false,
-    cacheVectors: false, // precomputed: a cache read would cost more than the lookup
-    async embed(texts) {
-      return texts.map((t) => {
-        const v = vectors.get(t);
-        if (!v) throw new Error(`no precomputed vector for ${t.slice(0, 40)}`);
-        return v;
-      });
-    },
-  };
-}
-
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
-const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
-
 interface SizeResult {
   size: number;
   ingest: { entriesPerSec: number; entriesMs: number; relationsMs: number; indexMs: number };
@@ -98,22 +76,9 @@ async function benchSize(n: number): Promise<SizeResult> {
   const m = await openMemory({ path: dir, embedder, env: {}, cache: { ttlMs: 600_000, max: 10_000 } });
   const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
   try {
-    await m.ingestDocument({ code_locations: store.doc.code_locations, golden_paths: store.doc.golden_paths }, { source: 'code' });
-    const batch = 5000;
-    let t = performance.now();
-    for (let i = 0; i < n; i += batch) {
-      progress(`${n}: ingesting entries ${i}/${n}`);
-      await m.ingestDocument({ entries: store.doc.entries.slice(i, i + batch) }, { source: `entries-${i}` });
-    }
-    const entriesMs = performance.now() - t;
-    t = performance.now();
-    for (let i = 0; i < store.doc.relations.length; i += batch * 2) {
-      progress(`${n}: ingesting relations ${i}/${store.doc.relations.length}`);
-      await m.ingestDocument({ relations: store.doc.relations.slice(i, i + batch * 2) }, { source: `relations-${i}` });
-    }
-    const relationsMs = performance.now() - t;
+    const { entriesMs, relationsMs } = await ingestSynthetic(m, store, (m) => progress(`${n}: ${m}`));
     progress(`${n}: building indexes …`);
-    t = performance.now();
+    const t = performance.now();
     await m.index({ annMinRows: 50_000 });
     const indexMs = performance.now() - t;
 

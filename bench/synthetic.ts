@@ -3,6 +3,7 @@
  * from a vocabulary (so full-text search has work), a graph of average degree ~4 across the
  * entry edge types, code locations and golden paths. Deterministic for a given seed.
  */
+import type { Embedder, MemoryEngine } from '../src/index.js';
 import type { CodeLocationRecord, EntryRecord, GoldenPathRecord, RelationRecord } from '../src/model/memoryFile.js';
 import { mulberry32 as rng } from '../src/embed/matryoshka.js';
 
@@ -71,3 +72,45 @@ export function syntheticStore(n: number, opts: { dimensions?: number; clusters?
   const queries = Array.from({ length: opts.queries ?? 200 }, (_, i) => ({ text: `query ${i} ${words(5)}`, vector: near(clusters[i % clusters.length]!, 1.2) }));
   return { doc: { entries, code_locations, golden_paths, relations }, vectors, queries };
 }
+
+/** An embedder that looks up the precomputed vector of each text (the synthetic store's, and its queries'). */
+export function lookupEmbedder(vectors: Map<string, Float32Array>, dimensions: number): Embedder {
+  return {
+    id: `bench:precomputed-${dimensions}`,
+    dimensions,
+    truncatable: false,
+    cacheVectors: false, // precomputed: a cache read would cost more than the lookup
+    async embed(texts) {
+      return texts.map((t) => {
+        const v = vectors.get(t);
+        if (!v) throw new Error(`no precomputed vector for ${t.slice(0, 40)}`);
+        return v;
+      });
+    },
+  };
+}
+
+/** Code and golden paths, then entries in batches of 5,000, then relations in batches of 10,000. */
+export async function ingestSynthetic(m: MemoryEngine, store: SyntheticStore, progress: (message: string) => void): Promise<{ entriesMs: number; relationsMs: number }> {
+  const n = store.doc.entries.length;
+  await m.ingestDocument({ code_locations: store.doc.code_locations, golden_paths: store.doc.golden_paths }, { source: 'code' });
+  const batch = 5000;
+  let t = performance.now();
+  for (let i = 0; i < n; i += batch) {
+    progress(`ingesting entries ${i}/${n}`);
+    await m.ingestDocument({ entries: store.doc.entries.slice(i, i + batch) }, { source: `entries-${i}` });
+  }
+  const entriesMs = performance.now() - t;
+  t = performance.now();
+  for (let i = 0; i < store.doc.relations.length; i += batch * 2) {
+    progress(`ingesting relations ${i}/${store.doc.relations.length}`);
+    await m.ingestDocument({ relations: store.doc.relations.slice(i, i + batch * 2) }, { source: `relations-${i}` });
+  }
+  return { entriesMs, relationsMs: performance.now() - t };
+}
+
+export const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+export const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });

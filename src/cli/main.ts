@@ -13,18 +13,21 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { codeSpan, describeReason } from '../format/formatBundle.js';
 import { formatContext, type ContextStyle } from '../format/formatContext.js';
 import { describeConfig, resolveConfig } from '../config/config.js';
-import { ADAPTERS } from '../eval/adapters/index.js';
-import { loadEvalFile, type EvalFile } from '../eval/evalFile.js';
-import { formatReport, runEval, STRATEGIES, type Strategy } from '../eval/runEval.js';
+import type { EvalFile } from '../eval/evalFile.js';
+import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type GoldenPath, type MemoryEntry } from '../model/types.js';
-import { openMemory, type MemoryEngine, type SearchHit } from '../engine/memoryEngine.js';
+import type { MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
-import { startOwner, type Owner } from '../server/owner.js';
-import { runStdioRelay } from '../server/stdioRelay.js';
-import { entryText } from '../server/tools.js';
+import type { Owner, OwnerOptions } from '../server/owner.js';
+import { entryText } from '../format/formatBundle.js';
+
+// The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
+// a CLI call that a running server answers needs none of them, so they are imported when used.
+const openMemory = async (options: OpenMemoryOptions) => (await import('../engine/memoryEngine.js')).openMemory(options);
+const startOwner = async (engine: MemoryEngine, options: OwnerOptions) => (await import('../server/owner.js')).startOwner(engine, options);
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -330,6 +333,9 @@ const COMMANDS: Record<string, Command> = {
     args: [1, 1],
     uses: 'nothing',
     async run(_context, [target], v, io) {
+      const [{ ADAPTERS }, { loadEvalFile }, { formatReport, runEval, STRATEGIES }] = await Promise.all([
+        import('../eval/adapters/index.js'), import('../eval/evalFile.js'), import('../eval/runEval.js'),
+      ]);
       const adapter = ADAPTERS[target!];
       const list = (name: string) => (typeof v[name] === 'string' ? (v[name] as string).split(',').map((x) => x.trim()).filter(Boolean) : undefined);
       const strategies = list('strategies');
@@ -646,6 +652,7 @@ const COMMANDS: Record<string, Command> = {
     args: [0, 0],
     uses: 'nothing',
     async run({ dir, cwd }, _args, _v, io) {
+      const { runStdioRelay } = await import('../server/stdioRelay.js');
       await runStdioRelay(
         dir,
         async () => {

@@ -6,7 +6,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+
+/** yaml is loaded only when a YAML config file is there: every CLI call resolves the configuration. */
+const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 import { invalidInput } from '../model/errors.js';
 
 type Kind = 'string' | 'url' | 'int' | 'bool' | 'intList' | { enum: readonly string[] };

@@ -1,4 +1,9 @@
-import type { CodeLocation, ContextBundle, Reason } from '../model/types.js';
+import type { CodeLocation, ContextBundle, MemoryEntry, Reason } from '../model/types.js';
+
+/** An entry as a tool answer or `memcore show` gives it: a header line, then its content. */
+export function entryText(e: MemoryEntry): string {
+  return `[${e.entryType}] ${e.title} (id ${e.id}, core ${e.coreId})\n${e.content.trimEnd()}`;
+}
 
 export function codeSpan(c: CodeLocation): string {
   const lines = c.startLine === null ? '' : c.endLine !== null && c.endLine !== c.startLine ? `:${c.startLine}-${c.endLine}` : `:${c.startLine}`;

@@ -4,7 +4,7 @@
  * program. Field names are snake_case, as the memory file's are.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { codeSpan, describeReason } from '../format/formatBundle.js';
+import { codeSpan, describeReason, entryText } from '../format/formatBundle.js';
 import { formatContext } from '../format/formatContext.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
@@ -76,8 +76,6 @@ function plain<T>(value: T): Record<string, unknown> {
   return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 }
 
-const entryLine = (e: MemoryEntry) => `[${e.entryType}] ${e.title} (id ${e.id}, core ${e.coreId})`;
-export const entryText = (e: MemoryEntry) => `${entryLine(e)}\n${e.content}`;
 
 function hitsAnswer(hits: SearchHit[], notes: string[] = []): ToolAnswer {
   const text = hits.length === 0 ? 'No matching entries.' : hits.map((h, i) => `${i + 1}. ${h.score.toFixed(3)} ${entryText(h.entry)}\n   found by: ${h.why.map(describeReason).join('; ')}`).join('\n\n');
