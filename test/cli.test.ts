@@ -107,7 +107,15 @@ describe('memcore CLI', () => {
     const help = await run('--help');
     expect(help.code).toBe(EXIT.ok);
     expect(help.out).toMatch(/Usage: memcore <command>/);
-    expect((await run('context', '--help')).code).toBe(EXIT.ok);
+    const contextHelp = await run('context', '--help');
+    expect(contextHelp.code).toBe(EXIT.ok);
+    // A command's own help: its usage line and options, not every command's.
+    expect(contextHelp.out).toMatch(/^Usage: memcore context \[options\]/);
+    expect(contextHelp.out).toContain('--max-entries <n>');
+    expect(contextHelp.out).toContain('--min-importance <1..10>');
+    expect(contextHelp.out).not.toContain('--strategies');
+    expect((await run('traverse', '--help')).out).toContain('--direction outgoing|incoming|both');
+    expect((await run('ingest', '-h')).out).toContain('--auto-link');
   });
 
   it('runs as a real process and exits cleanly after writes', async () => {

@@ -16,13 +16,13 @@ import { describeConfig, resolveConfig } from '../config/config.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type GoldenPath, type MemoryEntry } from '../model/types.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
 import type { MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
-import { entryText } from '../format/formatBundle.js';
+import { entryText, formatGoldenPath } from '../format/formatBundle.js';
 
 // The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
 // a CLI call that a running server answers needs none of them, so they are imported when used.
@@ -97,14 +97,6 @@ function contextOptions(v: Record<string, unknown>): TaskContextOptions {
 
 function listLine(i: number, score: number, e: MemoryEntry): string {
   return `${String(i + 1).padStart(2)}. ${score.toFixed(3)}  [${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`;
-}
-
-function formatGoldenPath(path: GoldenPath): string {
-  return [
-    `${path.name} [${path.id}]${path.concept ? ` — ${path.concept}` : ''}`,
-    ...(path.description ? [path.description] : []),
-    ...path.steps.map((s) => `  ${s.order}. ${codeSpan(s.code)}${s.description ? ` — ${s.description}` : ''}${s.keyConcepts.length ? `  [${s.keyConcepts.join(', ')}]` : ''}`),
-  ].join('\n');
 }
 
 const USAGE = `memcore — project memory for AI agents (LanceDB + Kuzu)
@@ -192,10 +184,28 @@ eval options:
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
 
-Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found (also: no memory at --db for
-a read), 5 database/model mismatch,
-6 store failure (damaged, missing, full or read-only).
+Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found (also a read of a folder
+with no memory), 5 database/model mismatch, 6 store failure (damaged, missing, full or read-only).
 `;
+
+/**
+ * `memcore <command> --help`: the command's lines of USAGE, the option sections that name it, the
+ * common options and the exit codes.
+ */
+export function commandHelp(name: string): string {
+  const blocks = USAGE.trimEnd().split('\n\n');
+  const commands = blocks.find((b) => b.startsWith('Commands:'))!.split('\n').slice(1);
+  const own: string[] = [];
+  for (const [i, line] of commands.entries()) {
+    if (!line.startsWith(`  ${name} `) && line !== `  ${name}`) continue;
+    own.push(line);
+    for (const more of commands.slice(i + 1)) if (/^ {20,}/.test(more)) own.push(more); else break;
+  }
+  const mentions = (header: string) => new RegExp(`(^|[ (,])${name}([ ,):]|$)`).test(header.split(':')[0]!);
+  const sections = blocks.flatMap((b) => b.split('\n').reduce<string[][]>((acc, line) => (/^\S/.test(line) ? acc.push([line]) : acc.at(-1)!.push(line), acc), []))
+    .filter((lines) => !lines[0]!.startsWith('Commands:') && !lines[0]!.startsWith('Usage:') && mentions(lines[0]!));
+  return [`Usage: memcore ${name} [options]`, '', ...own, '', ...sections.map((l) => l.join('\n') + '\n'), blocks.find((b) => b.startsWith('Common options:'))!, '', blocks.find((b) => b.startsWith('Exit codes:'))!].join('\n');
+}
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -703,7 +713,7 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
     const { values, positionals } = parseArgs({ args: rest, options: { ...COMMON, ...command.options }, allowPositionals: true, strict: true });
     json = values.json === true;
     if (values.help) {
-      io.out(USAGE);
+      io.out(commandHelp(name));
       return EXIT.ok;
     }
     const [min, max] = command.args;

@@ -1,4 +1,4 @@
-import type { CodeLocation, ContextBundle, MemoryEntry, Reason } from '../model/types.js';
+import type { CodeLocation, ContextBundle, GoldenPath, MemoryEntry, Reason } from '../model/types.js';
 
 /** An entry as a tool answer or `memcore show` gives it: a header line, then its content. */
 export function entryText(e: MemoryEntry): string {
@@ -48,4 +48,13 @@ export function formatBundle(bundle: ContextBundle): string {
   const timing = Object.entries(bundle.timings).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
   out.push('', `Timings (ms): ${timing}${bundle.cacheHit ? ' (cache hit)' : ''}`);
   return out.join('\n');
+}
+
+/** A golden path, its steps in order: `memcore golden-path` and the MCP tools. */
+export function formatGoldenPath(path: GoldenPath): string {
+  return [
+    `${path.name} [${path.id}]${path.concept ? ` — ${path.concept}` : ''}`,
+    ...(path.description ? [path.description] : []),
+    ...path.steps.map((s) => `  ${s.order}. ${codeSpan(s.code)}${s.description ? ` — ${s.description}` : ''}${s.keyConcepts.length ? `  [${s.keyConcepts.join(', ')}]` : ''}`),
+  ].join('\n');
 }

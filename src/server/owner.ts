@@ -193,6 +193,8 @@ async function serveHttp(engine: MemoryEngine, status: ServerStatus, version: st
     if (!isInitializeRequest(body)) return reply(400, 'start a session with an initialize request');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // A reply as one JSON body rather than an event stream: the tools answer once, and send nothing before.
+      enableJsonResponse: true,
       onsessioninitialized: (id) => void sessions.set(id, transport),
     });
     transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
