@@ -118,6 +118,23 @@ describe('memcore CLI', () => {
     expect((await run('ingest', '-h')).out).toContain('--auto-link');
   });
 
+  it('leaves secrets out of every read unless --include-secret', async () => {
+    const db = await tempDir();
+    const file = join(db, 'm.json');
+    await writeFile(file, JSON.stringify({ core_id: 'ops', entries: [
+      { id: 'deploy', title: 'Deploys read the vault token', content: 'At start.' },
+      { id: 'root', title: 'Vault root token', content: 'zqsecret', sensitivity: 'secret' },
+    ], relations: [{ type: 'DEPENDS_ON', from: 'deploy', to: 'root' }] }));
+    expect((await run('ingest', file, '--db', join(db, 's'))).code).toBe(EXIT.ok);
+    const hidden = await run('show', 'root', '--db', join(db, 's'));
+    expect(hidden).toMatchObject({ code: EXIT.notFound, err: 'memcore: no entry with id "root"' });
+    expect((await run('show', 'root', '--include-secret', '--db', join(db, 's'))).out).toContain('zqsecret');
+    expect((await run('show', 'deploy', '--db', join(db, 's'))).out).not.toContain('root');
+    expect(JSON.parse((await run('list', '--json', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id)).toEqual(['deploy']);
+    expect(JSON.parse((await run('list', '--json', '--include-secret', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id)).toEqual(['deploy', 'root']);
+    expect((await run('search', 'vault token', '--db', join(db, 's'))).out).not.toContain('Vault root token');
+  });
+
   it('runs as a real process and exits cleanly after writes', async () => {
     const db = await tempDir();
     const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));

@@ -16,7 +16,7 @@ import { describeConfig, resolveConfig } from '../config/config.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidence, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
 import type { MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
@@ -51,7 +51,12 @@ const FILTERS = {
   'created-before': { type: 'string' },
   threshold: { type: 'string' },
   'as-of': { type: 'string' },
+  'include-secret': { type: 'boolean', default: false },
 } as const satisfies ParseArgsConfig['options'];
+
+/** `--include-secret`: secrets are left out of every read unless the command line asks for them. */
+const INCLUDE_SECRET = { 'include-secret': { type: 'boolean', default: false } } as const satisfies ParseArgsConfig['options'];
+const sensitivityOf = (v: Record<string, unknown>) => (v['include-secret'] ? { sensitivity: [...SENSITIVITY_LEVELS] } : {});
 
 const CONTEXT_OPTIONS = {
   ...FILTERS,
@@ -143,6 +148,8 @@ Filters (context, search):
   --min-importance <1..10>  at least this importance
   --created-after <date>    entries created at or after an ISO date
   --created-before <date>   entries created before an ISO date
+  --include-secret          secret entries too (left out of every read by default; also list, show,
+                            traverse, code-refs, related-to-code)
 
 context and find options:
   --depth <n>               graph hops from the seeds (default 2, 0 = none)
@@ -229,7 +236,7 @@ function date(name: string, v: string | undefined): Date | undefined {
 
 interface FilterValues {
   core?: string[]; type?: string[]; tag?: string[]; 'min-confidence'?: string; 'min-importance'?: string; 'created-after'?: string; 'created-before'?: string;
-  threshold?: string; 'as-of'?: string;
+  threshold?: string; 'as-of'?: string; 'include-secret'?: boolean;
 }
 
 function filterOptions(v: FilterValues) {
@@ -247,6 +254,7 @@ function filterOptions(v: FilterValues) {
     ...(v['min-importance'] !== undefined ? { minImportance: int('min-importance', v['min-importance']) } : {}),
     ...(v['created-after'] !== undefined ? { createdAfter: date('created-after', v['created-after']) } : {}),
     ...(v['created-before'] !== undefined ? { createdBefore: date('created-before', v['created-before']) } : {}),
+    ...sensitivityOf(v as Record<string, unknown>),
   };
 }
 
@@ -453,7 +461,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   traverse: {
-    options: { depth: { type: 'string' }, relations: { type: 'string' }, direction: { type: 'string' } },
+    options: { depth: { type: 'string' }, relations: { type: 'string' }, direction: { type: 'string' }, ...INCLUDE_SECRET },
     args: [1, 1],
     uses: 'reads',
     async run({ engine }, [id], v, io) {
@@ -463,6 +471,7 @@ const COMMANDS: Record<string, Command> = {
         ...(v.depth !== undefined ? { depth: int('depth', v.depth as string) } : {}),
         ...(relationList(v.relations) ? { relationTypes: relationList(v.relations) } : {}),
         ...(direction ? { direction: direction as 'outgoing' | 'incoming' | 'both' } : {}),
+        ...sensitivityOf(v),
       });
       print(io, v.json === true, hits, () =>
         hits.length === 0 ? `nothing reachable from ${id}` : hits.map((h) => `${h.hops} hop${h.hops === 1 ? ' ' : 's'}  [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})\n      ${h.path.map((p) => `${p.from} -${p.type}-> ${p.to}`).join(', ')}`).join('\n'),
@@ -471,11 +480,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'related-to-code': {
-    options: { limit: { type: 'string' } },
+    options: { limit: { type: 'string' }, ...INCLUDE_SECRET },
     args: [2, 2],
     uses: 'reads',
     async run({ engine }, [file, query], v, io) {
-      const hits = await (await engine()).findRelatedToCode(file!, query!, v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {});
+      const hits = await (await engine()).findRelatedToCode(file!, query!, { ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}), ...sensitivityOf(v) });
       print(io, v.json === true, hits, () =>
         hits.length === 0 ? `no entries reference ${file}` : hits.map((h, i) => `${listLine(i, h.similarity, h.entry)}\n      ${h.references.map((r) => codeSpan(r.code)).join(', ')}`).join('\n'),
       );
@@ -508,7 +517,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'code-refs': {
-    options: { file: { type: 'string' }, symbol: { type: 'string' }, codebase: { type: 'string' } },
+    options: { file: { type: 'string' }, symbol: { type: 'string' }, codebase: { type: 'string' }, ...INCLUDE_SECRET },
     args: [0, 0],
     uses: 'reads',
     async run({ engine }, _args, v, io) {
@@ -517,7 +526,7 @@ const COMMANDS: Record<string, Command> = {
         ...(typeof v.file === 'string' ? { filePath: v.file } : {}),
         ...(typeof v.symbol === 'string' ? { symbol: v.symbol } : {}),
         ...(typeof v.codebase === 'string' ? { codebaseId: v.codebase } : {}),
-      });
+      }, sensitivityOf(v));
       print(io, v.json === true, hits, () =>
         hits.length === 0 ? 'no entries reference that code' : hits.map((h) => `${codeSpan(h.code)}  relevance ${h.relevance.toFixed(2)}  ← [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})`).join('\n'),
       );
@@ -571,7 +580,7 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   list: {
-    options: { core: FILTERS.core, type: FILTERS.type, tag: FILTERS.tag, 'as-of': FILTERS['as-of'], limit: { type: 'string' }, offset: { type: 'string' } },
+    options: { core: FILTERS.core, type: FILTERS.type, tag: FILTERS.tag, 'as-of': FILTERS['as-of'], ...INCLUDE_SECRET, limit: { type: 'string' }, offset: { type: 'string' } },
     args: [0, 0],
     uses: 'reads',
     async run({ engine }, _args, v, io) {
@@ -585,11 +594,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   show: {
-    options: {},
+    options: INCLUDE_SECRET,
     args: [1, 1],
     uses: 'reads',
     async run({ engine }, [id], v, io) {
-      const details = await (await engine()).entryDetails(id!);
+      const details = await (await engine()).entryDetails(id!, sensitivityOf(v));
       if (!details) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
       const { entry } = details;
       print(io, v.json === true, details, () =>

@@ -6,12 +6,12 @@ import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
-import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type RememberInput, type RememberResult } from './remember.js';
+import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
-import { buildTaskContext, embedOrExplain, resolveFilter, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
+import { buildTaskContext, embedOrExplain, resolveFilter, resolveSensitivity, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
 import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
@@ -148,8 +148,9 @@ const HYBRID_SEARCH_OPTIONS = [
   ...MATRYOSHKA_SEARCH_OPTIONS.filter((o) => o !== 'smallDims'),
   ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()(['fusion', 'weights', 'k', 'mentions', 'strict']),
 ];
-const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction']);
-const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal']);
+const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction', 'sensitivity']);
+const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
+const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
 const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
@@ -158,7 +159,12 @@ const REMEMBER_FIELDS = optionNames<RememberInput>()([
 ]);
 const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()(['file', 'symbol', 'startLine', 'endLine', 'codebase', 'language', 'relevance']);
 
-export interface RelatedToCodeOptions {
+/** Which sensitivity levels a read returns: default `['public', 'internal']`, secrets only when asked for. */
+export interface SensitivityOption {
+  sensitivity?: Sensitivity[];
+}
+
+export interface RelatedToCodeOptions extends SensitivityOption {
   /** Hits at most. Default 10. */
   limit?: number;
   signal?: AbortSignal;
@@ -171,7 +177,7 @@ export interface IndexOptions {
   onProgress?: (message: string) => void;
 }
 
-export interface TraverseOptions {
+export interface TraverseOptions extends SensitivityOption {
   /** Hops at most. Default 2. */
   depth?: number;
   /** Default all entry edges: RELATED, DEPENDS_ON, SUPERSEDES. */
@@ -415,7 +421,10 @@ export class MemoryEngine {
       const { document, external } = validateMemoryDocument('remember', withEntryId(rememberDocument(input), id));
       const existed = (await this.stores.graph.existingIds('entry', [id])).size > 0;
       await indexDocument(this.stores, this.embedder, 'remember', document, external, { autoLink: input.autoLink !== false });
-      return { id, created: !existed, links: await entryLinks(this.stores.graph, id) };
+      const links = await entryLinks(this.stores.graph, id);
+      const visible = await this.visibleIds(links.flatMap((l) => (ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) ? [l.from, l.to] : [])), resolveSensitivity(undefined));
+      // The new entry's own links to secrets stay unnamed, as every other read leaves them.
+      return { id, created: !existed, links: links.filter((l) => !ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) || ((l.from === id || visible.has(l.from)) && (l.to === id || visible.has(l.to)))) };
     });
   }
 
@@ -481,19 +490,36 @@ export class MemoryEngine {
     return { core, text: formatContext(bundle, { style: 'prompt', maxTokens }), entries };
   }
 
-  /** An entry with its edges, code references, golden paths and what supersedes it; null when unknown. */
-  async entryDetails(id: string): Promise<EntryDetails | null> {
+  /**
+   * An entry with its edges, code references, golden paths and what supersedes it; null when
+   * unknown or of a sensitivity not asked for. Links to entries of such a sensitivity are left out.
+   */
+  async entryDetails(id: string, options: SensitivityOption = {}): Promise<EntryDetails | null> {
     checkId('entryDetails', id);
-    const [entry] = await this.getEntries([id]);
-    return entry ? entryDetails(this.stores.graph, entry) : null;
+    const [entry] = await this.getEntries([id], options);
+    if (!entry) return null;
+    const details = await entryDetails(this.stores.graph, entry);
+    const sensitivity = resolveSensitivity(options.sensitivity);
+    const visible = await this.visibleIds(details.links.flatMap((l) => (ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) ? [l.from, l.to] : [])), sensitivity);
+    const shown = (l: EntryLink) => !ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) || (visible.has(l.from) && visible.has(l.to));
+    return { ...details, links: details.links.filter(shown), supersededBy: details.supersededBy && visible.has(details.supersededBy) ? details.supersededBy : null };
   }
 
-  /** Entries by id, in the order asked; unknown ids are left out. */
-  async getEntries(ids: string[]): Promise<MemoryEntry[]> {
+  /** Entries by id, in the order asked; unknown ids, and entries of a sensitivity not asked for, are left out. */
+  async getEntries(ids: string[], options: SensitivityOption = {}): Promise<MemoryEntry[]> {
+    checkOptionNames('getEntries', options, SENSITIVITY_OPTION);
     if (!Array.isArray(ids)) throw invalidInput('getEntries needs a list of entry ids');
     ids.forEach((id, i) => checkId(`getEntries: ids[${i}]`, id));
-    const found = new Map((await this.stores.table.read({ ids })).map((s) => [s.entry.id, s.entry]));
+    const sensitivity = resolveSensitivity(options.sensitivity);
+    const found = new Map((await this.stores.table.read({ ids, sensitivity })).map((s) => [s.entry.id, s.entry]));
     return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /** Of `ids`, those whose entries a read with this sensitivity may name. */
+  private async visibleIds(ids: Iterable<string>, sensitivity: Sensitivity[]): Promise<Set<string>> {
+    const wanted = [...new Set(ids)];
+    if (wanted.length === 0 || sensitivity.length === SENSITIVITY_LEVELS.length) return new Set(wanted);
+    return new Set((await this.stores.table.read({ ids: wanted, sensitivity })).map((s) => s.entry.id));
   }
 
   /** Nearest entries to the query by exact cosine similarity on the full vector; filters pushed down before the limit. */
@@ -609,13 +635,19 @@ export class MemoryEngine {
     if (!Number.isInteger(depth) || depth < 1 || depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
     const edgeTypes = options.relationTypes ?? [...ENTRY_EDGE_TYPES];
     for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`relationTypes: unknown type ${JSON.stringify(t)}`);
-    if ((await this.stores.graph.existingIds('entry', [startId])).size === 0) throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
+    const sensitivity = resolveSensitivity(options.sensitivity);
+    // An entry of a sensitivity not asked for is not found, as an unknown one is.
+    if ((await this.visibleIds([startId], sensitivity)).size === 0 || (await this.stores.graph.existingIds('entry', [startId])).size === 0) {
+      throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
+    }
     const { reaches } = await expandWithPaths(this.stores.graph, [startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
-    const entries = new Map((await this.stores.table.read({ ids: reaches.map((r) => r.targetId) })).map((s) => [s.entry.id, s.entry]));
+    const entries = new Map((await this.stores.table.read({ ids: reaches.map((r) => r.targetId), sensitivity })).map((s) => [s.entry.id, s.entry]));
+    // A path through a hidden entry would name it: such hits are left out with it.
+    const named = (id: string) => id === startId || entries.has(id);
     return reaches
       .flatMap((r) => {
         const entry = entries.get(r.targetId);
-        return entry ? [{ entry, hops: r.hops, path: r.path }] : [];
+        return entry && r.path.every((hop) => named(hop.from) && named(hop.to)) ? [{ entry, hops: r.hops, path: r.path }] : [];
       })
       .sort((a, b) => a.hops - b.hops || a.entry.id.localeCompare(b.entry.id));
   }
@@ -634,7 +666,7 @@ export class MemoryEngine {
     const vector = await this.embedQuery(query, options.signal);
     const refs = await this.stores.graph.findByCodeReference({ filePath });
     throwIfAborted(options.signal);
-    const stored = await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date() }, { withVectors: true });
+    const stored = await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date(), sensitivity: resolveSensitivity(options.sensitivity) }, { withVectors: true });
     return stored
       .map(({ entry, vector: v }) => ({
         entry,
@@ -690,13 +722,14 @@ export class MemoryEngine {
   }
 
   /** Entries that reference matching code (filePath matches as a substring), most relevant first. */
-  async findByCodeReference(query: CodeReferenceQuery): Promise<CodeReferenceHit[]> {
+  async findByCodeReference(query: CodeReferenceQuery, options: SensitivityOption = {}): Promise<CodeReferenceHit[]> {
     checkOptionNames('findByCodeReference', query, CODE_REFERENCE_QUERY);
+    checkOptionNames('findByCodeReference options', options, SENSITIVITY_OPTION);
     for (const k of ['filePath', 'symbol', 'codebaseId'] as const) {
       if (query[k] !== undefined && (typeof query[k] !== 'string' || query[k] === '')) throw invalidInput(`${k} must be a non-empty string`);
     }
     const refs = await this.stores.graph.findByCodeReference(query);
-    const entries = new Map((await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))] })).map((s) => [s.entry.id, s.entry]));
+    const entries = new Map((await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))], sensitivity: resolveSensitivity(options.sensitivity) })).map((s) => [s.entry.id, s.entry]));
     return refs.flatMap((r) => {
       const entry = entries.get(r.entryId);
       return entry ? [{ entry, relevance: r.relevance, code: r.code }] : [];

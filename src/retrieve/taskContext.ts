@@ -15,7 +15,7 @@ import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';
 import { attachCode } from './attachCode.js';
-import { dedupeCandidates, type Hit } from './candidate.js';
+import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
 import { checkWeights, diversify, resolveWeights, SCORE_COMBINATIONS, scoreCandidates, type ScorableHit, type ScoreCombination, type ScoringWeights } from './score.js';
@@ -149,6 +149,14 @@ function date(name: string, v: unknown): Date | undefined {
   return v;
 }
 
+/** The sensitivity levels a read may return: default public and internal, secrets only when asked for. */
+export function resolveSensitivity(v: unknown): Sensitivity[] {
+  if (v === undefined) return ['public', 'internal'];
+  if (!Array.isArray(v)) throw invalidInput(`sensitivity must be a list of ${SENSITIVITY_LEVELS.join(', ')}`);
+  v.forEach((s) => oneOf('sensitivity', s, SENSITIVITY_LEVELS));
+  return v as Sensitivity[];
+}
+
 /** Validates the filter options and turns them into a store filter. */
 export function resolveFilter(o: SearchFilterOptions, extraCore?: string): EntryFilter {
   const asOf = date('asOf', o.asOf);
@@ -157,8 +165,7 @@ export function resolveFilter(o: SearchFilterOptions, extraCore?: string): Entry
   if (createdAfter && createdBefore && createdBefore.getTime() <= createdAfter.getTime()) throw invalidInput('createdBefore must be later than createdAfter');
   const minImportance = o.minImportance === undefined ? undefined : positiveInt('minImportance', o.minImportance, 1, 1, 10);
   const cores = stringList('cores', o.cores);
-  const sensitivity = o.sensitivity ?? ['public', 'internal'];
-  sensitivity.forEach((s) => oneOf('sensitivity', s, SENSITIVITY_LEVELS));
+  const sensitivity = resolveSensitivity(o.sensitivity);
   return {
     ...(cores ? { cores: extraCore ? [...cores, extraCore] : cores } : {}),
     ...(o.entryTypes ? { entryTypes: stringList('entryTypes', o.entryTypes)! } : {}),
@@ -224,6 +231,23 @@ function resolveLlmFilter(v: TaskContextOptions['llmFilter']): RelevanceFilterOp
   };
 }
 
+/**
+ * Graph reasons whose path steps through an entry that may not be named are dropped, and a hit
+ * left with no reason with them: reached only through a secret, it would be there because of it.
+ */
+function withoutHiddenPaths(hits: Hit[], named: (id: string) => unknown): Hit[] {
+  const out: Hit[] = [];
+  for (const h of hits) {
+    if (!h.why.some((r) => r.kind === 'graph')) {
+      out.push(h);
+      continue;
+    }
+    const why = h.why.filter((r) => r.kind !== 'graph' || r.path.every((hop) => named(hop.from) && named(hop.to)));
+    if (why.length > 0) out.push(why.length === h.why.length ? h : makeHit(h.id, h.similarity, why, h));
+  }
+  return out;
+}
+
 /** The hits the filter lets through (graph hits are not filtered before this), each with its scoring columns. */
 function withFeatures(hits: Hit[], columns: EntryColumns, filter: EntryFilter): ScorableHit[] {
   const featuresOf = columns.featuresIfPassing(filter);
@@ -279,11 +303,14 @@ export async function buildTaskContext(
   const columns = await stores.columns();
   // Fused hits already carry a similarity (hybridCandidates); reached ones get theirs here.
   const pool = dedupeCandidates([fused, estimateSimilarity(expansion?.reached ?? [], columns, queryVector)]);
-  const { kept: current, dropped } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
+  const { kept: current, dropped: droppedAll } = await dropSuperseded(stores.graph, stores.table, pool, { asOf: options.asOf, signal });
+  // An entry of a sensitivity not asked for is not named either: not as a step of a graph path, not in a note.
+  const named = columns.featuresIfPassing({ sensitivity: o.filter.sensitivity });
+  const dropped = droppedAll.filter((d) => named(d.id) && named(d.supersededBy));
   if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
   lap('supersede');
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
-  const kept = withFeatures(current, columns, o.filter);
+  const kept = withFeatures(withoutHiddenPaths(current, named), columns, o.filter);
   if (o.keyword) await addKeywordScores(stores, words, fused, kept, o.filter);
   let graphScores: Map<string, number> | undefined;
   if (pagerank) {
