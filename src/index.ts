@@ -36,3 +36,5 @@ export type { EntryDetails } from './engine/entryDetails.js';
 export type { EntryRecord, CodeLocationRecord, GoldenPathRecord, GoldenPathStepRecord, RelationRecord, MemoryDocumentRecord } from './model/memoryFile.js';
 export { memoryTools } from './server/agentTools.js';
 export type { MemoryTools, MemoryToolsOptions, MemoryToolName, FunctionTool } from './server/agentTools.js';
+export { serializeMemoryDocument } from './engine/exportMemory.js';
+export type { ExportFormat } from './engine/exportMemory.js';

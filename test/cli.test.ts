@@ -133,6 +133,13 @@ describe('memcore CLI', () => {
     expect(JSON.parse((await run('list', '--json', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id)).toEqual(['deploy']);
     expect(JSON.parse((await run('list', '--json', '--include-secret', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id)).toEqual(['deploy', 'root']);
     expect((await run('search', 'vault token', '--db', join(db, 's'))).out).not.toContain('Vault root token');
+
+    // export writes what ingest reads back: the same entries and links in a new folder.
+    expect(JSON.parse((await run('export', '--json', '--db', join(db, 's'))).out).entries.map((e: { id: string }) => e.id)).toEqual(['deploy']);
+    const exported = await run('export', '--include-secret', '--format', 'jsonl', '--out', join(db, 'all.jsonl'), '--db', join(db, 's'));
+    expect(exported).toMatchObject({ code: EXIT.ok, err: `2 entries, 0 code locations, 0 golden paths, 1 relations → ${join(db, 'all.jsonl')}` });
+    expect((await run('ingest', join(db, 'all.jsonl'), '--db', join(db, 't'))).out).toMatch(/2 added.*1 relations/);
+    expect((await run('show', 'deploy', '--include-secret', '--db', join(db, 't'))).out).toContain('deploy -DEPENDS_ON-> root');
   });
 
   it('runs as a real process and exits cleanly after writes', async () => {

@@ -121,6 +121,8 @@ Commands:
   golden-paths <concept>... golden paths about any of the concepts
   list                      entries in effect (--core, --type, --tag, --as-of, --limit, --offset)
   show <id>                 an entry with its links, code references and what supersedes it
+  export                    the memory as a memory file: --format yaml (default) | jsonl | json, --core,
+                            --include-secret, --out <file> (default stdout); memcore ingest reads it back
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
@@ -613,6 +615,24 @@ const COMMANDS: Record<string, Command> = {
           ...details.goldenPaths.map((p) => `golden path: ${p.name} [${p.id}]`),
         ].join('\n'),
       );
+      return EXIT.ok;
+    },
+  },
+  export: {
+    options: { format: { type: 'string' }, core: FILTERS.core, ...INCLUDE_SECRET, out: { type: 'string' } },
+    args: [0, 0],
+    uses: 'reads',
+    async run({ engine, cwd }, _args, v, io) {
+      const format = (v.format as string | undefined) ?? (v.json ? 'json' : 'yaml');
+      if (format !== 'yaml' && format !== 'jsonl' && format !== 'json') throw new UsageError(`--format must be yaml, jsonl or json, got "${format}"`);
+      const memory = await engine();
+      const doc = await memory.exportMemory({ ...(v.core ? { cores: v.core as string[] } : {}), ...sensitivityOf(v) });
+      const { serializeMemoryDocument } = await import('../engine/exportMemory.js');
+      const text = serializeMemoryDocument(doc, format);
+      if (typeof v.out === 'string') {
+        await writeFile(resolve(cwd, v.out), text);
+        io.err(`${doc.entries!.length} entries, ${doc.code_locations!.length} code locations, ${doc.golden_paths!.length} golden paths, ${doc.relations!.length} relations → ${v.out}`);
+      } else io.out(text.trimEnd());
       return EXIT.ok;
     },
   },

@@ -8,6 +8,7 @@ import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
 import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
+import { exportDocument } from './exportMemory.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
@@ -503,6 +504,20 @@ export class MemoryEngine {
     const visible = await this.visibleIds(details.links.flatMap((l) => (ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) ? [l.from, l.to] : [])), sensitivity);
     const shown = (l: EntryLink) => !ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) || (visible.has(l.from) && visible.has(l.to));
     return { ...details, links: details.links.filter(shown), supersededBy: details.supersededBy && visible.has(details.supersededBy) ? details.supersededBy : null };
+  }
+
+  /**
+   * The memory as a memory file document: every entry of the `cores` asked for (all by default)
+   * and the sensitivity asked for (public and internal by default), in effect or not, with every
+   * code location, golden path and relation among them. Ingested into an empty folder, it gives
+   * the same store; `serializeMemoryDocument` writes it as YAML, JSON or JSONL.
+   */
+  async exportMemory(options: { cores?: string[] } & SensitivityOption = {}): Promise<MemoryDocumentRecord> {
+    checkOptionNames('exportMemory', options, ['cores', 'sensitivity']);
+    const filter = resolveFilter({ ...(options.cores ? { cores: options.cores } : {}), ...options });
+    const entries = (await this.stores.table.read({ ...(filter.cores ? { cores: filter.cores } : {}), sensitivity: filter.sensitivity })).map((s) => s.entry);
+    const graph = this.stores.graph;
+    return exportDocument(entries, await graph.allCodeLocations(), await graph.allGoldenPaths(), await graph.allRelations());
   }
 
   /** Entries by id, in the order asked; unknown ids, and entries of a sensitivity not asked for, are left out. */

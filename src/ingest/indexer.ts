@@ -129,7 +129,7 @@ export async function indexDocument(
     // The entry's own date, which recency runs from: a 2020 lesson ingested today is not fresh,
     // and a change of its tags or importance does not make it so; a change of its text does.
     const textChanged = old !== undefined && old.entry.contentHash !== hash;
-    const updatedAt = textChanged ? now : new Date(Math.max(createdAt.getTime(), old?.entry.updatedAt.getTime() ?? -Infinity));
+    const updatedAt = input.updatedAt ?? (textChanged ? now : new Date(Math.max(createdAt.getTime(), old?.entry.updatedAt.getTime() ?? -Infinity)));
     const entry: MemoryEntry = { ...input, createdAt, updatedAt, contentHash: hash };
     if (old && sameEntry(old.entry, entry)) {
       report.entries.unchanged++;

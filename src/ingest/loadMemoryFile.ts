@@ -40,7 +40,11 @@ function parseJsonl(file: string, text: string): { raw: Record<string, unknown>;
     if (!section) {
       throw new MemoryFileError(file, `line ${i + 1}`, 'kind', `must be one of ${Object.keys(JSONL_SECTIONS).map((k) => `"${k}"`).join(', ')}`);
     }
-    (raw[section] ??= []).push(fields);
+    // The record's `kind` names its section, so a RELATED edge's own kind is written `relation_kind`.
+    if (section === 'relations' && 'relation_kind' in fields) {
+      const { relation_kind, ...rest } = fields;
+      (raw[section] ??= []).push({ ...rest, kind: relation_kind });
+    } else (raw[section] ??= []).push(fields);
     (lines[section] ??= []).push(i + 1);
   });
   const name: RecordNamer = (section, index, id) => {

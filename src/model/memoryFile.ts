@@ -20,6 +20,8 @@ export interface EntryInput {
   sensitivity: Sensitivity;
   pinned: boolean;
   createdAt: Date | null;
+  /** As exported: when the text last changed. Null: worked out at ingest. */
+  updatedAt: Date | null;
   validFrom: Date | null;
   validTo: Date | null;
 }
@@ -120,6 +122,7 @@ export interface EntryRecord {
   pinned?: boolean;
   /** ISO 8601 dates. */
   created_at?: string;
+  updated_at?: string;
   valid_from?: string;
   valid_to?: string;
 }
@@ -264,6 +267,9 @@ export function validateMemoryDocument(
     if (e.title.trim() === '') throw new MemoryFileError(file, record, 'title', 'must not be blank');
     const id = e.id ?? deriveEntryId(coreId, e.title);
     claim('entry', id, record);
+    const createdAt = parseTime(file, record, 'created_at', e.created_at);
+    const updatedAt = parseTime(file, record, 'updated_at', e.updated_at);
+    if (updatedAt && createdAt && updatedAt.getTime() < createdAt.getTime()) throw new MemoryFileError(file, record, 'updated_at', 'must not be earlier than created_at');
     const validFrom = parseTime(file, record, 'valid_from', e.valid_from);
     const validTo = parseTime(file, record, 'valid_to', e.valid_to);
     if (validFrom && validTo && validTo.getTime() <= validFrom.getTime()) {
@@ -273,7 +279,7 @@ export function validateMemoryDocument(
       id, coreId, title: e.title, aliases: e.aliases ?? [], content: e.content, entryType: e.entry_type ?? 'fact',
       confidence: e.confidence ?? 'medium', importance: e.importance ?? 5, tags: e.tags ?? [],
       source: e.source ?? null, sensitivity: e.sensitivity ?? 'internal', pinned: e.pinned ?? false,
-      createdAt: parseTime(file, record, 'created_at', e.created_at), validFrom, validTo,
+      createdAt, updatedAt, validFrom, validTo,
     };
   });
 

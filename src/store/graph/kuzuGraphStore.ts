@@ -388,6 +388,25 @@ export class KuzuGraphStore implements GraphStore {
     return (await this.entryEdges()).edgesAmong(ids, edgeTypes);
   }
 
+  async allGoldenPaths(): Promise<GoldenPath[]> {
+    return this.goldenPathsByIds();
+  }
+
+  async allRelations(): Promise<Relation[]> {
+    const ends = (type: string, to: string, extra = '') => `MATCH (a:MemoryEntry)-[r:${type}]->(b:${to}) RETURN a.id AS from, b.id AS to${extra} ORDER BY from, to`;
+    const pairs = async (type: 'DEPENDS_ON' | 'SUPERSEDES' | 'IMPLEMENTS', to: string): Promise<Relation[]> =>
+      (await this.run(ends(type, to))).map((r) => ({ type, from: String(r.from), to: String(r.to) }));
+    const related = (await this.run(ends('RELATED', 'MemoryEntry', ', r.weight AS weight, r.kind AS kind'))).map((r): Relation => ({
+      type: 'RELATED', from: String(r.from), to: String(r.to),
+      ...(r.weight !== null && r.weight !== undefined ? { weight: Number(r.weight) } : {}),
+      ...(typeof r.kind === 'string' ? { kind: r.kind } : {}),
+    }));
+    const code = (await this.run(ends('REFERENCES_CODE', 'CodeLocation', ', r.relevance AS relevance'))).map((r): Relation => ({
+      type: 'REFERENCES_CODE', from: String(r.from), to: String(r.to), ...(r.relevance !== null && r.relevance !== undefined ? { relevance: Number(r.relevance) } : {}),
+    }));
+    return [...related, ...(await pairs('DEPENDS_ON', 'MemoryEntry')), ...(await pairs('SUPERSEDES', 'MemoryEntry')), ...code, ...(await pairs('IMPLEMENTS', 'GoldenPath'))];
+  }
+
   async allCodeLocations(): Promise<CodeLocation[]> {
     return (await this.run(`MATCH (c:CodeLocation) RETURN ${CODE_RETURN}`)).map((r) => codeFromRow(r));
   }
@@ -413,5 +432,5 @@ export class KuzuGraphStore implements GraphStore {
 
 translateNativeErrors(KuzuGraphStore, 'the graph', [
   'write', 'deleteEntries', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
-  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'counts',
+  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'counts',
 ]);
