@@ -38,3 +38,6 @@ export { memoryTools } from './server/agentTools.js';
 export type { MemoryTools, MemoryToolsOptions, MemoryToolName, FunctionTool } from './server/agentTools.js';
 export { serializeMemoryDocument } from './engine/exportMemory.js';
 export type { ExportFormat } from './engine/exportMemory.js';
+export { restoreMemory } from './engine/restore.js';
+export type { RestoreOptions } from './engine/restore.js';
+export type { BackupManifest } from './store/backup.js';

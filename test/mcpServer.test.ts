@@ -249,6 +249,13 @@ describe('one owner per folder', () => {
     expect(missing.stderr).toMatch(/no entry with id "no-such-entry"/);
     const search = await memcore(['search', 'pnpm workspace', '--json', '--db', db]);
     expect(JSON.parse(search.stdout)[0]).toMatchObject({ entry: { title: 'Install the monorepo with pnpm' }, score: expect.any(Number) });
+    // A backup through the server: writes wait, the server goes on; a restore over its folder is refused.
+    const backup = await memcore(['backup', join(db, '..', 'bk'), '--db', db]);
+    expect(backup.code).toBe(EXIT.ok);
+    expect(backup.stdout).toMatch(/^backed up 45 entries/);
+    const restore = await memcore(['restore', join(db, '..', 'bk'), '--force', '--db', db]);
+    expect(restore.code).toBe(EXIT.store);
+    expect(restore.stderr).toContain(`served by pid ${ownerPid}; stop that server before restoring`);
     // A second server on the same folder is refused, naming the one that runs.
     const second = await memcore(['serve', '--db', db, '--no-http']);
     expect(second.code).toBe(EXIT.store);

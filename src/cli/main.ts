@@ -123,6 +123,8 @@ Commands:
   show <id>                 an entry with its links, code references and what supersedes it
   export                    the memory as a memory file: --format yaml (default) | jsonl | json, --core,
                             --include-secret, --out <file> (default stdout); memcore ingest reads it back
+  backup <dest>             a consistent copy of the folder, with checksums (writes wait, reads go on)
+  restore <src>             check a backup and put it in place of --db (--force to replace a non-empty folder)
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
@@ -633,6 +635,34 @@ const COMMANDS: Record<string, Command> = {
         await writeFile(resolve(cwd, v.out), text);
         io.err(`${doc.entries!.length} entries, ${doc.code_locations!.length} code locations, ${doc.golden_paths!.length} golden paths, ${doc.relations!.length} relations → ${v.out}`);
       } else io.out(text.trimEnd());
+      return EXIT.ok;
+    },
+  },
+  backup: {
+    options: {},
+    args: [1, 1],
+    uses: 'reads',
+    async run({ engine, cwd }, [dest], v, io) {
+      const progress = io.isTTY && !v.json ? (done: number, total: number) => io.err(`copied ${done}/${total} files`) : undefined;
+      const manifest = await (await engine()).backup(resolve(cwd, dest!), progress ? { onProgress: progress } : {});
+      const bytes = manifest.files.reduce((a, f) => a + f.bytes, 0);
+      print(io, v.json === true, manifest, () => `backed up ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, ${manifest.files.length} files, ${(bytes / 1e6).toFixed(1)} MB) to ${dest}`);
+      return EXIT.ok;
+    },
+  },
+  restore: {
+    options: { force: { type: 'boolean', default: false } },
+    args: [1, 1],
+    uses: 'nothing',
+    async run({ dir, cwd }, [src], v, io) {
+      const running = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'status' });
+      if (running) {
+        running.socket.destroy();
+        throw new MemcoreError(`${dir} is served by pid ${running.welcome.pid}; stop that server before restoring over its folder`, 'STORE');
+      }
+      const { restoreMemory } = await import('../engine/restore.js');
+      const manifest = await restoreMemory(resolve(cwd, src!), { path: dir, force: v.force === true });
+      print(io, v.json === true, manifest, () => `restored ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, taken ${manifest.createdAt}) into ${dir}`);
       return EXIT.ok;
     },
   },

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { localEmbedder } from '../embed/localEmbedder.js';
 import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
@@ -9,6 +9,7 @@ import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDoc
 import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
 import { exportDocument } from './exportMemory.js';
+import { copyStore, type BackupManifest } from '../store/backup.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
@@ -518,6 +519,25 @@ export class MemoryEngine {
     const entries = (await this.stores.table.read({ ...(filter.cores ? { cores: filter.cores } : {}), sensitivity: filter.sensitivity })).map((s) => s.entry);
     const graph = this.stores.graph;
     return exportDocument(entries, await graph.allCodeLocations(), await graph.allGoldenPaths(), await graph.allRelations());
+  }
+
+  /**
+   * A consistent copy of the folder in `dest` (a new or empty folder), taken while writes wait (reads
+   * go on), with a manifest of every file's size and checksum, the counts and the embedder, which
+   * `restoreMemory` checks. `onProgress` hears each file copied.
+   */
+  backup(dest: string, options: { onProgress?: (done: number, total: number) => void } = {}): Promise<BackupManifest> {
+    checkOptionNames('backup', options, ['onProgress']);
+    if (typeof dest !== 'string' || dest === '') return Promise.reject(invalidInput('backup needs a destination folder'));
+    const target = resolve(dest);
+    if (target === this.path || target.startsWith(this.path + sep)) return Promise.reject(invalidInput(`a backup cannot go inside the folder it copies (${this.path})`));
+    return this.serialized(async () => {
+      await this.stores.graph.checkpoint();
+      const s = await this.stats();
+      const relations = Object.values(s.relations).reduce((a, b) => a + b, 0);
+      const counts = { entries: s.entries, codeLocations: s.codeLocations, goldenPaths: s.goldenPaths, relations };
+      return copyStore(this.path, target, { embedder: s.embedder, generation: s.generation, counts }, options.onProgress);
+    });
   }
 
   /** Entries by id, in the order asked; unknown ids, and entries of a sensitivity not asked for, are left out. */

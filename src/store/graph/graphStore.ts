@@ -89,5 +89,7 @@ export interface GraphStore {
   /** Every relation but PATH_STEP (a golden path's steps carry those), with its attributes (export). */
   allRelations(): Promise<Relation[]>;
   counts(): Promise<GraphCounts>;
+  /** Writes everything committed into the database file itself, so that a copy of the file holds it (backup). */
+  checkpoint(): Promise<void>;
   close(): Promise<void>;
 }

@@ -411,6 +411,10 @@ export class KuzuGraphStore implements GraphStore {
     return (await this.run(`MATCH (c:CodeLocation) RETURN ${CODE_RETURN}`)).map((r) => codeFromRow(r));
   }
 
+  async checkpoint(): Promise<void> {
+    await this.exec('CHECKPOINT');
+  }
+
   async counts(): Promise<GraphCounts> {
     const one = async (cypher: string) => Number((await this.run(cypher))[0]?.n ?? 0);
     const relations = Object.fromEntries(
@@ -432,5 +436,5 @@ export class KuzuGraphStore implements GraphStore {
 
 translateNativeErrors(KuzuGraphStore, 'the graph', [
   'write', 'deleteEntries', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
-  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'counts',
+  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'counts', 'checkpoint',
 ]);
