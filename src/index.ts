@@ -41,3 +41,5 @@ export type { ExportFormat } from './engine/exportMemory.js';
 export { restoreMemory } from './engine/restore.js';
 export type { RestoreOptions } from './engine/restore.js';
 export type { BackupManifest } from './store/backup.js';
+export { doctor as doctorMemory } from './store/doctor.js';
+export type { DoctorReport, Finding } from './store/doctor.js';

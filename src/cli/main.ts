@@ -125,6 +125,8 @@ Commands:
                             --include-secret, --out <file> (default stdout); memcore ingest reads it back
   backup <dest>             a consistent copy of the folder, with checksums (writes wait, reads go on)
   restore <src>             check a backup and put it in place of --db (--force to replace a non-empty folder)
+  doctor                    check the folder part by part; --repair rebuilds what can be derived
+                            (exit 0 healthy, 6 not; no server may hold the folder)
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
@@ -664,6 +666,28 @@ const COMMANDS: Record<string, Command> = {
       const manifest = await restoreMemory(resolve(cwd, src!), { path: dir, force: v.force === true });
       print(io, v.json === true, manifest, () => `restored ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, taken ${manifest.createdAt}) into ${dir}`);
       return EXIT.ok;
+    },
+  },
+  doctor: {
+    options: { repair: { type: 'boolean', default: false } },
+    args: [0, 0],
+    uses: 'nothing',
+    async run({ dir }, _args, v, io) {
+      const running = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'status' });
+      if (running) {
+        running.socket.destroy();
+        throw new MemcoreError(`${dir} is served by pid ${running.welcome.pid}; stop that server to check the folder`, 'STORE');
+      }
+      const { doctor } = await import('../store/doctor.js');
+      const report = await doctor(dir, { repair: v.repair === true });
+      print(io, v.json === true, report, () =>
+        [
+          ...report.findings.map((f) =>
+            `${(f.ok ? 'ok' : f.repaired ? 'fixed' : 'BAD').padEnd(5)} ${f.check}: ${f.message}${!f.ok && f.repair ? (f.repaired ? '' : `\n       --repair would ${f.repair}`) : ''}`),
+          report.healthy ? 'healthy' : `needs attention${report.findings.some((f) => !f.ok && f.repair && !f.repaired) ? ' (run with --repair)' : ''}`,
+        ].join('\n'),
+      );
+      return report.healthy ? EXIT.ok : EXIT.store;
     },
   },
   'core-memory': {

@@ -237,6 +237,11 @@ export class Stores {
     this.projection = projection;
   }
 
+  /** Throws what opening would about the folder's projection file (doctor). */
+  static async checkProjection(dir: string, meta: StoreMeta): Promise<void> {
+    await readProjection(dir, meta);
+  }
+
   static async open(
     path: string,
     embedder: Embedder,

@@ -84,6 +84,8 @@ export interface GraphStore {
   edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<GraphEdge[]>;
   /** Every code location (auto-linking matches their symbols and paths). */
   allCodeLocations(): Promise<CodeLocation[]>;
+  /** Every entry id the graph holds (doctor). */
+  entryIds(): Promise<string[]>;
   /** Every golden path, steps ordered (export). */
   allGoldenPaths(): Promise<GoldenPath[]>;
   /** Every relation but PATH_STEP (a golden path's steps carry those), with its attributes (export). */

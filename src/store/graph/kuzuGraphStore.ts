@@ -388,6 +388,10 @@ export class KuzuGraphStore implements GraphStore {
     return (await this.entryEdges()).edgesAmong(ids, edgeTypes);
   }
 
+  async entryIds(): Promise<string[]> {
+    return (await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id));
+  }
+
   async allGoldenPaths(): Promise<GoldenPath[]> {
     return this.goldenPathsByIds();
   }
@@ -436,5 +440,5 @@ export class KuzuGraphStore implements GraphStore {
 
 translateNativeErrors(KuzuGraphStore, 'the graph', [
   'write', 'deleteEntries', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
-  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'counts', 'checkpoint',
+  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'entryIds', 'counts', 'checkpoint',
 ]);

@@ -517,6 +517,16 @@ export class EntriesTable {
     return { scalar: [...scalar, 'tags'], ann, rows };
   }
 
+  /** The table's indexes by column, and for each the rows written since it was built (not in it yet). */
+  async indexHealth(): Promise<{ column: string; unindexedRows: number }[]> {
+    const out: { column: string; unindexedRows: number }[] = [];
+    for (const index of await this.table.listIndices()) {
+      const stats = await this.table.indexStats(index.name);
+      out.push({ column: index.columns.join(','), unindexedRows: stats?.numUnindexedRows ?? 0 });
+    }
+    return out;
+  }
+
   async count(filter: EntryFilter = {}): Promise<number> {
     return this.table.countRows(await this.whereSql(filter));
   }
@@ -532,7 +542,7 @@ export class EntriesTable {
 }
 
 translateNativeErrors(EntriesTable, 'the entries table', [
-  'upsert', 'delete', 'read', 'sampleVectors', 'columnRows', 'searchTexts', 'names', 'nearest', 'buildIndexes', 'count', 'version',
+  'upsert', 'delete', 'read', 'sampleVectors', 'columnRows', 'searchTexts', 'names', 'nearest', 'buildIndexes', 'indexHealth', 'count', 'version',
 ]);
 
 export interface StoredEntryOrEntry {

@@ -1,0 +1,192 @@
+/**
+ * `memcore doctor`: checks a database folder part by part, without the open that would refuse it
+ * or replay its journal, and says what each finding means and what `--repair` does about it.
+ * Repair rebuilds what can be derived (graph nodes from the table's rows, the projection, the
+ * indexes, an unfinished write from its journal) and names what only a backup can bring back.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Embedder } from '../embed/embedder.js';
+import { MemcoreError } from '../model/errors.js';
+import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
+import { Journal } from './journal/journal.js';
+import { EntriesTable } from './lance/entriesTable.js';
+import { readMeta, writeMeta, type StoreMeta } from './meta.js';
+import { Stores } from './stores.js';
+
+export interface Finding {
+  /** What was checked: meta, journal, entries, graph, agreement, projection, indexes. */
+  check: string;
+  ok: boolean;
+  /** What was found, and what it means. */
+  message: string;
+  /** What `repair` does about it; absent when it needs nothing, or nothing can be done short of a backup. */
+  repair?: string;
+  /** Set when `repair` ran and did it. */
+  repaired?: boolean;
+}
+
+export interface DoctorReport {
+  path: string;
+  /** No finding needs attention (after repairs, when they ran). */
+  healthy: boolean;
+  findings: Finding[];
+}
+
+const ANN_MIN_ROWS = 50_000;
+
+/** An embedder that only names the store's model: doctor reads and re-derives, it never embeds. */
+function storeEmbedder(meta: StoreMeta): Embedder {
+  return {
+    id: meta.embedder.id,
+    dimensions: meta.embedder.dimensions,
+    truncatable: meta.embedder.truncatable,
+    embed: () => Promise.reject(new MemcoreError('doctor does not embed', 'EMBEDDING')),
+  };
+}
+
+export async function doctor(dir: string, options: { repair?: boolean } = {}): Promise<DoctorReport> {
+  const repair = options.repair === true;
+  const findings: Finding[] = [];
+  const report = (): DoctorReport => ({ path: dir, healthy: findings.every((f) => f.ok || f.repaired === true), findings });
+
+  let meta: StoreMeta | null;
+  try {
+    meta = await readMeta(dir);
+  } catch (e) {
+    findings.push({ check: 'meta', ok: false, message: `${(e as Error).message}. It records the embedding model and the small-vector length; without it the folder cannot be opened. Restore it from a backup.` });
+    return report();
+  }
+  if (!meta) {
+    findings.push({ check: 'meta', ok: false, message: `no memory at ${dir} (no meta.json)` });
+    return report();
+  }
+  findings.push({ check: 'meta', ok: true, message: `generation ${meta.generation}, embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d), ${meta.smallDimensions}-d small vectors` });
+
+  const pending = await new Journal(join(dir, 'journal')).pending().catch((e: Error) => e);
+  if (pending instanceof Error) findings.push({ check: 'journal', ok: false, message: `${pending.message}. Restore the folder from a backup, or remove that journal file (the write it holds is then lost).` });
+  else if (pending.length > 0) findings.push({ check: 'journal', ok: false, message: `${pending.length} write${pending.length === 1 ? '' : 's'} journaled but not finished (a process stopped mid-write); the next open replays ${pending.length === 1 ? 'it' : 'them'}`, repair: 'open the store, which replays the journal' });
+  else findings.push({ check: 'journal', ok: true, message: 'no unfinished write' });
+
+  const projectionProblem = await readProjectionProblem(dir, meta);
+  findings.push(projectionProblem
+    ? { check: 'projection', ok: false, message: projectionProblem, repair: 'fit it again from the stored vectors (as memcore index does)' }
+    : { check: 'projection', ok: true, message: 'projection.json fits the store' });
+
+  const hasLance = existsSync(join(dir, 'lance', 'entries.lance', '_versions')) && readdirSync(join(dir, 'lance', 'entries.lance', '_versions')).length > 0;
+  const hasGraph = existsSync(join(dir, 'graph.kuzu'));
+  let table: EntriesTable | undefined;
+  let graph: KuzuGraphStore | undefined;
+  try {
+    let lanceIds: string[] | undefined;
+    if (!hasLance && meta.generation > 0) {
+      findings.push({ check: 'entries', ok: false, message: 'lance/entries.lance is missing: the entries (text, vectors) are gone. Restore the folder from a backup, or ingest the memory files (or an export) into a new folder.' });
+    } else {
+      try {
+        table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
+        lanceIds = (await table.read({})).map((s) => s.entry.id);
+        findings.push({ check: 'entries', ok: true, message: `${lanceIds.length} entries readable` });
+      } catch (e) {
+        findings.push({ check: 'entries', ok: false, message: `${(e as Error).message.split('\n')[0]}` });
+      }
+    }
+
+    let graphIds: string[] | undefined;
+    if (!hasGraph && meta.generation > 0) {
+      findings.push({
+        check: 'graph', ok: false,
+        message: 'graph.kuzu is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)',
+        ...(lanceIds ? { repair: `create the graph with a node for each of the ${lanceIds.length} entries (without their relations)` } : {}),
+      });
+    } else {
+      try {
+        graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+        graphIds = await graph.entryIds();
+        const counts = await graph.counts();
+        const relations = Object.values(counts.relations).reduce((a, b) => a + b, 0);
+        findings.push({ check: 'graph', ok: true, message: `${graphIds.length} entries, ${relations} relations, ${counts.codeLocations} code locations, ${counts.goldenPaths} golden paths` });
+      } catch (e) {
+        findings.push({ check: 'graph', ok: false, message: `${(e as Error).message.split('\n')[0]}` });
+      }
+    }
+
+    if (lanceIds && graphIds) {
+      const inGraph = new Set(graphIds);
+      const inTable = new Set(lanceIds);
+      const onlyTable = lanceIds.filter((id) => !inGraph.has(id));
+      const onlyGraph = graphIds.filter((id) => !inTable.has(id));
+      const sample = (ids: string[]) => ids.slice(0, 5).map((id) => JSON.stringify(id)).join(', ') + (ids.length > 5 ? ', …' : '');
+      if (onlyTable.length === 0 && onlyGraph.length === 0) findings.push({ check: 'agreement', ok: true, message: 'the table and the graph hold the same entries' });
+      if (onlyTable.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyTable.length} entries in the table have no graph node (${sample(onlyTable)}): searches find them, the graph never reaches them`, repair: 'add their graph nodes from the table (their relations, if they had any, only a backup holds)' });
+      if (onlyGraph.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyGraph.length} graph nodes have no entry in the table (${sample(onlyGraph)}): their text is gone`, repair: 'remove those nodes and their edges (their text only a backup holds)' });
+    }
+
+    if (table) {
+      const rows = lanceIds?.length ?? 0;
+      const indexes = await table.indexHealth().catch(() => []);
+      const behind = indexes.filter((i) => i.unindexedRows > 0);
+      const annMissing = rows >= ANN_MIN_ROWS && !indexes.some((i) => i.column === 'vector_small');
+      if (behind.length === 0 && !annMissing) findings.push({ check: 'indexes', ok: true, message: indexes.length ? `${indexes.length} indexes, up to date` : 'no indexes (a scan serves at this size)' });
+      else findings.push({ check: 'indexes', ok: false, message: [annMissing ? `${rows} entries and no ANN index on vector_small` : '', ...behind.map((i) => `${i.unindexedRows} rows not yet in the index on ${i.column}`)].filter(Boolean).join('; '), repair: 'build the indexes again (memcore index)' });
+    }
+
+    if (!repair) return report();
+    table?.close();
+    table = undefined;
+    await graph?.close();
+    graph = undefined;
+    await repairStore(dir, meta, findings);
+    return report();
+  } finally {
+    table?.close();
+    await graph?.close();
+  }
+}
+
+/** Carries out the repairs the findings name, marking each done. */
+async function repairStore(dir: string, meta: StoreMeta, findings: Finding[]): Promise<void> {
+  const wanted = (check: string) => findings.filter((f) => f.check === check && !f.ok && f.repair !== undefined);
+  const missingGraph = wanted('graph');
+  if (missingGraph.length > 0) {
+    // An empty graph file makes the folder openable; the nodes are written below with the others.
+    const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    await graph.close();
+  }
+  const projectionDamaged = wanted('projection').length > 0;
+  if (projectionDamaged) await rm(join(dir, 'projection.json'), { force: true });
+  // Opening replays an unfinished write from the journal.
+  const stores = await Stores.open(dir, storeEmbedder(meta));
+  try {
+    for (const f of wanted('journal')) f.repaired = true;
+    const lanceIds = (await stores.table.read({})).map((s) => s.entry);
+    const graphIds = new Set(await stores.graph.entryIds());
+    const tableIds = new Set(lanceIds.map((e) => e.id));
+    const missingNodes = lanceIds.filter((e) => !graphIds.has(e.id));
+    const orphans = [...graphIds].filter((id) => !tableIds.has(id));
+    if (missingNodes.length > 0) {
+      await stores.graph.write({ entries: missingNodes.map((e) => ({ id: e.id, coreId: e.coreId, title: e.title, entryType: e.entryType })), codeLocations: [], goldenPaths: [], relations: [] });
+    }
+    if (orphans.length > 0) await stores.graph.deleteEntries(orphans);
+    for (const f of [...wanted('agreement'), ...missingGraph]) f.repaired = true;
+    if (projectionDamaged || wanted('indexes').length > 0) {
+      await stores.refitProjection();
+      await stores.table.buildIndexes({ annMinRows: ANN_MIN_ROWS });
+      for (const f of [...wanted('indexes'), ...wanted('projection')]) f.repaired = true;
+    }
+  } finally {
+    await stores.close();
+  }
+  // Every process's caches are keyed by the generation: a repaired store is a new one.
+  const fresh = await readMeta(dir);
+  if (fresh) await writeMeta(dir, { ...fresh, generation: fresh.generation + 1 });
+}
+
+async function readProjectionProblem(dir: string, meta: StoreMeta): Promise<string | undefined> {
+  try {
+    await Stores.checkProjection(dir, meta);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
