@@ -43,3 +43,4 @@ export type { RestoreOptions } from './engine/restore.js';
 export type { BackupManifest } from './store/backup.js';
 export { doctor as doctorMemory } from './store/doctor.js';
 export type { DoctorReport, Finding } from './store/doctor.js';
+export type { ReembedReport } from './engine/reembed.js';

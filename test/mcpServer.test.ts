@@ -287,6 +287,31 @@ describe('one owner per folder', () => {
   });
 });
 
+describe('reembed through a running server', () => {
+  it('moves the served folder to another model while the agent keeps asking', async () => {
+    const db = await exampleStore();
+    const wider = await startFakeOpenAI(16);
+    try {
+      await serve(db, ['--no-http']);
+      const agent = await stdioClient(db);
+      const asking = (async () => {
+        for (let i = 0; i < 5; i++) expect((await call(agent, 'search_memory', { query: 'refresh token', mode: 'keyword' })).isError).toBeFalsy();
+      })();
+      const r = await memcore(['reembed', '--embedder', 'openai:wide', '--dimensions', '16', '--base-url', wider.baseURL, '--json', '--db', db]);
+      await asking;
+      expect(r.code, r.stderr).toBe(EXIT.ok);
+      expect(JSON.parse(r.stdout)).toMatchObject({ from: 'openai:fake', to: 'openai:wide', entries: 44 });
+      const status = (await call(agent, 'memory_status', {})).structuredContent as { embedder: { id: string; dimensions: number }; entries: number };
+      expect(status).toMatchObject({ embedder: { id: 'openai:wide', dimensions: 16 }, entries: 44 });
+      const found = await call(agent, 'search_memory', { query: 'Rotate refresh tokens on every use', mode: 'semantic', limit: 3 });
+      expect(found.isError).toBeFalsy();
+      expect(wider.requests.length).toBeGreaterThan(0);
+    } finally {
+      await wider.close();
+    }
+  });
+});
+
 describe('memcore serve (streamable HTTP)', () => {
   it('refuses a request without the token and serves one with it', async () => {
     const db = await exampleStore();

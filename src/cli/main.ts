@@ -17,7 +17,7 @@ import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidence, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
-import type { MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
+import type { EmbedderConfig, MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
@@ -127,6 +127,8 @@ Commands:
   restore <src>             check a backup and put it in place of --db (--force to replace a non-empty folder)
   doctor                    check the folder part by part; --repair rebuilds what can be derived
                             (exit 0 healthy, 6 not; no server may hold the folder)
+  reembed --embedder <e>    move the folder to another model: local, or openai:<model> with --dimensions
+                            (--base-url, --truncatable); built beside it, resumable, swapped in at the end
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
@@ -688,6 +690,30 @@ const COMMANDS: Record<string, Command> = {
         ].join('\n'),
       );
       return report.healthy ? EXIT.ok : EXIT.store;
+    },
+  },
+  reembed: {
+    options: { embedder: { type: 'string' }, 'base-url': { type: 'string' }, dimensions: { type: 'string' }, truncatable: { type: 'boolean', default: false } },
+    args: [0, 0],
+    uses: 'reads',
+    async run({ engine }, _args, v, io) {
+      const spec = v.embedder as string | undefined;
+      if (spec === undefined) throw new UsageError('reembed needs --embedder local or --embedder openai:<model> (with --dimensions, and --base-url for a local server)');
+      let embedder: EmbedderConfig;
+      if (spec === 'local') embedder = { provider: 'local' };
+      else if (spec.startsWith('openai:') && spec.length > 7) {
+        const dimensions = int('dimensions', v.dimensions as string | undefined);
+        if (dimensions === undefined) throw new UsageError('--embedder openai:<model> needs --dimensions');
+        embedder = {
+          provider: 'openai', model: spec.slice(7), dimensions,
+          ...(typeof v['base-url'] === 'string' ? { baseURL: v['base-url'] } : {}),
+          ...(v.truncatable ? { truncatable: true } : {}),
+          ...(process.env.MEMCORE_EMBED_API_KEY ? { apiKey: process.env.MEMCORE_EMBED_API_KEY } : {}),
+        };
+      } else throw new UsageError(`--embedder must be local or openai:<model>, got "${spec}"`);
+      const report = await (await engine()).reembed(embedder, { onProgress: (m) => io.isTTY && !v.json && io.err(m) });
+      print(io, v.json === true, report, () => `re-embedded ${report.entries} entries with ${report.to} (was ${report.from}; ${report.embedded} texts sent to the model)`);
+      return EXIT.ok;
     },
   },
   'core-memory': {

@@ -10,6 +10,7 @@ import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type E
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
 import { exportDocument } from './exportMemory.js';
 import { copyStore, type BackupManifest } from '../store/backup.js';
+import { copyInto, dropRemoved, reembedFolder, swapFolders, type ReembedReport } from './reembed.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
@@ -248,6 +249,19 @@ const EXACT_ORDER_MARGIN = 8;
 
 const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
 
+/** The Embedder an EmbedderConfig names (reembed), checked as openMemory checks it. */
+function embedderFrom(config: EmbedderConfig): Embedder {
+  if (config && typeof config === 'object' && 'embed' in config) return config;
+  if (!config || typeof config !== 'object' || (config.provider !== 'local' && config.provider !== 'openai')) throw invalidInput("reembed needs an Embedder, { provider: 'local' } or { provider: 'openai', … }");
+  if (config.provider === 'local') {
+    checkOptionNames('reembed.embedder', config, ['provider']);
+    return localEmbedder();
+  }
+  checkOptionNames('reembed.embedder', config, ['provider', ...OPENAI_EMBEDDER_OPTIONS]);
+  const { provider: _provider, ...options } = config;
+  return openAIEmbedder(options);
+}
+
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
   checkOptionNames('openMemory', options, OPEN_MEMORY_OPTIONS);
@@ -329,18 +343,18 @@ export class MemoryEngine {
   /** Writes run one at a time: each waits for the one before it. */
   private writeQueue: Promise<unknown> = Promise.resolve();
 
-  private readonly queryEmbedder: Embedder;
+  private queryEmbedder: Embedder;
   private readonly cache: ContextCache;
   private readonly chat: JsonChat | undefined;
   private closed = false;
 
   /** @internal use openMemory() */
   constructor(
-    private readonly stores: Stores,
-    readonly embedder: Embedder,
+    private stores: Stores,
+    private model: Embedder,
     options: { cache?: ContextCacheOptions; llm?: LlmOptions | JsonChat } = {},
   ) {
-    this.queryEmbedder = withQueryCache(embedder);
+    this.queryEmbedder = withQueryCache(model);
     this.cache = new ContextCache(options.cache);
     const llm = options.llm;
     this.chat = llm === undefined ? undefined : 'completeJson' in llm ? llm : openAIChat(llm);
@@ -356,6 +370,61 @@ export class MemoryEngine {
   /** The database folder. */
   get path(): string {
     return this.stores.dir;
+  }
+
+  /** The embedding model of the folder (another one after `reembed`). */
+  get embedder(): Embedder {
+    return this.model;
+  }
+
+  /**
+   * Moves the folder to another embedding model: the memory is written into a new folder beside
+   * it with `embedder` while this one keeps answering (reads and writes), then a last catch-up
+   * and the swap run with writes held back; from then on this engine uses the new model. An
+   * interrupted run leaves the new folder, and the next run resumes it. The engine must be the
+   * only one open on the folder in this process.
+   */
+  async reembed(embedder: EmbedderConfig, options: { onProgress?: (message: string) => void } = {}): Promise<ReembedReport> {
+    checkOptionNames('reembed', options, ['onProgress']);
+    const next = embedderFrom(embedder);
+    const from = this.model.id;
+    if (next.id === from) throw invalidInput(`${this.path} already uses ${from}`);
+    const shared = openStores.get(this.path);
+    if (!shared || shared.engines > 1) throw invalidInput('reembed needs the only engine open on the folder in this process');
+    const { residentMaxEntries, scanMaxEntries, scanThreadMinEntries } = this.stores;
+    const settings = { residentMaxEntries, scanMaxEntries, scanThreadMinEntries };
+    const built = reembedFolder(this.path, next.id);
+    const all: Sensitivity[] = [...SENSITIVITY_LEVELS];
+    const target = await Stores.open(built, next, settings);
+    let targetOpen = true;
+    try {
+      let embedded = await copyInto(target, next, await this.exportMemory({ sensitivity: all }), options.onProgress);
+      return await this.serialized(async () => {
+        options.onProgress?.('catching up with writes made meanwhile, then swapping folders …');
+        const doc = await this.exportMemory({ sensitivity: all });
+        embedded += await copyInto(target, next, doc);
+        await dropRemoved(target, doc);
+        await target.close();
+        targetOpen = false;
+        const dir = this.path;
+        await this.stores.close();
+        try {
+          await swapFolders(dir, built);
+        } catch (e) {
+          this.stores = await Stores.open(dir, this.model, settings);
+          shared.stores = Promise.resolve(this.stores);
+          throw e;
+        }
+        this.stores = await Stores.open(dir, next, settings);
+        shared.stores = Promise.resolve(this.stores);
+        this.model = next;
+        this.queryEmbedder = withQueryCache(next);
+        this.cache.clear();
+        return { from, to: next.id, entries: doc.entries!.length, embedded };
+      });
+    } finally {
+      if (targetOpen) await target.close();
+    }
   }
 
   private serialized<T>(work: () => Promise<T>): Promise<T> {

@@ -1,0 +1,67 @@
+/**
+ * Moving a folder to another embedding model without ever mixing vectors: the memory is written
+ * into a new folder beside it with the new model, while the old one keeps answering; a last
+ * catch-up and the swap run with writes held back, and the old folder is removed once the new
+ * one is in place. The new folder survives an interruption, and a second run resumes it: what is
+ * already there unchanged is not embedded again.
+ */
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Embedder } from '../embed/embedder.js';
+import { indexDocument } from '../ingest/indexer.js';
+import { validateMemoryDocument, type MemoryDocumentRecord } from '../model/memoryFile.js';
+import { Stores } from '../store/stores.js';
+
+export interface ReembedReport {
+  from: string;
+  to: string;
+  entries: number;
+  /** Texts sent to the new model (fewer on a resumed run). */
+  embedded: number;
+}
+
+/** Where the new folder is built: beside the old one, named for the model. */
+export function reembedFolder(dir: string, model: string): string {
+  return join(dirname(dir), `.${basename(dir)}.reembed-${model.replace(/[^\w.-]+/g, '_')}`);
+}
+
+const BATCH = 2_000;
+
+/** Writes `doc` into `next`: code and golden paths, then entries in batches, then relations. Returns texts embedded. */
+export async function copyInto(next: Stores, embedder: Embedder, doc: MemoryDocumentRecord, onProgress?: (message: string) => void): Promise<number> {
+  let embedded = 0;
+  const write = async (part: MemoryDocumentRecord, source: string) => {
+    const { document, external } = validateMemoryDocument(source, part);
+    embedded += (await indexDocument(next, embedder, source, document, external, {})).embedded;
+  };
+  await write({ code_locations: doc.code_locations ?? [], golden_paths: doc.golden_paths ?? [] }, 'reembed:code');
+  const entries = doc.entries ?? [];
+  for (let i = 0; i < entries.length; i += BATCH) {
+    onProgress?.(`re-embedding entries ${i}/${entries.length}`);
+    await write({ entries: entries.slice(i, i + BATCH) }, `reembed:entries-${i}`);
+  }
+  onProgress?.(`re-embedded ${entries.length} entries; relations …`);
+  await write({ relations: doc.relations ?? [] }, 'reembed:relations');
+  return embedded;
+}
+
+/** Entries in `next` that `doc` no longer holds (deleted in the old folder meanwhile) are deleted there too. */
+export async function dropRemoved(next: Stores, doc: MemoryDocumentRecord): Promise<void> {
+  const keep = new Set((doc.entries ?? []).map((e) => e.id!));
+  const gone = (await next.graph.entryIds()).filter((id) => !keep.has(id));
+  if (gone.length > 0) await next.apply({ op: 'delete', ids: gone });
+}
+
+/** Puts `built` in place of `dir`: the old folder is moved aside, and removed once the new one is in. */
+export async function swapFolders(dir: string, built: string): Promise<void> {
+  const aside = `${built}.previous`;
+  await rm(aside, { recursive: true, force: true });
+  await rename(dir, aside);
+  try {
+    await rename(built, dir);
+  } catch (e) {
+    await rename(aside, dir);
+    throw e;
+  }
+  await rm(aside, { recursive: true, force: true });
+}
