@@ -1,0 +1,148 @@
+/**
+ * npm run bench:load [-- --clients 8 --seconds 60]
+ * A load test of `memcore serve` on 127.0.0.1: N MCP clients over streamable HTTP, each looping
+ * over a mix of build_task_context (60%), search_memory (20%), remember (15%) and get_entries (5%)
+ * for a fixed time, against the example memory and the offline model. Afterwards every write the
+ * server acknowledged is looked for, through the server and, once it has stopped, in the folder
+ * itself. Reports errors (aim 0), lost writes (aim 0) and p50/p99 per operation; writes
+ * bench/results/load-<clients>.json.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { stats } from './synthetic.js';
+
+const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out <name>]
+
+  --clients <n>   concurrent MCP clients, 1 to 64 (default 8)
+  --seconds <n>   how long they run, 1 to 600 (default 60)
+  --out <name>    bench/results/<name>.json (default load-<clients>)
+
+Exit codes: 0 done with no error and no lost write, 1 errors or lost writes (or a failed run), 2 bad arguments.`;
+
+const { values } = (() => {
+  try {
+    return parseArgs({ options: { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const clients = Number(values.clients);
+const seconds = Number(values.seconds);
+if (!Number.isInteger(clients) || clients < 1 || clients > 64 || !Number.isInteger(seconds) || seconds < 1 || seconds > 600 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
+  console.error(`bad arguments\n\n${USAGE}`);
+  process.exit(2);
+}
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const cli = join(repo, 'src/cli/main.ts');
+const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
+const memcore = (args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: repo, maxBuffer: 1 << 26 });
+
+const TASKS = [
+  'add a refresh-token endpoint', 'rotate signing keys', 'zero-downtime NOT NULL column', 'return problem+json errors',
+  'version the orders API', 'retry a failed payment', 'log out every session', 'add an index without locking the table',
+];
+type Op = 'build_task_context' | 'search_memory' | 'remember' | 'get_entries';
+
+const dir = await mkdtemp(join(tmpdir(), 'memcore-load-'));
+const db = join(dir, 'db');
+const server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+let failed = false;
+try {
+  const ready = JSON.parse(await new Promise<string>((resolve, reject) => {
+    let out = '';
+    server.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.trimEnd().endsWith('}')) resolve(out);
+    });
+    server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+  })) as { url: string; tokenFile: string };
+  const token = (await readFile(ready.tokenFile, 'utf8')).trim();
+  progress('ingesting the example memory through the server …');
+  await memcore(['ingest', join(repo, 'examples/memory/orders-api.yaml'), '--db', db]);
+
+  const latencies: Record<Op, number[]> = { build_task_context: [], search_memory: [], remember: [], get_entries: [] };
+  const errors: string[] = [];
+  const acknowledged: string[] = [];
+  const deadline = Date.now() + seconds * 1000;
+  let calls = 0;
+  const runClient = async (n: number) => {
+    const client = new Client({ name: `load-${n}`, version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(ready.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    for (let i = 0; Date.now() < deadline; i++) {
+      const roll = (n * 7919 + i * 104729) % 100;
+      const op: Op = roll < 60 ? 'build_task_context' : roll < 80 ? 'search_memory' : roll < 95 ? 'remember' : 'get_entries';
+      const args =
+        op === 'build_task_context' ? { task: `${TASKS[i % TASKS.length]} (${n}.${i})` }
+        : op === 'search_memory' ? { query: TASKS[(i + n) % TASKS.length]!, limit: 5 }
+        : op === 'remember' ? { title: `Load note ${n}.${i}`, content: `Client ${n} wrote note ${i} about ${TASKS[i % TASKS.length]}.`, core: 'load' }
+        : { ids: acknowledged.slice(-3).concat('auth-refresh-rotation') };
+      const t = performance.now();
+      try {
+        const r = await client.callTool({ name: op, arguments: args });
+        latencies[op].push(performance.now() - t);
+        if (r.isError) errors.push(`${op}: ${JSON.stringify(r.content).slice(0, 200)}`);
+        else if (op === 'remember') acknowledged.push((r.structuredContent as { id: string }).id);
+      } catch (e) {
+        errors.push(`${op}: ${(e as Error).message}`);
+      }
+      if (++calls % 20 === 0) progress(`${calls} calls, ${acknowledged.length} writes, ${errors.length} errors`);
+    }
+    await client.close();
+  };
+  await Promise.all(Array.from({ length: clients }, (_, n) => runClient(n)));
+
+  progress('checking every acknowledged write …');
+  const check = new Client({ name: 'load-check', version: '1' });
+  await check.connect(new StreamableHTTPClientTransport(new URL(ready.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  const missingServed = ((await check.callTool({ name: 'get_entries', arguments: { ids: acknowledged.length ? acknowledged.slice(0, 1000) : ['auth-refresh-rotation'] } })).structuredContent as { missing: string[] }).missing;
+  await check.close();
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  const listed = JSON.parse((await memcore(['list', '--core', 'load', '--limit', '10000', '--json', '--db', db])).stdout) as { id: string }[];
+  const onDisk = new Set(listed.map((e) => e.id));
+  const lost = acknowledged.filter((id) => !onDisk.has(id));
+
+  const result = {
+    date: new Date().toISOString(),
+    clients,
+    seconds,
+    calls,
+    errors: errors.length,
+    firstErrors: errors.slice(0, 5),
+    writesAcknowledged: acknowledged.length,
+    lostWrites: lost.length,
+    missingThroughServer: missingServed.length,
+    opsPerSecond: calls / seconds,
+    latencyMs: Object.fromEntries(Object.entries(latencies).map(([op, ms]) => [op, ms.length ? { n: ms.length, ...stats(ms) } : { n: 0 }])),
+  };
+  progress('');
+  console.log(`\nmemcore serve under load: ${clients} MCP clients over HTTP for ${seconds} s, ${calls} calls (${result.opsPerSecond.toFixed(1)}/s)\n`);
+  console.log('| operation | calls | p50 ms | p99 ms |\n|---|---|---|---|');
+  for (const [op, s] of Object.entries(result.latencyMs)) {
+    const v = s as { n: number; p50?: number; p99?: number };
+    console.log(`| ${op} | ${v.n} | ${v.p50?.toFixed(1) ?? '-'} | ${v.p99?.toFixed(1) ?? '-'} |`);
+  }
+  console.log(`\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer})`);
+  const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+  await mkdir(resultsDir, { recursive: true });
+  await writeFile(join(resultsDir, `${values.out ?? `load-${clients}`}.json`), JSON.stringify(result, null, 2) + '\n');
+  failed = result.errors > 0 || result.lostWrites > 0 || result.missingThroughServer > 0;
+} catch (e) {
+  console.error(`load run failed: ${(e as Error).message}`);
+  failed = true;
+} finally {
+  if (server.exitCode === null) server.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
