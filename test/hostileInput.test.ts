@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -277,5 +277,20 @@ describe('long text in bounded time', () => {
     } finally {
       await m.close();
     }
+  });
+});
+
+describe('the limits of one write', () => {
+  it('refuses a file over 512 MiB before reading it, and a write of too many records, naming the limit', async () => {
+    const dir = await tempDir();
+    const big = join(dir, 'big.jsonl');
+    await writeFile(big, '');
+    await truncate(big, 513 * 2 ** 20); // sparse: nothing is written to disk
+    await withEngine(join(dir, 'db'), async (m) => {
+      await expect(m.ingest(big)).rejects.toThrow(`${big}: is 513 MiB; a memory file may hold at most 512 MiB (it is read whole): split it, or use JSONL files of fewer records`);
+      const entries = Array.from({ length: 250_001 }, (_, i) => ({ id: `e${i}`, core_id: 'c', title: 't', content: 'c' }));
+      await expect(m.upsert(entries)).rejects.toThrow('upsert: field "entries": 250,001 records; one write takes at most 250,000: split them over several files or calls');
+      expect((await m.stats()).entries).toBe(0);
+    });
   });
 });

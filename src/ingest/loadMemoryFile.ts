@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { MAX_FILE_BYTES } from '../model/memoryFile.js';
 import { extname } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { MemoryFileError } from '../model/errors.js';
@@ -109,8 +110,13 @@ export async function loadMemoryFile(file: string): Promise<{ document: MemoryDo
   const format = formatOf(file);
   let bytes: Uint8Array;
   try {
+    const { size } = await stat(file);
+    if (size > MAX_FILE_BYTES) {
+      throw new MemoryFileError(file, null, null, `is ${(size / 2 ** 20).toFixed(0)} MiB; a memory file may hold at most ${MAX_FILE_BYTES / 2 ** 20} MiB (it is read whole): split it, or use JSONL files of fewer records`);
+    }
     bytes = await readFile(file);
   } catch (e) {
+    if (e instanceof MemoryFileError) throw e;
     throw new MemoryFileError(file, null, null, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   const { raw, name } = parseMemoryText(file, decodeUtf8(file, bytes), format);

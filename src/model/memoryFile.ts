@@ -82,6 +82,11 @@ function schemaValidator(): ValidateFunction {
   return validator;
 }
 
+/** A memory file is read whole into memory. */
+export const MAX_FILE_BYTES = 512 * 2 ** 20;
+/** Records one write (a file, or one ingestDocument / upsert / link call) may hold: it is validated, embedded and journaled as one. */
+export const MAX_RECORDS = { entries: 250_000, code_locations: 250_000, golden_paths: 50_000, relations: 2_500_000 } as const;
+
 /** Default entry id: stable across re-ingests of the same core and title. */
 export function deriveEntryId(coreId: string, title: string): string {
   return 'e_' + createHash('sha256').update(`${coreId}\u0000${title}`).digest('hex').slice(0, 16);
@@ -237,6 +242,11 @@ export function validateMemoryDocument(
 ): { document: MemoryDocument; external: ExternalReference[] } {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new MemoryFileError(file, null, null, 'must hold an object with entries, code_locations, golden_paths or relations');
+  }
+  for (const [section, max] of Object.entries(MAX_RECORDS)) {
+    const records = (input as Record<string, unknown>)[section];
+    const n = Array.isArray(records) ? records.length : 0;
+    if (n > max) throw new MemoryFileError(file, null, section, `${n.toLocaleString('en')} records; one write takes at most ${max.toLocaleString('en')}: split them over several files or calls`);
   }
   const validate = schemaValidator();
   if (!validate(input)) throw describeSchemaError(file, input, validate.errors![0]!, name);
