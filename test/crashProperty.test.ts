@@ -93,11 +93,14 @@ describe('kill -9 during random writes', () => {
             const listed = (await memory.listEntries({ cores: [core] })).map((e) => e.id).sort();
             expect(listed).toEqual([...state!.entries].filter(([, e]) => e.core === core && e.sensitivity !== 'secret').map(([id]) => id).sort());
           }
+          // As of a time before any of it was written, there was nothing.
+          expect(await memory.listEntries({ asOf: new Date(0) })).toEqual([]);
           // A search answers what is current: not secret, and not superseded by an entry that exists.
           const superseded = new Set([...state!.edges].filter((e) => e.startsWith('SUPERSEDES ')).map((e) => e.split(' ')[2]!));
           for (const [id, e] of state!.entries) {
             const found = (await memory.keywordSearch(e.word)).map((h) => h.entry.id);
             expect(found.includes(id), `keyword search for ${id}`).toBe(e.sensitivity !== 'secret' && !superseded.has(id));
+            expect((await memory.keywordSearch(e.word, { asOf: new Date(0) })).length).toBe(0);
           }
         } finally {
           await memory.close();

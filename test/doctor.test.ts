@@ -3,7 +3,7 @@
  * deleted, meta.json, the projection or a journal file spoiled, a data file truncated. Each is
  * found, named with what it means, and repaired where it can be derived; open refuses the rest.
  */
-import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { doctorMemory, openMemory } from '../src/index.js';
@@ -95,6 +95,16 @@ describe('doctor', () => {
     const [file] = await readdir(data);
     await truncate(join(data, file!), 100);
     expect(bad(await doctorMemory(dir))[0]).toMatch(/^entries: .*entries table could not be read/);
+
+    // The graph file overwritten.
+    const graphFile = join(dir, 'graph.kuzu');
+    const handle = await open(graphFile, 'r+');
+    const { size } = await handle.stat();
+    await handle.write(Buffer.alloc(size, 0xab), 0, size, 0);
+    await handle.close();
+    const graphReport = await doctorMemory(dir);
+    expect(bad(graphReport).some((f) => f.startsWith('graph: '))).toBe(true);
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} })).rejects.toMatchObject({ code: 'STORE' });
 
     await writeFile(join(dir, 'meta.json'), '{"formatVersion": 1');
     const report = await doctorMemory(dir);
