@@ -256,6 +256,11 @@ describe('one owner per folder', () => {
     const restore = await memcore(['restore', join(db, '..', 'bk'), '--force', '--db', db]);
     expect(restore.code).toBe(EXIT.store);
     expect(restore.stderr).toContain(`served by pid ${ownerPid}; stop that server before restoring`);
+    // doctor while served: the server checks its open stores and what it holds in memory.
+    const doctor = await memcore(['doctor', '--db', db]);
+    expect(doctor.code, doctor.stdout).toBe(EXIT.ok);
+    expect(doctor.stdout).toMatch(/ok +resident: what is held in memory matches the table \(45 entries\)/);
+    expect((await memcore(['doctor', '--repair', '--db', db])).stderr).toMatch(/stop it to repair the folder/);
     // A second server on the same folder is refused, naming the one that runs.
     const second = await memcore(['serve', '--db', db, '--no-http']);
     expect(second.code).toBe(EXIT.store);

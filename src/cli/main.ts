@@ -22,6 +22,7 @@ import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
+import type { DoctorReport } from '../store/doctor.js';
 import { entryText, formatGoldenPath } from '../format/formatBundle.js';
 
 // The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
@@ -126,7 +127,8 @@ Commands:
   backup <dest>             a consistent copy of the folder, with checksums (writes wait, reads go on)
   restore <src>             check a backup and put it in place of --db (--force to replace a non-empty folder)
   doctor                    check the folder part by part; --repair rebuilds what can be derived
-                            (exit 0 healthy, 6 not; no server may hold the folder)
+                            (exit 0 healthy, 6 not; while served, the server checks its open stores
+                            and what it holds in memory; --repair needs the server stopped)
   reembed --embedder <e>    move the folder to another model: local, or openai:<model> with --dimensions
                             (--base-url, --truncatable); built beside it, resumable, swapped in at the end
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
@@ -275,6 +277,8 @@ interface Io {
 /** Where a command runs: `cwd` resolves file arguments (a CLI call served by the owner comes from another directory). */
 interface CommandContext {
   engine: () => Promise<MemoryEngine>;
+  /** The command runs inside the process that owns the folder (`memcore serve`, `mcp`). */
+  served: boolean;
   cwd: string;
   /** The database folder the command line names (resolved). */
   dir: string;
@@ -673,19 +677,21 @@ const COMMANDS: Record<string, Command> = {
   doctor: {
     options: { repair: { type: 'boolean', default: false } },
     args: [0, 0],
-    uses: 'nothing',
-    async run({ dir }, _args, v, io) {
-      const running = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'status' });
-      if (running) {
-        running.socket.destroy();
-        throw new MemcoreError(`${dir} is served by pid ${running.welcome.pid}; stop that server to check the folder`, 'STORE');
+    uses: 'reads',
+    async run({ engine, dir, served }, _args, v, io) {
+      let report: DoctorReport;
+      if (served) {
+        // The server holds the folder: its open stores are checked, with what it holds in memory.
+        if (v.repair) throw new MemcoreError(`${dir} is served by this server (pid ${process.pid}); stop it to repair the folder`, 'STORE');
+        report = await (await engine()).checkHealth();
+      } else {
+        const { doctor } = await import('../store/doctor.js');
+        report = await doctor(dir, { repair: v.repair === true });
       }
-      const { doctor } = await import('../store/doctor.js');
-      const report = await doctor(dir, { repair: v.repair === true });
       print(io, v.json === true, report, () =>
         [
           ...report.findings.map((f) =>
-            `${(f.ok ? 'ok' : f.repaired ? 'fixed' : 'BAD').padEnd(5)} ${f.check}: ${f.message}${!f.ok && f.repair ? (f.repaired ? '' : `\n       --repair would ${f.repair}`) : ''}`),
+            `${(f.ok ? 'ok' : f.repaired ? 'fixed' : 'BAD').padEnd(5)} ${f.check}: ${f.message}${!f.ok && f.repair ? (f.repaired ? '' : `\n      --repair would ${f.repair}`) : ''}`),
           report.healthy ? 'healthy' : `needs attention${report.findings.some((f) => !f.ok && f.repair && !f.repaired) ? ' (run with --repair)' : ''}`,
         ].join('\n'),
       );
@@ -842,7 +848,7 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
       }
       return (memory ??= await openMemory({ path: dir, cwd }));
     };
-    return await command.run({ engine, cwd, dir }, positionals, values, io);
+    return await command.run({ engine, cwd, dir, served: context.engine !== undefined }, positionals, values, io);
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? String(e);
     io.err(`memcore: ${message}`);

@@ -10,6 +10,7 @@ import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type E
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
 import { exportDocument } from './exportMemory.js';
 import { copyStore, type BackupManifest } from '../store/backup.js';
+import { checkOpenStores, type DoctorReport } from '../store/doctor.js';
 import { copyInto, dropRemoved, reembedFolder, swapFolders, type ReembedReport } from './reembed.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
@@ -607,6 +608,15 @@ export class MemoryEngine {
       const counts = { entries: s.entries, codeLocations: s.codeLocations, goldenPaths: s.goldenPaths, relations };
       return copyStore(this.path, target, { embedder: s.embedder, generation: s.generation, counts }, options.onProgress);
     });
+  }
+
+  /**
+   * `memcore doctor` for a folder this engine has open (a server's): the stores' agreement, the
+   * journal, the indexes, and what is held in memory against the table. No repair: that needs the
+   * folder to itself (`doctorMemory`).
+   */
+  checkHealth(): Promise<DoctorReport> {
+    return checkOpenStores(this.stores);
   }
 
   /** Entries by id, in the order asked; unknown ids, and entries of a sensitivity not asked for, are left out. */

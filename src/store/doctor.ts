@@ -111,25 +111,8 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
       }
     }
 
-    if (lanceIds && graphIds) {
-      const inGraph = new Set(graphIds);
-      const inTable = new Set(lanceIds);
-      const onlyTable = lanceIds.filter((id) => !inGraph.has(id));
-      const onlyGraph = graphIds.filter((id) => !inTable.has(id));
-      const sample = (ids: string[]) => ids.slice(0, 5).map((id) => JSON.stringify(id)).join(', ') + (ids.length > 5 ? ', …' : '');
-      if (onlyTable.length === 0 && onlyGraph.length === 0) findings.push({ check: 'agreement', ok: true, message: 'the table and the graph hold the same entries' });
-      if (onlyTable.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyTable.length} entries in the table have no graph node (${sample(onlyTable)}): searches find them, the graph never reaches them`, repair: 'add their graph nodes from the table (their relations, if they had any, only a backup holds)' });
-      if (onlyGraph.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyGraph.length} graph nodes have no entry in the table (${sample(onlyGraph)}): their text is gone`, repair: 'remove those nodes and their edges (their text only a backup holds)' });
-    }
-
-    if (table) {
-      const rows = lanceIds?.length ?? 0;
-      const indexes = await table.indexHealth().catch(() => []);
-      const behind = indexes.filter((i) => i.unindexedRows > 0);
-      const annMissing = rows >= ANN_MIN_ROWS && !indexes.some((i) => i.column === 'vector_small');
-      if (behind.length === 0 && !annMissing) findings.push({ check: 'indexes', ok: true, message: indexes.length ? `${indexes.length} indexes, up to date` : 'no indexes (a scan serves at this size)' });
-      else findings.push({ check: 'indexes', ok: false, message: [annMissing ? `${rows} entries and no ANN index on vector_small` : '', ...behind.map((i) => `${i.unindexedRows} rows not yet in the index on ${i.column}`)].filter(Boolean).join('; '), repair: 'build the indexes again (memcore index)' });
-    }
+    if (lanceIds && graphIds) findings.push(...agreementFindings(lanceIds, graphIds));
+    if (table) findings.push(await indexFindings(table, lanceIds?.length ?? 0));
 
     if (!repair) return report();
     table?.close();
@@ -142,6 +125,52 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
     table?.close();
     await graph?.close();
   }
+}
+
+/** Whether the table and the graph hold the same entries. */
+function agreementFindings(lanceIds: string[], graphIds: string[]): Finding[] {
+  const inGraph = new Set(graphIds);
+  const inTable = new Set(lanceIds);
+  const onlyTable = lanceIds.filter((id) => !inGraph.has(id));
+  const onlyGraph = graphIds.filter((id) => !inTable.has(id));
+  const sample = (ids: string[]) => ids.slice(0, 5).map((id) => JSON.stringify(id)).join(', ') + (ids.length > 5 ? ', …' : '');
+  const findings: Finding[] = [];
+  if (onlyTable.length === 0 && onlyGraph.length === 0) findings.push({ check: 'agreement', ok: true, message: 'the table and the graph hold the same entries' });
+  if (onlyTable.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyTable.length} entries in the table have no graph node (${sample(onlyTable)}): searches find them, the graph never reaches them`, repair: 'add their graph nodes from the table (their relations, if they had any, only a backup holds)' });
+  if (onlyGraph.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyGraph.length} graph nodes have no entry in the table (${sample(onlyGraph)}): their text is gone`, repair: 'remove those nodes and their edges (their text only a backup holds)' });
+  return findings;
+}
+
+async function indexFindings(table: EntriesTable, rows: number): Promise<Finding> {
+  const indexes = await table.indexHealth().catch(() => []);
+  const behind = indexes.filter((i) => i.unindexedRows > 0);
+  const annMissing = rows >= ANN_MIN_ROWS && !indexes.some((i) => i.column === 'vector_small');
+  if (behind.length === 0 && !annMissing) return { check: 'indexes', ok: true, message: indexes.length ? `${indexes.length} indexes, up to date` : 'no indexes (a scan serves at this size)' };
+  return { check: 'indexes', ok: false, message: [annMissing ? `${rows} entries and no ANN index on vector_small` : '', ...behind.map((i) => `${i.unindexedRows} rows not yet in the index on ${i.column}`)].filter(Boolean).join('; '), repair: 'build the indexes again (memcore index)' };
+}
+
+/**
+ * The checks a process serving the folder can run on its open stores, with what it holds in
+ * memory compared against them (no repair: that needs the folder to itself).
+ */
+export async function checkOpenStores(stores: Stores): Promise<DoctorReport> {
+  const findings: Finding[] = [];
+  const meta = stores.meta;
+  findings.push({ check: 'meta', ok: true, message: `generation ${meta.generation}, embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d), ${meta.smallDimensions}-d small vectors` });
+  const pending = await new Journal(join(stores.dir, 'journal')).pending();
+  findings.push(pending.length === 0 ? { check: 'journal', ok: true, message: 'no unfinished write' } : { check: 'journal', ok: false, message: `${pending.length} journaled writes not finished while the folder is served` });
+  const lanceIds = (await stores.table.read({})).map((s) => s.entry.id);
+  findings.push({ check: 'entries', ok: true, message: `${lanceIds.length} entries readable` });
+  const graphIds = await stores.graph.entryIds();
+  findings.push({ check: 'graph', ok: true, message: `${graphIds.length} entries` });
+  findings.push(...agreementFindings(lanceIds, graphIds), await indexFindings(stores.table, lanceIds.length));
+  const columns = await stores.columns();
+  const keywords = await stores.keywords();
+  const held = { columns: columns.size, keywords: keywords.size };
+  findings.push(held.columns === lanceIds.length && held.keywords === lanceIds.length
+    ? { check: 'resident', ok: true, message: `what is held in memory matches the table (${lanceIds.length} entries)` }
+    : { check: 'resident', ok: false, message: `held in memory: ${held.columns} entry columns and ${held.keywords} keyword documents, against ${lanceIds.length} rows; restart the server to reload them` });
+  return { path: stores.dir, healthy: findings.every((f) => f.ok), findings };
 }
 
 /** Carries out the repairs the findings name, marking each done. */
