@@ -22,7 +22,7 @@ import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
-import type { DoctorReport } from '../store/doctor.js';
+import type { DoctorReport } from '../ops/doctor.js';
 import { entryText, formatGoldenPath } from '../format/formatBundle.js';
 
 // The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
@@ -637,7 +637,7 @@ const COMMANDS: Record<string, Command> = {
       if (format !== 'yaml' && format !== 'jsonl' && format !== 'json') throw new UsageError(`--format must be yaml, jsonl or json, got "${format}"`);
       const memory = await engine();
       const doc = await memory.exportMemory({ ...(v.core ? { cores: v.core as string[] } : {}), ...sensitivityOf(v) });
-      const { serializeMemoryDocument } = await import('../engine/exportMemory.js');
+      const { serializeMemoryDocument } = await import('../ops/export.js');
       const text = serializeMemoryDocument(doc, format);
       if (typeof v.out === 'string') {
         await writeFile(resolve(cwd, v.out), text);
@@ -668,7 +668,7 @@ const COMMANDS: Record<string, Command> = {
         running.socket.destroy();
         throw new MemcoreError(`${dir} is served by pid ${running.welcome.pid}; stop that server before restoring over its folder`, 'STORE');
       }
-      const { restoreMemory } = await import('../engine/restore.js');
+      const { restoreMemory } = await import('../ops/restore.js');
       const manifest = await restoreMemory(resolve(cwd, src!), { path: dir, force: v.force === true });
       print(io, v.json === true, manifest, () => `restored ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, taken ${manifest.createdAt}) into ${dir}`);
       return EXIT.ok;
@@ -685,7 +685,7 @@ const COMMANDS: Record<string, Command> = {
         if (v.repair) throw new MemcoreError(`${dir} is served by this server (pid ${process.pid}); stop it to repair the folder`, 'STORE');
         report = await (await engine()).checkHealth();
       } else {
-        const { doctor } = await import('../store/doctor.js');
+        const { doctor } = await import('../ops/doctor.js');
         report = await doctor(dir, { repair: v.repair === true });
       }
       print(io, v.json === true, report, () =>

@@ -223,7 +223,7 @@ export const TOOLS: MemoryTool[] = [
       const given = <K extends string>(key: K, as: string = key) => (input[key] !== undefined ? { [as]: input[key] } : {});
       const rememberInput = {
         ...given('title'), ...given('content'), ...given('core'), ...given('type'), ...given('id'), ...given('confidence'),
-        ...given('importance'), ...given('tags'), ...given('aliases'), ...given('source'), ...given('pinned'), ...given('related'),
+        ...given('importance'), ...given('tags'), ...given('aliases'), source: input.source ?? 'mcp', ...given('pinned'), ...given('related'),
         ...given('depends_on', 'dependsOn'), ...given('supersedes'),
         ...(code
           ? {

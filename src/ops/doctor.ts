@@ -9,11 +9,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { MemcoreError } from '../model/errors.js';
-import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
-import { Journal } from './journal/journal.js';
-import { EntriesTable } from './lance/entriesTable.js';
-import { readMeta, writeMeta, type StoreMeta } from './meta.js';
-import { Stores } from './stores.js';
+import { KuzuGraphStore } from '../store/graph/kuzuGraphStore.js';
+import { Journal } from '../store/journal/journal.js';
+import { EntriesTable } from '../store/lance/entriesTable.js';
+import { readMeta, writeMeta, type StoreMeta } from '../store/meta.js';
+import { Stores } from '../store/stores.js';
 
 export interface Finding {
   /** What was checked: meta, journal, entries, graph, agreement, projection, indexes. */

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { MemcoreError } from '../model/errors.js';
 import { checkOptionNames } from '../model/options.js';
-import { restoreInto, verifyBackup, type BackupManifest } from '../store/backup.js';
+import { restoreInto, verifyBackup, type BackupManifest } from './backup.js';
 import { Stores } from '../store/stores.js';
 
 export interface RestoreOptions {
