@@ -12,10 +12,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { stats } from './synthetic.js';
+import { benchOptions, stats } from './synthetic.js';
 
 const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out <name>]
 
@@ -25,24 +25,13 @@ const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out 
 
 Exit codes: 0 done with no error and no lost write, 1 errors or lost writes (or a failed run), 2 bad arguments.`;
 
-const { values } = (() => {
-  try {
-    return parseArgs({ options: { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
-  } catch (e) {
-    console.error(`${(e as Error).message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-})();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = benchOptions(USAGE, { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' } }, (v) => {
+  const n = Number(v.clients);
+  const t = Number(v.seconds);
+  return Number.isInteger(n) && n >= 1 && n <= 64 && Number.isInteger(t) && t >= 1 && t <= 600;
+});
 const clients = Number(values.clients);
 const seconds = Number(values.seconds);
-if (!Number.isInteger(clients) || clients < 1 || clients > 64 || !Number.isInteger(seconds) || seconds < 1 || seconds > 600 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
-  console.error(`bad arguments\n\n${USAGE}`);
-  process.exit(2);
-}
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(repo, 'src/cli/main.ts');
 const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);

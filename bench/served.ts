@@ -12,11 +12,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { main } from '../src/cli/main.js';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { startOwner } from '../src/server/owner.js';
-import { ingestSynthetic, lookupEmbedder, stats, syntheticStore } from './synthetic.js';
+import { benchOptions, ingestSynthetic, lookupEmbedder, stats, syntheticStore } from './synthetic.js';
 
 const USAGE = `usage: npm run bench:served -- [--size 100000] [--queries 200] [--cli-runs 20] [--out <name>]
 
@@ -27,25 +27,12 @@ const USAGE = `usage: npm run bench:served -- [--size 100000] [--queries 200] [-
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 
-const { values } = (() => {
-  try {
-    return parseArgs({ options: { size: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, 'cli-runs': { type: 'string', default: '20' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
-  } catch (e) {
-    console.error(`${(e as Error).message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-})();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = benchOptions(USAGE, { size: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, 'cli-runs': { type: 'string', default: '20' }, out: { type: 'string' } }, (v) =>
+  [[v.size, 100], [v.queries, 10], [v['cli-runs'], 1]].every(([x, min]) => Number.isInteger(Number(x)) && Number(x) >= Number(min)),
+);
 const size = Number(values.size);
 const queryCount = Number(values.queries);
 const cliRuns = Number(values['cli-runs']);
-if (!Number.isInteger(size) || size < 100 || !Number.isInteger(queryCount) || queryCount < 10 || !Number.isInteger(cliRuns) || cliRuns < 1 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
-  console.error(`bad arguments\n\n${USAGE}`);
-  process.exit(2);
-}
 const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const builtCli = join(repo, 'dist/cli/main.js');

@@ -3,6 +3,7 @@
  * from a vocabulary (so full-text search has work), a graph of average degree ~4 across the
  * entry edge types, code locations and golden paths. Deterministic for a given seed.
  */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Embedder, MemoryEngine } from '../src/index.js';
 import type { CodeLocationRecord, EntryRecord, GoldenPathRecord, RelationRecord } from '../src/model/memoryFile.js';
 import { mulberry32 as rng } from '../src/embed/matryoshka.js';
@@ -114,3 +115,27 @@ export const percentile = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 export const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
+
+/**
+ * A bench script's command line: `--help` prints the usage and exits 0; a bad option, or values
+ * that `valid` refuses, print the usage and exit 2.
+ */
+export function benchOptions(usage: string, options: NonNullable<ParseArgsConfig['options']>, valid: (values: Record<string, string | undefined>) => boolean): Record<string, string | undefined> {
+  let parsed: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  try {
+    parsed = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } } }).values;
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const values = Object.fromEntries(Object.entries(parsed).filter(([k]) => k !== 'help').map(([k, v]) => [k, typeof v === 'string' ? v : undefined]));
+  if (!valid(values) || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
+    console.error(`bad arguments (--out takes a plain file name)\n\n${usage}`);
+    process.exit(2);
+  }
+  return values;
+}
