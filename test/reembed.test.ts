@@ -33,10 +33,27 @@ describe('reembed', () => {
           expect((await m.hybridSearch('refresh token rotation')).length).toBeGreaterThan(0);
         }
       })();
+      // Reads alone, as fast as they go: none may meet the folder mid-swap.
+      let reads = 0;
+      const readFailures: string[] = [];
+      const reader = (async () => {
+        while (!done) {
+          try {
+            await m.keywordSearch('refresh token');
+            await m.getEntries(['auth-refresh-rotation']);
+            reads++;
+          } catch (e) {
+            readFailures.push((e as Error).message);
+          }
+        }
+      })();
       const progress: string[] = [];
       const report = await m.reembed(next, { onProgress: (p) => progress.push(p) });
       done = true;
       await traffic;
+      await reader;
+      expect(readFailures).toEqual([]);
+      expect(reads).toBeGreaterThan(0);
       expect(report).toMatchObject({ from: 'test:word-hash-64', to: 'test:other-48' });
       expect(progress.some((p) => p.startsWith('re-embedding entries'))).toBe(true);
       expect(m.embedder.id).toBe('test:other-48');

@@ -407,24 +407,53 @@ export class MemoryEngine {
         await dropRemoved(target, doc);
         await target.close();
         targetOpen = false;
-        const dir = this.path;
-        await this.stores.close();
-        try {
-          await swapFolders(dir, built);
-        } catch (e) {
-          this.stores = await Stores.open(dir, this.model, settings);
+        // Reads wait the few milliseconds of the swap rather than meet a closed folder.
+        return this.withReadsHeld(async () => {
+          const dir = this.path;
+          await this.stores.close();
+          try {
+            await swapFolders(dir, built);
+          } catch (e) {
+            this.stores = await Stores.open(dir, this.model, settings);
+            shared.stores = Promise.resolve(this.stores);
+            throw e;
+          }
+          this.stores = await Stores.open(dir, next, settings);
           shared.stores = Promise.resolve(this.stores);
-          throw e;
-        }
-        this.stores = await Stores.open(dir, next, settings);
-        shared.stores = Promise.resolve(this.stores);
-        this.model = next;
-        this.queryEmbedder = withQueryCache(next);
-        this.cache.clear();
-        return { from, to: next.id, entries: doc.entries!.length, embedded };
+          this.model = next;
+          this.queryEmbedder = withQueryCache(next);
+          this.cache.clear();
+          return { from, to: next.id, entries: doc.entries!.length, embedded };
+        });
       });
     } finally {
       if (targetOpen) await target.close();
+    }
+  }
+
+  /** Reads in flight; a folder swap (reembed) waits for them, and holds new ones back at its gate. */
+  private readsInFlight = 0;
+  private swapGate: Promise<void> | undefined;
+  private readsDrained: (() => void) | undefined;
+
+  /** Enters a read (released when the returned value is disposed): never while the folder is being swapped. */
+  private async reading(): Promise<Disposable> {
+    while (this.swapGate) await this.swapGate;
+    this.readsInFlight++;
+    return { [Symbol.dispose]: () => void (--this.readsInFlight === 0 && this.readsDrained?.()) };
+  }
+
+  /** Runs `swap` with no read in flight and new reads waiting until it is done. */
+  private async withReadsHeld<T>(swap: () => Promise<T>): Promise<T> {
+    let open!: () => void;
+    this.swapGate = new Promise<void>((resolve) => (open = resolve));
+    try {
+      if (this.readsInFlight > 0) await new Promise<void>((resolve) => (this.readsDrained = resolve));
+      return await swap();
+    } finally {
+      this.readsDrained = undefined;
+      this.swapGate = undefined;
+      open();
     }
   }
 
@@ -531,6 +560,7 @@ export class MemoryEngine {
 
   /** Entries in effect now (or as of `asOf`) that pass the filters, by core and title; `limit` default 100, at most 10,000. */
   async listEntries(options: SearchFilterOptions & { limit?: number; offset?: number } = {}): Promise<MemoryEntry[]> {
+    using _reading = await this.reading();
     checkOptionNames('listEntries', options, [...SEARCH_FILTER_OPTIONS, 'limit', 'offset']);
     const limit = options.limit === undefined ? 100 : checkLimit(options.limit);
     const offset = options.offset ?? 0;
@@ -547,6 +577,7 @@ export class MemoryEngine {
    * many as fit and says how many were left out.
    */
   async coreMemory(core: string, options: { maxTokens?: number } = {}): Promise<{ core: string; text: string; entries: MemoryEntry[] }> {
+    using _reading = await this.reading();
     checkOptionNames('coreMemory', options, ['maxTokens']);
     checkId('coreMemory', core);
     const maxTokens = options.maxTokens ?? 2000;
@@ -567,8 +598,10 @@ export class MemoryEngine {
    * unknown or of a sensitivity not asked for. Links to entries of such a sensitivity are left out.
    */
   async entryDetails(id: string, options: SensitivityOption = {}): Promise<EntryDetails | null> {
+    using _reading = await this.reading();
     checkId('entryDetails', id);
-    const [entry] = await this.getEntries([id], options);
+    checkOptionNames('entryDetails', options, SENSITIVITY_OPTION);
+    const [entry] = (await this.stores.table.read({ ids: [id], sensitivity: resolveSensitivity(options.sensitivity) })).map((s) => s.entry);
     if (!entry) return null;
     const details = await entryDetails(this.stores.graph, entry);
     const sensitivity = resolveSensitivity(options.sensitivity);
@@ -584,6 +617,7 @@ export class MemoryEngine {
    * the same store; `serializeMemoryDocument` writes it as YAML, JSON or JSONL.
    */
   async exportMemory(options: { cores?: string[] } & SensitivityOption = {}): Promise<MemoryDocumentRecord> {
+    using _reading = await this.reading();
     checkOptionNames('exportMemory', options, ['cores', 'sensitivity']);
     const filter = resolveFilter({ ...(options.cores ? { cores: options.cores } : {}), ...options });
     const entries = (await this.stores.table.read({ ...(filter.cores ? { cores: filter.cores } : {}), sensitivity: filter.sensitivity })).map((s) => s.entry);
@@ -615,12 +649,14 @@ export class MemoryEngine {
    * journal, the indexes, and what is held in memory against the table. No repair: that needs the
    * folder to itself (`doctorMemory`).
    */
-  checkHealth(): Promise<DoctorReport> {
+  async checkHealth(): Promise<DoctorReport> {
+    using _reading = await this.reading();
     return checkOpenStores(this.stores);
   }
 
   /** Entries by id, in the order asked; unknown ids, and entries of a sensitivity not asked for, are left out. */
   async getEntries(ids: string[], options: SensitivityOption = {}): Promise<MemoryEntry[]> {
+    using _reading = await this.reading();
     checkOptionNames('getEntries', options, SENSITIVITY_OPTION);
     if (!Array.isArray(ids)) throw invalidInput('getEntries needs a list of entry ids');
     ids.forEach((id, i) => checkId(`getEntries: ids[${i}]`, id));
@@ -638,6 +674,7 @@ export class MemoryEngine {
 
   /** Nearest entries to the query by exact cosine similarity on the full vector; filters pushed down before the limit. */
   async semanticSearch(query: string, options: SemanticSearchOptions = {}): Promise<SearchHit[]> {
+    using _reading = await this.reading();
     checkOptionNames('semanticSearch', options, SEMANTIC_SEARCH_OPTIONS);
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
@@ -680,6 +717,7 @@ export class MemoryEngine {
    * vectors and ordered by exact cosine. The query is embedded once.
    */
   async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
+    using _reading = await this.reading();
     checkOptionNames('matryoshkaSearch', options, MATRYOSHKA_SEARCH_OPTIONS);
     const limit = checkLimit(options.limit);
     if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
@@ -702,6 +740,7 @@ export class MemoryEngine {
 
   /** BM25 keyword search over title, aliases and content (an index held in memory). */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<SearchHit[]> {
+    using _reading = await this.reading();
     checkOptionNames('keywordSearch', options, KEYWORD_SEARCH_OPTIONS);
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     const limit = checkLimit(options.limit);
@@ -716,6 +755,7 @@ export class MemoryEngine {
    * `notes`, unless `strict`.
    */
   async hybridSearch(query: string, options: HybridSearchOptions = {}): Promise<SearchResults> {
+    using _reading = await this.reading();
     checkOptionNames('hybridSearch', options, HYBRID_SEARCH_OPTIONS);
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
     if (options.strict !== undefined && typeof options.strict !== 'boolean') throw invalidInput(`strict must be true or false, got ${JSON.stringify(options.strict)}`);
@@ -743,6 +783,7 @@ export class MemoryEngine {
 
   /** Entries reachable from one entry: distinct, with hop count and the edge path (shortest). */
   async traverse(startId: string, options: TraverseOptions = {}): Promise<TraverseHit[]> {
+    using _reading = await this.reading();
     checkOptionNames('traverse', options, TRAVERSE_OPTIONS);
     checkId('traverse', startId);
     const depth = options.depth ?? 2;
@@ -774,6 +815,7 @@ export class MemoryEngine {
 
   /** Pattern 2: entries that reference a file (path substring), ranked by similarity to the query. */
   async findRelatedToCode(filePath: string, query: string, options: RelatedToCodeOptions = {}): Promise<RelatedToCodeHit[]> {
+    using _reading = await this.reading();
     checkOptionNames('findRelatedToCode', options, RELATED_TO_CODE_OPTIONS);
     if (typeof filePath !== 'string' || filePath === '') throw invalidInput('filePath must be a non-empty string');
     const limit = checkLimit(options.limit);
@@ -797,6 +839,7 @@ export class MemoryEngine {
   }
 
   private async contextFor(where: string, task: string, options: TaskContextOptions): Promise<ContextBundle> {
+    using _reading = await this.reading();
     if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
     // Checked before the cache key is made: a bad option must fail even when a bundle is cached.
     resolveTaskContextOptions(options, where);
@@ -806,6 +849,7 @@ export class MemoryEngine {
 
   /** Golden paths whose name, concept, description or step key concepts mention any of the concepts. */
   async findGoldenPaths(concepts: string[]): Promise<(GoldenPath & { matched: number })[]> {
+    using _reading = await this.reading();
     if (!Array.isArray(concepts) || concepts.length === 0 || concepts.some((c) => typeof c !== 'string' || c.trim() === '')) {
       throw invalidInput('findGoldenPaths needs a list of non-empty concepts');
     }
@@ -831,12 +875,14 @@ export class MemoryEngine {
 
   /** A golden path with its steps in order, or null. */
   async getGoldenPath(id: string): Promise<GoldenPath | null> {
+    using _reading = await this.reading();
     checkId('getGoldenPath', id);
     return this.stores.graph.getGoldenPath(id);
   }
 
   /** Entries that reference matching code (filePath matches as a substring), most relevant first. */
   async findByCodeReference(query: CodeReferenceQuery, options: SensitivityOption = {}): Promise<CodeReferenceHit[]> {
+    using _reading = await this.reading();
     checkOptionNames('findByCodeReference', query, CODE_REFERENCE_QUERY);
     checkOptionNames('findByCodeReference options', options, SENSITIVITY_OPTION);
     for (const k of ['filePath', 'symbol', 'codebaseId'] as const) {
@@ -851,6 +897,7 @@ export class MemoryEngine {
   }
 
   async stats(): Promise<StoreStats> {
+    using _reading = await this.reading();
     const rows = await this.stores.table.read({});
     const tally = (key: (e: MemoryEntry) => string) =>
       rows.reduce<Record<string, number>>((acc, { entry }) => ((acc[key(entry)] = (acc[key(entry)] ?? 0) + 1), acc), {});
