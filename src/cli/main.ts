@@ -310,7 +310,8 @@ const COMMANDS: Record<string, Command> = {
       const reports = [];
       for (const [i, file] of files.entries()) {
         if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
-        const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), { autoLink: values['auto-link'] === true });
+        const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${file}: ${m}`) : undefined;
+        const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), { autoLink: values['auto-link'] === true, ...(progress ? { onProgress: progress } : {}) });
         reports.push(r);
         if (!values.json) {
           io.out(

@@ -156,7 +156,7 @@ const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes
 const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
 const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
-const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal']);
+const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
   'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',

@@ -63,7 +63,12 @@ export interface IngestOptions {
   /** Find mention links (titles, aliases, code symbols and paths in entry text). Default off. */
   autoLink?: boolean | AutoLinkOptions;
   signal?: AbortSignal;
+  /** Hears how far the embedding has come, after every slice of 256 texts. */
+  onProgress?: (message: string) => void;
 }
+
+/** Texts embedded, and saved to the embedding cache, at a time. */
+const EMBED_SLICE = 256;
 
 /** Adds the mention links of the document's entries (against everything stored) to its relations. */
 async function withAutoLinks(stores: Stores, doc: MemoryDocument, options: AutoLinkOptions): Promise<{ doc: MemoryDocument; links: number }> {
@@ -148,9 +153,15 @@ export async function indexDocument(
   const useCache = embedder.cacheVectors !== false;
   const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
   const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
-  const fresh = await embedder.embed(missing, signal);
-  if (useCache) await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: fresh[i]! })));
-  missing.forEach((text, i) => cached.set(text, fresh[i]!));
+  // Embedded a slice at a time, each saved to the cache as it comes back: a killed or aborted
+  // ingest resumes where it stopped, re-embedding at most one slice.
+  for (let i = 0; i < missing.length; i += EMBED_SLICE) {
+    const slice = missing.slice(i, i + EMBED_SLICE);
+    const fresh = await embedder.embed(slice, signal);
+    if (useCache) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
+    slice.forEach((text, j) => cached.set(text, fresh[j]!));
+    options.onProgress?.(`embedded ${Math.min(i + EMBED_SLICE, missing.length)}/${missing.length} texts`);
+  }
   report.embedded = missing.length;
   report.fromCache = texts.length - missing.length;
   toEmbed.forEach((t, i) => {
