@@ -42,6 +42,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'embedder.concurrency', env: 'MEMCORE_EMBED_CONCURRENCY', kind: 'int', help: 'requests in flight (2)' },
   { key: 'embedder.timeoutMs', env: 'MEMCORE_EMBED_TIMEOUT_MS', kind: 'int', help: 'per request (30000)' },
   { key: 'embedder.maxRetries', env: 'MEMCORE_EMBED_MAX_RETRIES', kind: 'int', help: 'on 429/5xx/connection errors (3)' },
+  { key: 'embedder.workers', env: 'MEMCORE_EMBED_WORKERS', kind: 'int', help: 'local model: worker threads that share an ingest (the cores, at most 8; 1: the caller\'s thread only)' },
   { key: 'embedder.chunkTokens', env: 'MEMCORE_EMBED_CHUNK_TOKENS', kind: 'int', help: 'long texts are chunked to this many tokens (512; local 128)' },
   { key: 'embedder.overlapTokens', env: 'MEMCORE_EMBED_OVERLAP_TOKENS', kind: 'int', help: 'tokens shared by consecutive chunks (64; local 16)' },
   { key: 'llm.baseURL', env: 'MEMCORE_LLM_BASE_URL', kind: 'url', help: 'chat endpoint for the relevance filter' },

@@ -3,6 +3,8 @@ import { embedInBatches } from './embedder.js';
 import { MemcoreError } from '../model/errors.js';
 import { chunkText, embedChunked } from './chunkText.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
+import { availableParallelism } from 'node:os';
+import { LocalModelPool } from './localModelPool.js';
 
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
@@ -36,9 +38,18 @@ export interface LocalEmbedderOptions {
   chunkTokens?: number;
   /** Tokens shared by consecutive chunks. Default 16. */
   overlapTokens?: number;
+  /**
+   * Worker threads, each with a model of its own, that share a call of more than one batch (an
+   * ingest); a call of one batch (a query) runs on the caller's thread. Default: the cores
+   * (`os.availableParallelism()`), at most 8; 1 runs everything on the caller's thread.
+   */
+  workers?: number;
 }
 
-const LOCAL_EMBEDDER_OPTIONS = optionNames<LocalEmbedderOptions>()(['batchSize', 'chunkTokens', 'overlapTokens']);
+export const LOCAL_EMBEDDER_OPTIONS = optionNames<LocalEmbedderOptions>()(['batchSize', 'chunkTokens', 'overlapTokens', 'workers']);
+
+/** One pool per process and size: every local embedder of a process shares its workers. */
+const pools = new Map<number, LocalModelPool>();
 
 /**
  * The offline default: Universal Sentence Encoder lite (512-d), shipped inside an npm package.
@@ -49,14 +60,23 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
   const batchSize = options.batchSize ?? 64;
   const chunking = { chunkTokens: options.chunkTokens ?? 128, overlapTokens: options.overlapTokens ?? 16 };
   chunkText('', chunking); // validates the chunk options now rather than at the first long text
+  const workers = options.workers ?? Math.min(8, availableParallelism());
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new MemcoreError(`localEmbedder.workers must be an integer from 1 to 64, got ${JSON.stringify(options.workers)}`, 'INVALID_INPUT');
   const self: Embedder = {
     id: 'local:universal-sentence-encoder-lite',
     dimensions: 512,
     truncatable: false,
     async embed(texts, signal) {
       if (texts.length === 0) return [];
-      const model = await loadModel();
-      return embedChunked(texts, chunking, self.id, (chunks) => embedInBatches(chunks, batchSize, self, (batch) => model.embed(batch), signal));
+      return embedChunked(texts, chunking, self.id, async (chunks) => {
+        if (workers > 1 && chunks.length > batchSize) {
+          let pool = pools.get(workers);
+          if (!pool) pools.set(workers, (pool = new LocalModelPool(workers)));
+          return embedInBatches(chunks, batchSize, self, (batch) => pool.embed(batch), signal, workers);
+        }
+        const model = await loadModel();
+        return embedInBatches(chunks, batchSize, self, (batch) => model.embed(batch), signal);
+      });
     },
   };
   return self;

