@@ -458,14 +458,12 @@ const COMMANDS: Record<string, Command> = {
         case 'keyword':
           result = hits = await memory.keywordSearch(query!, base);
           break;
-        case 'hybrid': {
+        default: {
+          // hybrid (the mode was checked above, before the folder was opened)
           const r = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}), ...(v.mentions ? { mentions: true } : {}) });
           for (const note of r.notes) io.err(`note: ${note}`);
           result = hits = r;
-          break;
         }
-        default:
-          throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
       }
       print(io, v.json === true, result, () =>
         hits.length === 0 ? 'no matching entries' : hits.map((h, i) => `${listLine(i, h.score, h.entry)}  ← ${h.why.map(describeReason).join('; ')}`).join('\n'),

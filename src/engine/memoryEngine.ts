@@ -523,10 +523,9 @@ export class MemoryEngine {
       const { document, external } = validateMemoryDocument('remember', withEntryId(rememberDocument(input), id));
       const existed = (await this.stores.graph.existingIds('entry', [id])).size > 0;
       await indexDocument(this.stores, this.embedder, 'remember', document, external, { autoLink: input.autoLink !== false });
-      const links = await entryLinks(this.stores.graph, id);
-      const visible = await this.visibleIds(links.flatMap((l) => (ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) ? [l.from, l.to] : [])), resolveSensitivity(undefined));
       // The new entry's own links to secrets stay unnamed, as every other read leaves them.
-      return { id, created: !existed, links: links.filter((l) => !ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) || ((l.from === id || visible.has(l.from)) && (l.to === id || visible.has(l.to)))) };
+      const { links } = await this.namedLinks(id, await entryLinks(this.stores.graph, id), resolveSensitivity(undefined));
+      return { id, created: !existed, links };
     });
   }
 
@@ -605,10 +604,8 @@ export class MemoryEngine {
     const [entry] = (await this.stores.table.read({ ids: [id], sensitivity: resolveSensitivity(options.sensitivity) })).map((s) => s.entry);
     if (!entry) return null;
     const details = await entryDetails(this.stores.graph, entry);
-    const sensitivity = resolveSensitivity(options.sensitivity);
-    const visible = await this.visibleIds(details.links.flatMap((l) => (ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) ? [l.from, l.to] : [])), sensitivity);
-    const shown = (l: EntryLink) => !ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType) || (visible.has(l.from) && visible.has(l.to));
-    return { ...details, links: details.links.filter(shown), supersededBy: details.supersededBy && visible.has(details.supersededBy) ? details.supersededBy : null };
+    const { links, named } = await this.namedLinks(id, details.links, resolveSensitivity(options.sensitivity));
+    return { ...details, links, supersededBy: details.supersededBy && named(details.supersededBy) ? details.supersededBy : null };
   }
 
   /**
@@ -664,6 +661,17 @@ export class MemoryEngine {
     const sensitivity = resolveSensitivity(options.sensitivity);
     const found = new Map((await this.stores.table.read({ ids, sensitivity })).map((s) => [s.entry.id, s.entry]));
     return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /**
+   * The links of entry `id` whose other entry a read with this sensitivity may name (links to code
+   * and golden paths always), and the test it used.
+   */
+  private async namedLinks(id: string, links: EntryLink[], sensitivity: Sensitivity[]): Promise<{ links: EntryLink[]; named: (other: string) => boolean }> {
+    const betweenEntries = (l: EntryLink) => ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType);
+    const visible = await this.visibleIds(links.filter(betweenEntries).flatMap((l) => [l.from, l.to]), sensitivity);
+    const named = (other: string) => other === id || visible.has(other);
+    return { links: links.filter((l) => !betweenEntries(l) || (named(l.from) && named(l.to))), named };
   }
 
   /** Of `ids`, those whose entries a read with this sensitivity may name. */
