@@ -50,7 +50,7 @@ describe('bulk writes (rows sent column by column)', () => {
     try {
       await g.write({
         entries: hostile.map((_, i) => entry(i)),
-        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]! }],
+        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]!, fingerprint: 'ab'.repeat(8) }],
         goldenPaths: [{ id: 'p1', name: hostile[4]!, concept: null, description: hostile[1]! }],
         relations: [...related([1, 0.9, 0.25]), { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 2, description: hostile[5]!, keyConcepts: [hostile[0]!, hostile[4]!] }],
       });
@@ -58,8 +58,8 @@ describe('bulk writes (rows sent column by column)', () => {
       await g.write({ entries: hostile.map((_, i) => entry(i, 'v2 ')), codeLocations: [], goldenPaths: [], relations: related([0.5, 2]) });
       const path = await g.getGoldenPath('p1');
       expect(path).toMatchObject({ name: hostile[4], concept: null, description: hostile[1] });
-      expect(path?.steps.map((s) => [s.order, s.description, s.keyConcepts, s.code.filePath, s.code.codebaseId, s.code.language, s.code.startLine, s.code.endLine]))
-        .toEqual([[2, hostile[5], [hostile[0], hostile[4]], hostile[3], hostile[0], hostile[5], 3, null]]);
+      expect(path?.steps.map((s) => [s.order, s.description, s.keyConcepts, s.code.filePath, s.code.codebaseId, s.code.language, s.code.startLine, s.code.endLine, s.code.fingerprint]))
+        .toEqual([[2, hostile[5], [hostile[0], hostile[4]], hostile[3], hostile[0], hostile[5], 3, null, 'ab'.repeat(8)]]);
     } finally {
       await g.close();
     }
@@ -163,7 +163,7 @@ const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} â
 describe('code links in memory', () => {
   it('follow writes of code, golden paths and references, and deletes', async () => {
     const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
-    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts' });
+    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts', fingerprint: null });
     const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
     try {
       await g.write({
