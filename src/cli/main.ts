@@ -23,6 +23,7 @@ import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js'
 import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
 import type { DoctorReport } from '../ops/doctor.js';
+import type { SyncReport } from '../ingest/syncSource.js';
 import { entryText, formatGoldenPath } from '../format/formatBundle.js';
 
 // The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
@@ -101,6 +102,14 @@ function contextOptions(v: Record<string, unknown>): TaskContextOptions {
   };
 }
 
+/** What a sync removed and kept, in a few words. */
+export function syncLine(s: SyncReport): string {
+  const { entries, codeLocations, goldenPaths, relations } = s.removed;
+  return `removed ${entries} entries, ${codeLocations} code locations, ${goldenPaths} golden paths, ${relations} relations` +
+    (s.expired.length > 0 ? `; expired ${s.expired.length} still depended on (${s.expired.join(', ')})` : '') +
+    (s.keptInUse.length > 0 ? `; kept ${s.keptInUse.length} code locations still referenced` : '');
+}
+
 function listLine(i: number, score: number, e: MemoryEntry): string {
   return `${String(i + 1).padStart(2)}. ${score.toFixed(3)}  [${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`;
 }
@@ -112,6 +121,8 @@ Usage: memcore <command> [options]
 Commands:
   ingest <file>...          upsert memory files (.json, .jsonl, .yaml); all or nothing per file
                             --auto-link: link entries that mention titles, aliases, code symbols or paths
+                            --sync: make the store match each file: what the file held before and no
+                            longer does is removed (expired if other entries depend on it)
   context "<task>"          the context an agent needs before the task (full pipeline)
   search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
   find "<query>"            search seeds expanded through the graph, scored (no code)
@@ -302,7 +313,7 @@ const print = (io: Io, json: boolean, value: unknown, text: () => string) => io.
 
 const COMMANDS: Record<string, Command> = {
   ingest: {
-    options: { 'auto-link': { type: 'boolean', default: false } },
+    options: { 'auto-link': { type: 'boolean', default: false }, sync: { type: 'boolean', default: false } },
     args: [1, Infinity],
     uses: 'writes',
     async run({ engine, cwd }, files, values, io) {
@@ -311,13 +322,16 @@ const COMMANDS: Record<string, Command> = {
       for (const [i, file] of files.entries()) {
         if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
         const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${file}: ${m}`) : undefined;
-        const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), { autoLink: values['auto-link'] === true, ...(progress ? { onProgress: progress } : {}) });
+        const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), {
+          autoLink: values['auto-link'] === true, sync: values.sync === true, ...(progress ? { onProgress: progress } : {}),
+        });
         reports.push(r);
         if (!values.json) {
           io.out(
             `${file}: ${r.entries.added} added, ${r.entries.updated} updated, ${r.entries.unchanged} unchanged; ` +
               `${r.embedded} embedded; ${r.codeLocations} code locations, ${r.goldenPaths} golden paths, ${r.relations} relations` +
               (r.autoLinks > 0 ? ` (${r.autoLinks} found by auto-linking)` : '') +
+              (r.sync ? `; ${syncLine(r.sync)}` : '') +
               (r.changed ? '' : ' (nothing changed)'),
           );
         }

@@ -3,6 +3,7 @@ import type { Embedder } from '../embed/embedder.js';
 import { LOCAL_EMBEDDER_OPTIONS, localEmbedder, type LocalEmbedderOptions } from '../embed/localEmbedder.js';
 import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
+import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
@@ -156,7 +157,7 @@ const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes
 const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
 const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
-const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress']);
+const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
   'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
@@ -470,21 +471,24 @@ export class MemoryEngine {
     return this.serialized(async () => {
       checkIngestOptions('ingest', options, INGEST_OPTIONS);
       const { document, external } = await loadMemoryFile(file);
-      return indexDocument(this.stores, this.embedder, file, document, external, options);
+      return indexDocument(this.stores, this.embedder, sourceKeyOf(file, this.stores.dir), document, external, { ...options, recordSource: true, inputName: file });
     });
   }
 
   /** Upserts a memory document given as an object in the memory file format. */
   ingestDocument(doc: MemoryDocumentRecord, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
-    return this.writeDocument('ingestDocument', doc, options.source ?? 'api', options, [...INGEST_OPTIONS, 'source']);
+    if (options.sync && options.source === undefined) return Promise.reject(invalidInput('ingestDocument: sync needs a source (what the store should match)'));
+    return this.writeDocument('ingestDocument', doc, options.source ?? 'api', options, [...INGEST_OPTIONS, 'source'], options.source !== undefined);
   }
 
-  private writeDocument(where: string, doc: unknown, source: string, options: IngestOptions, allowed: readonly string[]): Promise<IngestReport> {
+  /** `recordSource`: keep what `source` wrote (a named document), which its later syncs need. */
+  private writeDocument(where: string, doc: unknown, source: string, options: IngestOptions, allowed: readonly string[], recordSource = false): Promise<IngestReport> {
     return this.serialized(async () => {
       checkIngestOptions(where, options, allowed);
       if (typeof source !== 'string' || source === '') throw invalidInput(`${where}: source must be a non-empty string`);
       const { document, external } = validateMemoryDocument(source, doc);
-      return indexDocument(this.stores, this.embedder, source, document, external, options);
+      const { source: _label, ...ingest } = options as IngestOptions & { source?: string };
+      return indexDocument(this.stores, this.embedder, source, document, external, { ...ingest, recordSource });
     });
   }
 

@@ -9,6 +9,7 @@ import { findLinks, type AutoLinkOptions } from './autoLink.js';
 import { refuseSupersedesCycles } from './supersedesCycles.js';
 import { serializeStored, type Stores } from '../store/stores.js';
 import { capText } from '../embed/chunkText.js';
+import { planSync, type SyncReport } from './syncSource.js';
 
 export interface IngestReport {
   /** Where the records came from (file path or a caller's label). */
@@ -25,6 +26,8 @@ export interface IngestReport {
   autoLinks: number;
   /** False when the store already held exactly this content. */
   changed: boolean;
+  /** What a sync removed or kept (`sync: true`, and the importers); absent otherwise. */
+  sync?: SyncReport;
 }
 
 export function contentHash(title: string, content: string): string {
@@ -65,6 +68,19 @@ export interface IngestOptions {
   signal?: AbortSignal;
   /** Hears how far the embedding has come, after every slice of 256 texts. */
   onProgress?: (message: string) => void;
+  /**
+   * Make the store match the source: what the source wrote before and no longer holds is removed
+   * (see SyncReport for what is kept instead). Default false: records are only added or updated.
+   */
+  sync?: boolean;
+}
+
+/** How the engine calls indexDocument. */
+export interface IndexDocumentOptions extends IngestOptions {
+  /** Keep the source's manifest (what it wrote), which a sync needs: true for files and named documents. */
+  recordSource?: boolean;
+  /** How errors name the input (the path as the caller gave it); default the source key. */
+  inputName?: string;
 }
 
 /** Texts embedded, and saved to the embedding cache, at a time. */
@@ -88,7 +104,7 @@ export async function indexDocument(
   source: string,
   input: MemoryDocument,
   external: ExternalReference[],
-  options: IngestOptions = {},
+  options: IndexDocumentOptions = {},
 ): Promise<IngestReport> {
   const signal = options.signal;
   let doc = input;
@@ -100,11 +116,11 @@ export async function indexDocument(
     const missing = wanted.find((r) => !found.has(r.id));
     if (missing) {
       const what = { entry: 'entry', code: 'code location', path: 'golden path' }[kind];
-      throw new MemoryFileError(source, missing.record, missing.field, `unknown ${what} id "${missing.id}" (not in this file nor in the store)`);
+      throw new MemoryFileError(options.inputName ?? source, missing.record, missing.field, `unknown ${what} id "${missing.id}" (not in this file nor in the store)`);
     }
   }
 
-  await refuseSupersedesCycles(stores.graph, source, doc.relations);
+  await refuseSupersedesCycles(stores.graph, options.inputName ?? source, doc.relations);
 
   if (options.autoLink) {
     ({ doc, links: autoLinks } = await withAutoLinks(stores, doc, options.autoLink === true ? {} : options.autoLink));
@@ -114,7 +130,8 @@ export async function indexDocument(
   // Rows are read only for ids the store holds, as the graph's in-memory ids tell (the journal
   // keeps the two stores in step, and the graph write loads those ids anyway): a LanceDB read by
   // id scans the table, ~80 ms per 5,000 ids at 100K entries, also when none of them is there.
-  const known = await stores.graph.existingIds('entry', doc.entries.map((e) => e.id));
+  const plan = options.recordSource ? await planSync(stores, source, doc, options.sync === true) : undefined;
+  const known = await stores.graph.existingIds('entry', [...doc.entries.map((e) => e.id), ...(plan?.expire ?? [])]);
   const existing = new Map(
     known.size === 0 ? [] : (await stores.table.read({ ids: [...known] }, { withVectors: true })).map((s) => [s.entry.id, s] as const),
   );
@@ -126,6 +143,19 @@ export async function indexDocument(
     codeLocations: doc.codeLocations.length, goldenPaths: doc.goldenPaths.length, relations: doc.relations.length, autoLinks, changed: false,
   };
   const toWrite: StoredEntry[] = [];
+  if (plan && options.sync) {
+    const { removal } = plan;
+    report.sync = {
+      removed: { entries: removal.entries.length, codeLocations: removal.codeLocations.length, goldenPaths: removal.goldenPaths.length, relations: removal.relations.length },
+      expired: plan.expire, keptInUse: plan.keptInUse,
+    };
+    for (const id of plan.expire) {
+      const old = existing.get(id);
+      if (old?.vector && old.vectorSmall && (old.entry.validTo === null || old.entry.validTo.getTime() > now.getTime())) {
+        toWrite.push({ entry: { ...old.entry, validTo: now }, vector: old.vector, vectorSmall: old.vectorSmall });
+      }
+    }
+  }
   const toEmbed: { input: EntryInput; entry: MemoryEntry }[] = [];
   for (const input of doc.entries) {
     const old = existing.get(input.id);
@@ -188,12 +218,16 @@ export async function indexDocument(
   const fingerprint = createHash('sha256').update(JSON.stringify(graph)).digest('hex');
   await stores.currentGeneration(); // another process may have ingested this source meanwhile
   const graphChanged = stores.meta.sources[source] !== fingerprint;
-  report.changed = toWrite.length > 0 || graphChanged;
-  if (!report.changed) return report;
+  const removal = plan && plan.removal.entries.length + plan.removal.codeLocations.length + plan.removal.goldenPaths.length + plan.removal.relations.length > 0 ? plan.removal : undefined;
+  report.changed = toWrite.length > 0 || graphChanged || removal !== undefined;
+  if (!report.changed && !plan?.manifestChanged) return report;
 
   throwIfAborted(signal);
   const blobs: Float32Array[] = [];
   const entries = toWrite.map((s) => serializeStored(s, blobs));
-  await stores.apply({ op: 'upsert', entries, newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint } }, { blobs, upserted: toWrite });
+  await stores.apply({
+    op: 'upsert', entries, newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint },
+    ...(removal ? { remove: removal } : {}), ...(plan?.manifestChanged ? { manifests: [plan.manifest] } : {}),
+  }, { blobs, upserted: toWrite });
   return report;
 }

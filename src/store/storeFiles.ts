@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { MemcoreError } from '../model/errors.js';
 
-export type StoreFileKind = 'meta' | 'projection' | 'intent';
+export type StoreFileKind = 'meta' | 'projection' | 'intent' | 'sourceManifest';
 
 const schemaUrl = new URL('../../schema/store-files.schema.json', import.meta.url);
 let validators: Record<StoreFileKind, ValidateFunction> | undefined;
@@ -18,10 +18,12 @@ function validatorOf(kind: StoreFileKind): ValidateFunction {
     const ajv = new Ajv({ allErrors: false, strict: false });
     ajv.addSchema(JSON.parse(readFileSync(schemaUrl, 'utf8')) as object, 'store-files');
     const of = (name: StoreFileKind) => ajv.getSchema(`store-files#/definitions/${name}`)!;
-    validators = { meta: of('meta'), projection: of('projection'), intent: of('intent') };
+    validators = { meta: of('meta'), projection: of('projection'), intent: of('intent'), sourceManifest: of('sourceManifest') };
   }
   return validators[kind];
 }
+
+const KIND_NAMES: Record<StoreFileKind, string> = { meta: 'meta file', projection: 'projection file', intent: 'journal intent', sourceManifest: 'source manifest' };
 
 /** What to do about a damaged file of the folder. */
 export const RESTORE_ADVICE = 'restore the folder from a backup, or move it aside and ingest the memory files again';
@@ -42,7 +44,7 @@ export function parseStoreFile<T>(kind: StoreFileKind, path: string, text: strin
   const validate = validatorOf(kind);
   if (!validate(value)) {
     const err = validate.errors![0]!;
-    throw damagedFile(path, `is not a ${kind === 'intent' ? 'journal intent' : `${kind} file`} memcore can read: ${err.instancePath || '(top)'} ${err.message ?? 'is invalid'}`, advice);
+    throw damagedFile(path, `is not a ${KIND_NAMES[kind]} memcore can read: ${err.instancePath || '(top)'} ${err.message ?? 'is invalid'}`, advice);
   }
   return value as T;
 }

@@ -15,6 +15,7 @@ import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from '
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 import { damagedFile, parseStoreFile } from './storeFiles.js';
+import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
 
 const PROJECTION_FILE = 'projection.json';
 
@@ -151,6 +152,10 @@ export type WriteIntent =
       projection?: Projection;
       graph: Parameters<GraphStore['write']>[0];
       sources: Record<string, string>;
+      /** Records a sync removes, after the upsert (a sync's removals never name what it upserts). */
+      remove?: RecordRemoval;
+      /** Source manifests to replace once both stores are written. */
+      manifests?: SourceManifest[];
     }
   | { op: 'delete'; ids: string[] };
 
@@ -329,7 +334,14 @@ export class Stores {
         this.table.upsert(upserted, { newIds }).then(() => intent.projection && this.saveProjection(intent.projection)),
         this.graph.write(intent.graph),
       ]);
-      return { upserted, deleted: [] };
+      const deleted = intent.remove?.entries ?? [];
+      if (intent.remove) {
+        await this.table.delete(deleted);
+        await this.graph.deleteEntries(deleted);
+        await this.graph.remove(intent.remove);
+      }
+      if (intent.manifests) await writeManifests(this.dir, intent.manifests);
+      return { upserted, deleted };
     }
     await this.table.delete(intent.ids);
     await this.graph.deleteEntries(intent.ids);

@@ -46,6 +46,19 @@ export interface CodeReferenceQuery {
   codebaseId?: string;
 }
 
+/** One edge, by its type and ends. */
+export interface RelationRef {
+  type: RelationType;
+  from: string;
+  to: string;
+}
+
+export interface GraphRemoval {
+  codeLocations: readonly string[];
+  goldenPaths: readonly string[];
+  relations: readonly RelationRef[];
+}
+
 export interface GraphCounts {
   entries: number;
   codeLocations: number;
@@ -67,6 +80,10 @@ export interface GraphStore {
   }): Promise<void>;
   /** Removes entries and every edge touching them. */
   deleteEntries(ids: readonly string[]): Promise<void>;
+  /** Removes edges, and code locations and golden paths with every edge touching them (a sync). Safe to repeat. */
+  remove(batch: GraphRemoval): Promise<void>;
+  /** The edges of the given types that end at any of `ids` (what still depends on records a sync would remove). */
+  edgesInto(ids: readonly string[], types: readonly RelationType[]): Promise<RelationRef[]>;
   /** Which of `ids` exist, per node kind. */
   existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>>;
   /** Entries within `depth` hops over `edgeTypes` (in `direction`, default both) of every seed, with the fewest hops. */

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import kuzu from 'kuzu';
 import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
-import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type Relation } from '../../model/types.js';
+import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type Relation, type RelationType } from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
-import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphStore } from './graphStore.js';
+import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphRemoval, GraphStore, RelationRef } from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
 import { FolderInUseError, nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
@@ -261,6 +261,42 @@ export class KuzuGraphStore implements GraphStore {
     (await this.codeLinks)?.removeEntries(ids);
   }
 
+  async remove(batch: GraphRemoval): Promise<void> {
+    if (batch.codeLocations.length + batch.goldenPaths.length + batch.relations.length === 0) return;
+    await this.exec('BEGIN TRANSACTION');
+    try {
+      for (const type of RELATION_TYPES) {
+        const rows = batch.relations.filter((r) => r.type === type).map((r) => ({ from: r.from, to: r.to }));
+        if (rows.length === 0) continue;
+        const { from, to } = EDGE_COLUMNS[type];
+        const { clause, params } = rowsByColumn(rows);
+        await this.run(`${clause} MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to}) DELETE r`, params);
+      }
+      if (batch.codeLocations.length > 0) await this.run('MATCH (n:CodeLocation) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.codeLocations] });
+      if (batch.goldenPaths.length > 0) await this.run('MATCH (n:GoldenPath) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.goldenPaths] });
+      await this.exec('COMMIT');
+    } catch (e) {
+      await this.exec('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      // A sync is rare next to queries: reloading both is simpler than following every kind of removal.
+      this.adjacency = undefined;
+      this.codeLinks = undefined;
+    }
+  }
+
+  async edgesInto(ids: readonly string[], types: readonly RelationType[]): Promise<RelationRef[]> {
+    if (ids.length === 0) return [];
+    const out: RelationRef[] = [];
+    for (const type of types) {
+      if (!(RELATION_TYPES as readonly string[]).includes(type)) throw invalidInput(`unknown relation type "${String(type)}"`);
+      const { from, to } = EDGE_COLUMNS[type];
+      const rows = await this.run(`MATCH (a:${from})-[:${type}]->(b:${to}) WHERE b.id IN $ids RETURN a.id AS from, b.id AS to`, { ids: [...ids] });
+      out.push(...rows.map((r) => ({ type, from: String(r.from), to: String(r.to) })));
+    }
+    return out;
+  }
+
   /** Loads every entry's code references and golden paths, with the code and paths themselves (four scans). */
   private loadCodeLinks(): Promise<CodeLinks> {
     this.codeLinks ??= (async () => {
@@ -440,6 +476,6 @@ export class KuzuGraphStore implements GraphStore {
 }
 
 translateNativeErrors(KuzuGraphStore, 'the graph', [
-  'write', 'deleteEntries', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
+  'write', 'deleteEntries', 'remove', 'edgesInto', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
   'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'entryIds', 'counts', 'checkpoint',
 ]);

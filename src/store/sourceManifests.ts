@@ -1,0 +1,84 @@
+/**
+ * What each source last wrote into the folder (sources/<hash>.json): the ids of its entries, code
+ * locations and golden paths, and its relations. A sync compares a source's new records with its
+ * manifest to find what the source no longer holds. The manifests are written as part of the
+ * journaled write that changes the stores, so a replay writes them again.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MemcoreError } from '../model/errors.js';
+import type { RelationRef } from './graph/graphStore.js';
+import { parseStoreFile } from './storeFiles.js';
+
+export interface SourceManifest {
+  /** The source's key: a file path relative to the project (the folder holding the database), or a caller's label. */
+  source: string;
+  entries: string[];
+  codeLocations: string[];
+  goldenPaths: string[];
+  relations: RelationRef[];
+}
+
+/** Records a write removes, by kind. */
+export interface RecordRemoval {
+  entries: string[];
+  codeLocations: string[];
+  goldenPaths: string[];
+  relations: RelationRef[];
+}
+
+const FOLDER = 'sources';
+const fileOf = (dir: string, source: string) => join(dir, FOLDER, `${createHash('sha256').update(source).digest('hex').slice(0, 32)}.json`);
+const advice = 'a manifest only guides syncs: delete it, and the next sync of its source removes nothing (ingest the source again to record it)';
+
+/** The manifest `source` last wrote, or null when it never wrote one. */
+export async function readManifest(dir: string, source: string): Promise<SourceManifest | null> {
+  const path = fileOf(dir, source);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  const manifest = parseStoreFile<SourceManifest>('sourceManifest', path, text, advice);
+  // Two sources whose hashes share 128 bits would be a first; a file copied in by hand is likelier.
+  return manifest.source === source ? manifest : null;
+}
+
+/** Every manifest in the folder. */
+export async function readManifests(dir: string): Promise<SourceManifest[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(dir, FOLDER));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  const out: SourceManifest[] = [];
+  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+    const path = join(dir, FOLDER, name);
+    out.push(parseStoreFile<SourceManifest>('sourceManifest', path, await readFile(path, 'utf8'), advice));
+  }
+  return out;
+}
+
+/** Replaces each source's manifest (atomically, one file each); a manifest with no records is removed. */
+export async function writeManifests(dir: string, manifests: readonly SourceManifest[]): Promise<void> {
+  if (manifests.length === 0) return;
+  await mkdir(join(dir, FOLDER), { recursive: true });
+  for (const m of manifests) {
+    const path = fileOf(dir, m.source);
+    try {
+      if (m.entries.length + m.codeLocations.length + m.goldenPaths.length + m.relations.length === 0) {
+        await rm(path, { force: true });
+        continue;
+      }
+      await writeFile(`${path}.tmp`, JSON.stringify(m));
+      await rename(`${path}.tmp`, path);
+    } catch (e) {
+      throw new MemcoreError(`${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); check that the folder is writable and the disk has room`, 'STORE');
+    }
+  }
+}
