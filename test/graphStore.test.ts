@@ -50,7 +50,7 @@ describe('bulk writes (rows sent column by column)', () => {
     try {
       await g.write({
         entries: hostile.map((_, i) => entry(i)),
-        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]!, fingerprint: 'ab'.repeat(8) }],
+        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]!, kind: 'function', fingerprint: 'ab'.repeat(8) }],
         goldenPaths: [{ id: 'p1', name: hostile[4]!, concept: null, description: hostile[1]! }],
         relations: [...related([1, 0.9, 0.25]), { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 2, description: hostile[5]!, keyConcepts: [hostile[0]!, hostile[4]!] }],
       });
@@ -163,7 +163,7 @@ const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} �
 describe('code links in memory', () => {
   it('follow writes of code, golden paths and references, and deletes', async () => {
     const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
-    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts', fingerprint: null });
+    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts', kind: null, fingerprint: null });
     const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
     try {
       await g.write({
@@ -188,6 +188,30 @@ describe('code links in memory', () => {
       await g.deleteEntries(['a']);
       expect((await g.codeReferencesOf(['a', 'b'])).map((r) => r.entryId)).toEqual(['b']);
       expect((await g.goldenPathsOf(['a', "c'\\ü"]))[0]?.entryIds).toEqual(["c'\\ü"]);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+describe('a graph made before code locations had a kind and a fingerprint', () => {
+  it('gains both columns when opened, keeps its rows, and takes new ones', async () => {
+    const file = join(await tempDir(), 'graph.kuzu');
+    const old = new kuzu.Database(file);
+    const conn = new kuzu.Connection(old);
+    for (const statement of [
+      'CREATE NODE TABLE CodeLocation(id STRING, codebase_id STRING, file_path STRING, symbol STRING, start_line INT64, end_line INT64, language STRING, PRIMARY KEY(id))',
+      "CREATE (:CodeLocation {id: 'old', codebase_id: 'api', file_path: 'src/a.ts', symbol: 'f', start_line: 1, end_line: 2, language: 'ts'})",
+    ]) (await conn.query(statement) as QueryResult).close();
+    await conn.close();
+    await old.close();
+
+    const g = await KuzuGraphStore.open(file);
+    try {
+      const fresh = { id: 'new', codebaseId: 'api', filePath: 'src/b.ts', symbol: 'g', startLine: 3, endLine: 9, language: 'ts', kind: 'function', fingerprint: 'cd'.repeat(8) };
+      await g.write({ entries: [], codeLocations: [fresh], goldenPaths: [], relations: [] });
+      const all = (await g.allCodeLocations()).sort((a, b) => a.id.localeCompare(b.id));
+      expect(all).toEqual([fresh, { id: 'old', codebaseId: 'api', filePath: 'src/a.ts', symbol: 'f', startLine: 1, endLine: 2, language: 'ts', kind: null, fingerprint: null }]);
     } finally {
       await g.close();
     }

@@ -52,6 +52,8 @@ export interface CodeLocation {
   startLine: number | null;
   endLine: number | null;
   language: string | null;
+  /** What the symbol is (function, class, method, interface, type, enum, variable, …; import-code). */
+  kind: string | null;
   /** sha256 of the symbol's text with whitespace collapsed (import-code): equal after a move, different after an edit. */
   fingerprint: string | null;
 }

@@ -40,6 +40,7 @@ function codeRecord(c: CodeLocation): CodeLocationRecord {
     ...(c.startLine !== null ? { start_line: c.startLine } : {}),
     ...(c.endLine !== null ? { end_line: c.endLine } : {}),
     ...(c.language !== null ? { language: c.language } : {}),
+    ...(c.kind !== null ? { kind: c.kind } : {}),
     ...(c.fingerprint !== null ? { fingerprint: c.fingerprint } : {}),
   };
 }

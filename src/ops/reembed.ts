@@ -5,7 +5,8 @@
  * one is in place. The new folder survives an interruption, and a second run resumes it: what is
  * already there unchanged is not embedded again.
  */
-import { rename, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { indexDocument } from '../ingest/indexer.js';
@@ -54,6 +55,9 @@ export async function dropRemoved(next: Stores, doc: MemoryDocumentRecord): Prom
 
 /** Puts `built` in place of `dir`: the old folder is moved aside, and removed once the new one is in. */
 export async function swapFolders(dir: string, built: string): Promise<void> {
+  // What each source wrote is the same records under the new model: syncs go on working.
+  await rm(join(built, 'sources'), { recursive: true, force: true });
+  if (existsSync(join(dir, 'sources'))) await cp(join(dir, 'sources'), join(built, 'sources'), { recursive: true });
   const aside = `${built}.previous`;
   await rm(aside, { recursive: true, force: true });
   await rename(dir, aside);
