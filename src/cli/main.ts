@@ -123,6 +123,10 @@ Commands:
                             --auto-link: link entries that mention titles, aliases, code symbols or paths
                             --sync: make the store match each file: what the file held before and no
                             longer does is removed (expired if other entries depend on it)
+  import <path>...          import markdown (files, or folders walked with .gitignore): a heading section
+                            per entry; ADR folders give decisions, CLAUDE.md/AGENTS.md/.cursor/rules give
+                            conventions; re-import updates and removes to match (--core, --type,
+                            --no-conventions, --no-auto-link); exit 3 when a document was skipped
   context "<task>"          the context an agent needs before the task (full pipeline)
   search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
   find "<query>"            search seeds expanded through the graph, scored (no code)
@@ -338,6 +342,29 @@ const COMMANDS: Record<string, Command> = {
       }
       if (values.json) io.out(JSON.stringify(reports, null, 2));
       return EXIT.ok;
+    },
+  },
+  import: {
+    options: { core: { type: 'string' }, type: { type: 'string' }, 'no-conventions': { type: 'boolean', default: false }, 'no-auto-link': { type: 'boolean', default: false } },
+    args: [1, Infinity],
+    uses: 'writes',
+    async run({ engine, cwd }, paths, values, io) {
+      const memory = await engine();
+      const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${m}`) : undefined;
+      const r = await memory.importMarkdown(paths.map((p) => resolve(cwd, p)), {
+        ...(values.core !== undefined ? { core: values.core as string } : {}), ...(values.type !== undefined ? { type: values.type as string } : {}),
+        conventions: values['no-conventions'] !== true, autoLink: values['no-auto-link'] !== true, ...(progress ? { onProgress: progress } : {}),
+      });
+      if (values.json) io.out(JSON.stringify(r, null, 2));
+      else {
+        io.out(
+          `${r.files.imported} documents: ${r.entries.added} entries added, ${r.entries.updated} updated, ${r.entries.unchanged} unchanged; ` +
+            `${r.embedded} embedded; ${r.relations} relations (${r.autoLinks} found by auto-linking)` +
+            (r.files.removed > 0 ? `; ${r.files.removed} documents gone` : '') + (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
+        );
+        for (const f of r.failed) io.err(`skipped ${f.error}`);
+      }
+      return r.failed.length > 0 ? EXIT.invalid : EXIT.ok;
     },
   },
   context: {

@@ -34,6 +34,7 @@ import { resolveConfig } from '../config/config.js';
 import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
+import { importMarkdown, type ImportMarkdownOptions, type ImportReport } from '../import/importMarkdown.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
@@ -158,6 +159,7 @@ const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 's
 const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
 const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync']);
+const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()(['core', 'type', 'conventions', 'autoLink', 'parseTimeoutMs', 'signal', 'onProgress']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
   'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
@@ -500,6 +502,30 @@ export class MemoryEngine {
   /** Adds relations given in the memory file format ({ type, from, to, … }). */
   link(relations: RelationRecord[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
     return this.writeDocument('link', { relations }, 'link', options, ['signal']);
+  }
+
+  /**
+   * Imports markdown documents, files or folders (walked with .gitignore respected): each heading
+   * section an entry, decision records and rules files typed by their names, links and
+   * "Superseded by ADR-N" as edges. The store follows the files: importing again updates what
+   * changed and removes what is gone, embedding only changed text. A document that cannot be read
+   * is skipped and reported, and what it wrote before is kept. See docs/import.md.
+   */
+  importMarkdown(paths: string[], options: ImportMarkdownOptions = {}): Promise<ImportReport> {
+    return this.serialized(async () => {
+      if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === '')) throw invalidInput('importMarkdown needs a list of file or folder paths');
+      checkOptionNames('importMarkdown', options, IMPORT_MARKDOWN_OPTIONS);
+      if (options.core !== undefined) checkId('importMarkdown: core', options.core);
+      if (options.type !== undefined && (typeof options.type !== 'string' || !/^[a-z][a-z0-9_-]{0,39}$/.test(options.type))) {
+        throw invalidInput(`importMarkdown: type must be lowercase letters, digits, _ or - (an entry type like fact or decision), got ${JSON.stringify(options.type)}`);
+      }
+      for (const flag of ['conventions', 'autoLink'] as const) {
+        if (options[flag] !== undefined && typeof options[flag] !== 'boolean') throw invalidInput(`importMarkdown: ${flag} must be true or false`);
+      }
+      const timeout = options.parseTimeoutMs;
+      if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 100)) throw invalidInput('importMarkdown: parseTimeoutMs must be an integer of at least 100');
+      return importMarkdown(this.stores, this.embedder, paths, options);
+    });
   }
 
   /** Removes entries from both stores with every edge that touches them. */

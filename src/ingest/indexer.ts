@@ -9,7 +9,7 @@ import { findLinks, type AutoLinkOptions } from './autoLink.js';
 import { refuseSupersedesCycles } from './supersedesCycles.js';
 import { serializeStored, type Stores } from '../store/stores.js';
 import { capText } from '../embed/chunkText.js';
-import { planSync, type SyncReport } from './syncSource.js';
+import { planSync, type SourcePart, type SyncReport } from './syncSource.js';
 
 export interface IngestReport {
   /** Where the records came from (file path or a caller's label). */
@@ -81,6 +81,12 @@ export interface IndexDocumentOptions extends IngestOptions {
   recordSource?: boolean;
   /** How errors name the input (the path as the caller gave it); default the source key. */
   inputName?: string;
+  /**
+   * The sources the document is made of, each with its own manifest (an import writes a folder of
+   * files as one document; each file is a source). Default: the whole document is `source`.
+   * Auto-links join the part that holds their `from` entry.
+   */
+  parts?: SourcePart[];
 }
 
 /** Texts embedded, and saved to the embedding cache, at a time. */
@@ -96,6 +102,19 @@ async function withAutoLinks(stores: Stores, doc: MemoryDocument, options: AutoL
   const stated = new Set(doc.relations.map((r) => `${r.type}\u0000${r.from}\u0000${r.to}`));
   const links = findLinks(corpus, code, new Set(fromDoc.keys()), options).filter((r) => !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`));
   return { doc: { ...doc, relations: [...doc.relations, ...links] }, links: links.length };
+}
+
+/** The parts a write records; auto-links (relations no part states) join the part of their `from` entry. */
+function sourceParts(source: string, doc: MemoryDocument, parts: SourcePart[] | undefined): SourcePart[] {
+  if (!parts) return [{ source, doc }];
+  const stated = new Set(parts.flatMap((p) => p.doc.relations.map((r) => `${r.type}\u0000${r.from}\u0000${r.to}`)));
+  const partOf = new Map(parts.flatMap((p, i) => p.doc.entries.map((e) => [e.id, i] as const)));
+  const added = parts.map(() => [] as MemoryDocument['relations']);
+  for (const r of doc.relations) {
+    const i = partOf.get(r.from);
+    if (i !== undefined && !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`)) added[i]!.push(r);
+  }
+  return parts.map((p, i) => (added[i]!.length === 0 ? p : { source: p.source, doc: { ...p.doc, relations: [...p.doc.relations, ...added[i]!] } }));
 }
 
 export async function indexDocument(
@@ -130,7 +149,7 @@ export async function indexDocument(
   // Rows are read only for ids the store holds, as the graph's in-memory ids tell (the journal
   // keeps the two stores in step, and the graph write loads those ids anyway): a LanceDB read by
   // id scans the table, ~80 ms per 5,000 ids at 100K entries, also when none of them is there.
-  const plan = options.recordSource ? await planSync(stores, source, doc, options.sync === true) : undefined;
+  const plan = options.recordSource ? await planSync(stores, sourceParts(source, doc, options.parts), options.sync === true) : undefined;
   const known = await stores.graph.existingIds('entry', [...doc.entries.map((e) => e.id), ...(plan?.expire ?? [])]);
   const existing = new Map(
     known.size === 0 ? [] : (await stores.table.read({ ids: [...known] }, { withVectors: true })).map((s) => [s.entry.id, s] as const),
@@ -220,14 +239,14 @@ export async function indexDocument(
   const graphChanged = stores.meta.sources[source] !== fingerprint;
   const removal = plan && plan.removal.entries.length + plan.removal.codeLocations.length + plan.removal.goldenPaths.length + plan.removal.relations.length > 0 ? plan.removal : undefined;
   report.changed = toWrite.length > 0 || graphChanged || removal !== undefined;
-  if (!report.changed && !plan?.manifestChanged) return report;
+  if (!report.changed && !plan?.manifests.length) return report;
 
   throwIfAborted(signal);
   const blobs: Float32Array[] = [];
   const entries = toWrite.map((s) => serializeStored(s, blobs));
   await stores.apply({
     op: 'upsert', entries, newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint },
-    ...(removal ? { remove: removal } : {}), ...(plan?.manifestChanged ? { manifests: [plan.manifest] } : {}),
+    ...(removal ? { remove: removal } : {}), ...(plan?.manifests.length ? { manifests: plan.manifests } : {}),
   }, { blobs, upserted: toWrite });
   return report;
 }

@@ -25,15 +25,19 @@ export interface SyncPlan {
   /** Entry ids to expire rather than remove. */
   expire: string[];
   keptInUse: string[];
-  /** The source's manifest after this write. */
-  manifest: SourceManifest;
-  /** False when the manifest on disk already says this. */
-  manifestChanged: boolean;
+  /** The manifests that change with this write (one per source whose records changed). */
+  manifests: SourceManifest[];
+}
+
+/** A source a write records, with the records it now holds. */
+export interface SourcePart {
+  source: string;
+  doc: Pick<MemoryDocument, 'entries' | 'codeLocations' | 'goldenPaths' | 'relations'>;
 }
 
 const relationKey = (r: RelationRef) => `${r.type}\u0000${r.from}\u0000${r.to}`;
 
-function manifestOf(source: string, doc: MemoryDocument): SourceManifest {
+function manifestOf({ source, doc }: SourcePart): SourceManifest {
   return {
     source,
     entries: doc.entries.map((e) => e.id),
@@ -42,7 +46,6 @@ function manifestOf(source: string, doc: MemoryDocument): SourceManifest {
     relations: doc.relations.map((r) => ({ type: r.type, from: r.from, to: r.to })),
   };
 }
-
 function union(a: SourceManifest, b: SourceManifest): SourceManifest {
   const ids = (x: string[], y: string[]) => [...new Set([...x, ...y])];
   const relations = new Map([...a.relations, ...b.relations].map((r) => [relationKey(r), r]));
@@ -57,42 +60,53 @@ function sameManifest(a: SourceManifest | null, b: SourceManifest): boolean {
 }
 
 /**
- * What writing `doc` as everything `source` holds removes (with `sync`), and the manifest the
- * source keeps. Without `sync` nothing is removed and the manifest keeps claiming what the source
- * wrote before, so a later sync still removes it.
+ * What writing each part as everything its source holds removes (with `sync`), and the manifests
+ * the sources keep. Without `sync` nothing is removed and a manifest keeps claiming what its
+ * source wrote before, so a later sync still removes it. A record that leaves one part of the
+ * write and joins another, or that a source outside the write still holds, stays.
  */
-export async function planSync(stores: Stores, source: string, doc: MemoryDocument, sync: boolean): Promise<SyncPlan> {
-  const before = await readManifest(stores.dir, source);
-  const now = manifestOf(source, doc);
-  const none: RecordRemoval = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
-  if (!before || !sync) {
-    const manifest = before ? union(before, now) : now;
-    return { removal: none, expire: [], keptInUse: [], manifest, manifestChanged: !sameManifest(before, manifest) };
-  }
+export async function planSync(stores: Stores, parts: readonly SourcePart[], sync: boolean): Promise<SyncPlan> {
+  const befores = await Promise.all(parts.map((p) => readManifest(stores.dir, p.source)));
+  const nows = parts.map(manifestOf);
+  const none = (): RecordRemoval => ({ entries: [], codeLocations: [], goldenPaths: [], relations: [] });
   const gone = <T>(old: T[], kept: T[], key: (x: T) => string) => {
     const still = new Set(kept.map(key));
     return old.filter((x) => !still.has(key(x)));
   };
   const self = (x: string) => x;
-  let entries = gone(before.entries, now.entries, self);
-  let codeLocations = gone(before.codeLocations, now.codeLocations, self);
-  let goldenPaths = gone(before.goldenPaths, now.goldenPaths, self);
-  let relations = gone(before.relations, now.relations, relationKey);
-  if (entries.length + codeLocations.length + goldenPaths.length + relations.length === 0) {
-    return { removal: none, expire: [], keptInUse: [], manifest: now, manifestChanged: !sameManifest(before, now) };
-  }
+  const leavingByPart = nows.map((now, i) => {
+    const before = befores[i];
+    if (!before || !sync) return none();
+    return {
+      entries: gone(before.entries, now.entries, self), codeLocations: gone(before.codeLocations, now.codeLocations, self),
+      goldenPaths: gone(before.goldenPaths, now.goldenPaths, self), relations: gone(before.relations, now.relations, relationKey),
+    };
+  });
+  const leavingCount = leavingByPart.reduce((n, r) => n + r.entries.length + r.codeLocations.length + r.goldenPaths.length + r.relations.length, 0);
+  const manifestsFor = (expire: Set<string>, inUse: Set<string>) =>
+    nows.flatMap((now, i) => {
+      const before = befores[i] ?? null;
+      let manifest = now;
+      if (before && !sync) manifest = union(before, now);
+      // Kept records stay in the manifest, so that a later sync removes them once nothing needs them.
+      else if (before) manifest = { ...now, entries: [...now.entries, ...leavingByPart[i]!.entries.filter((id) => expire.has(id))], codeLocations: [...now.codeLocations, ...leavingByPart[i]!.codeLocations.filter((id) => inUse.has(id))] };
+      return sameManifest(before, manifest) ? [] : [manifest];
+    });
+  if (leavingCount === 0) return { removal: none(), expire: [], keptInUse: [], manifests: manifestsFor(new Set(), new Set()) };
 
-  // A record another source also wrote stays: it is still in a source.
-  const others = (await readManifests(stores.dir)).filter((m) => m.source !== source);
+  // A record another source holds stays: sources outside this write as on disk, those in it as they are now.
+  const inWrite = new Set(parts.map((p) => p.source));
+  const others = [...(await readManifests(stores.dir)).filter((m) => !inWrite.has(m.source)), ...nows];
   const claimed = (pick: (m: SourceManifest) => string[]) => new Set(others.flatMap(pick));
   const claimedEntries = claimed((m) => m.entries);
   const claimedCode = claimed((m) => m.codeLocations);
   const claimedPaths = claimed((m) => m.goldenPaths);
   const claimedRelations = claimed((m) => m.relations.map(relationKey));
-  entries = entries.filter((id) => !claimedEntries.has(id));
-  codeLocations = codeLocations.filter((id) => !claimedCode.has(id));
-  goldenPaths = goldenPaths.filter((id) => !claimedPaths.has(id));
-  relations = relations.filter((r) => !claimedRelations.has(relationKey(r)));
+  const all = <T>(pick: (r: RecordRemoval) => T[]) => leavingByPart.flatMap(pick);
+  const entries = [...new Set(all((r) => r.entries).filter((id) => !claimedEntries.has(id)))];
+  const codeLocations = [...new Set(all((r) => r.codeLocations).filter((id) => !claimedCode.has(id)))];
+  const goldenPaths = [...new Set(all((r) => r.goldenPaths).filter((id) => !claimedPaths.has(id)))];
+  const relations = [...new Map(all((r) => r.relations).filter((r) => !claimedRelations.has(relationKey(r))).map((r) => [relationKey(r), r])).values()];
 
   const leaving = new Set([...entries, ...goldenPaths]);
   const removedEdges = new Set(relations.map(relationKey));
@@ -107,7 +121,5 @@ export async function planSync(stores: Stores, source: string, doc: MemoryDocume
     goldenPaths,
     relations,
   };
-  // Kept records stay in the manifest, so that a later sync removes them once nothing needs them.
-  const manifest = { ...now, entries: [...now.entries, ...expire], codeLocations: [...now.codeLocations, ...keptInUse] };
-  return { removal, expire, keptInUse, manifest, manifestChanged: true };
+  return { removal, expire, keptInUse, manifests: manifestsFor(expiring, inUse) };
 }

@@ -1,0 +1,90 @@
+/**
+ * The files an import reads: files named on the command line as they are, folders walked for
+ * markdown and rules files with every .gitignore on the way respected (those above the folder,
+ * up to the repository's root, too), never into .git, node_modules or the database folder.
+ */
+import { existsSync } from 'node:fs';
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { invalidInput } from '../model/errors.js';
+import { RULES_FILES } from './conventions.js';
+
+/** Extensions read as markdown when a folder is walked. */
+export const MARKDOWN_EXTENSIONS = ['.md', '.markdown', '.mdx', '.mdc'];
+
+const NEVER = new Set(['.git', 'node_modules', '.hg', '.svn']);
+/** Hidden folders that hold agents' rules; other hidden folders are skipped. */
+const HIDDEN_KEPT = new Set(['.cursor', '.github', '.windsurf', '.clinerules']);
+
+const isDocument = (name: string) => RULES_FILES.includes(name) || MARKDOWN_EXTENSIONS.some((e) => name.toLowerCase().endsWith(e));
+
+interface IgnoreRule {
+  /** The folder the .gitignore sits in. */
+  base: string;
+  rules: Ignore;
+}
+
+async function ignoreIn(dir: string): Promise<IgnoreRule | null> {
+  try {
+    return { base: dir, rules: ignore().add(await readFile(join(dir, '.gitignore'), 'utf8')) };
+  } catch {
+    return null;
+  }
+}
+
+function ignored(rules: IgnoreRule[], path: string, isDir: boolean): boolean {
+  return rules.some((r) => {
+    const rel = relative(r.base, path).split(sep).join('/');
+    return rel !== '' && !rel.startsWith('..') && r.rules.ignores(isDir ? `${rel}/` : rel);
+  });
+}
+
+/** The .gitignore files above `dir`, up to the folder holding .git (none outside a repository). */
+async function ancestorsRules(dir: string): Promise<IgnoreRule[]> {
+  const chain: string[] = [];
+  for (let at = dirname(dir); ; at = dirname(at)) {
+    chain.push(at);
+    if (existsSync(join(at, '.git'))) break;
+    if (dirname(at) === at) return [];
+  }
+  return (await Promise.all(chain.map(ignoreIn))).filter((r): r is IgnoreRule => r !== null);
+}
+
+/**
+ * Absolute paths of the documents under `paths` (sorted, each once). `skip` are folders never
+ * entered (the database's). A named path that does not exist is an error.
+ */
+export async function walkDocuments(paths: string[], skip: string[] = []): Promise<string[]> {
+  const skipped = new Set(skip.map((s) => resolve(s)));
+  const found = new Set<string>();
+  for (const given of paths) {
+    const path = resolve(given);
+    const stat = await lstat(path).catch(() => null);
+    if (!stat) throw invalidInput(`${given}: no such file or folder`);
+    if (!stat.isDirectory()) {
+      found.add(path);
+      continue;
+    }
+    const rules = await ancestorsRules(path);
+    await walk(path, rules, skipped, found);
+  }
+  return [...found].sort();
+}
+
+async function walk(dir: string, inherited: IgnoreRule[], skipped: Set<string>, found: Set<string>): Promise<void> {
+  const own = await ignoreIn(dir);
+  const rules = own ? [...inherited, own] : inherited;
+  const items = await readdir(dir, { withFileTypes: true });
+  for (const item of items.sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join(dir, item.name);
+    // Symbolic links are not followed: a link to a parent would walk forever.
+    if (item.isDirectory()) {
+      if (NEVER.has(item.name) || skipped.has(path) || (item.name.startsWith('.') && !HIDDEN_KEPT.has(item.name))) continue;
+      if (ignored(rules, path, true)) continue;
+      await walk(path, rules, skipped, found);
+    } else if (item.isFile() && isDocument(item.name) && !ignored(rules, path, false)) {
+      found.add(path);
+    }
+  }
+}
