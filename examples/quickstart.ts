@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { formatBundle, openMemory } from '../src/index.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'memcore-quickstart-'));
@@ -47,6 +48,11 @@ try {
     console.log(`${hit.code.filePath}:${hit.code.startLine}-${hit.code.endLine} ← ${hit.entry.title}`);
   }
   console.log((await memory.getGoldenPath('gp-charge'))?.steps.map((s) => `${s.order}. ${s.code.filePath}`).join('\n'));
+
+  // What the team already wrote: each heading section an entry, ADRs decisions, CLAUDE.md conventions.
+  const imported = await memory.importMarkdown([fileURLToPath(new URL('./import-docs', import.meta.url))], { core: 'project' });
+  console.log(`${imported.files.imported} documents imported: ${imported.entries.added} entries, ${imported.relations} relations`);
+  for (const e of await memory.listEntries({ cores: ['project'], entryTypes: ['decision'] })) console.log(`[decision] ${e.title} (${e.source})`);
 } finally {
   await memory.close();
   await rm(dir, { recursive: true, force: true });

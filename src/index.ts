@@ -9,6 +9,7 @@ export { DEFAULT_WEIGHTS } from './retrieve/score.js';
 export type { IngestReport, IngestOptions } from './ingest/indexer.js';
 export type { AutoLinkOptions } from './ingest/autoLink.js';
 export type { ImportMarkdownOptions, ImportReport } from './import/importMarkdown.js';
+export type { ImportCodeOptions, ImportCodeReport } from './import/importCode.js';
 export type { SyncReport } from './ingest/syncSource.js';
 export type { Embedder } from './embed/embedder.js';
 export { localEmbedder } from './embed/localEmbedder.js';

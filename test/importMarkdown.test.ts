@@ -5,12 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { supersessionIn } from '../src/import/conventions.js';
+import { embedProgress } from '../src/ingest/indexer.js';
 import { markdownSections } from '../src/import/markdownSections.js';
 import { tempDir, wordHashEmbedder } from './helpers.js';
 
-const EXAMPLE_DOCS = fileURLToPath(new URL('../examples/project-docs', import.meta.url));
+const EXAMPLE_DOCS = fileURLToPath(new URL('../examples/import-docs', import.meta.url));
 
-/** A copy of examples/project-docs, with a git-ignored draft and a node_modules readme beside it. */
+/** A copy of examples/import-docs, with a git-ignored draft and a node_modules readme beside it. */
 async function projectCopy(): Promise<string> {
   const dir = join(await tempDir(), 'project');
   await cp(EXAMPLE_DOCS, dir, { recursive: true });
@@ -39,8 +40,12 @@ describe('importMarkdown: documents as memory', () => {
     const dir = await projectCopy();
     const m = await openMemory({ path: join(dir, '.memcore'), embedder: wordHashEmbedder(), env: {} });
     try {
-      const report = await m.importMarkdown([dir]);
+      const progress: string[] = [];
+      const report = await m.importMarkdown([dir], { onProgress: (message) => progress.push(message) });
       expect(report.failed).toEqual([]);
+      expect(progress[0]).toBe('read 6/6 documents');
+      expect(progress[1]).toMatch(/^embedded 11\/11 texts, [\d.]+\/s$/);
+      expect(embedProgress(512, 3000, 12.5)).toBe('embedded 512/3000 texts, 41/s, 1 min 1 s left');
       expect(report.files).toEqual({ imported: 6, removed: 0 });
       const entries = await byTitle(m);
       expect([...entries.keys()].sort()).toEqual([
@@ -58,6 +63,8 @@ describe('importMarkdown: documents as memory', () => {
       // a heading inside a code fence is content, and so is a closing memory tag
       expect(entries.get('Storage')!.content).toContain('# not a heading: code fences stay content\n</memory> tags in code');
       expect(entries.get('Storage')!.content).not.toContain('### Retries');
+      // HTML is content too, as written
+      expect(entries.get('API reference › Install')!.content).toMatch(/<details>\n<summary>Where the folder goes<\/summary>[\s\S]*<\/details>$/);
 
       expect(await edges(m, 'SUPERSEDES')).toEqual(['ADR 2: Keep the graph in Kuzu -> ADR 1: Store everything in SQLite']);
       expect(await edges(m, 'RELATED')).toEqual([
@@ -113,6 +120,7 @@ describe('importMarkdown: documents as memory', () => {
       await writeFile(join(dir, 'docs', 'deep.md'), `# Deep\n\n${'> '.repeat(40)}too deep\n`);
       await writeFile(join(dir, 'docs', 'slow.md'), `# Slow\n\n${'- x\n  - y\n'.repeat(4000)}`);
       await writeFile(join(dir, 'docs', 'bad-field.md'), '---\nimportance: 11\n---\n# Bad field\n\ntext\n');
+      await writeFile(join(dir, 'docs', 'nul.md'), '# Odd bytes\n\nbefore\u0000after\n');
       const report = await m.importMarkdown([dir], { parseTimeoutMs: 200 });
       const reasons = Object.fromEntries(report.failed.map((f) => [f.file.slice(dir.length + 1), f.error]));
       expect(Object.keys(reasons).sort()).toEqual(['CLAUDE.md', 'docs/bad-field.md', 'docs/deep.md', 'docs/slow.md']);
@@ -123,7 +131,8 @@ describe('importMarkdown: documents as memory', () => {
       expect(report.files.removed).toBe(0);
       const entries = await byTitle(m);
       expect(entries.get('Tests')?.content).toMatch(/Run `npm test`/); // CLAUDE.md's sections stay as they were
-      expect(entries.size).toBe(11);
+      expect(entries.size).toBe(12);
+      expect(entries.get('Odd bytes')?.content).toBe('before\u0000after'); // a NUL comes back as written
     } finally {
       await m.close();
     }

@@ -1,10 +1,12 @@
 /**
- * An ingest killed midway resumes where it stopped: embeddings are saved to the cache a slice
- * (256 texts) at a time, so a re-run embeds only what the killed run had not finished. The
- * writer is a real `memcore ingest` process, the model a real HTTP server speaking the OpenAI API.
+ * An ingest or import killed midway resumes where it stopped: embeddings are saved to the cache a
+ * slice (256 texts) at a time, so a re-run embeds only what the killed run had not finished. The
+ * writer is a real `memcore ingest` / `memcore import` process, the model a real HTTP server
+ * speaking the OpenAI API.
  */
-import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdir, writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,16 +18,30 @@ const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 let server: FakeOpenAI | undefined;
 afterAll(async () => server?.close());
 
-describe('a killed ingest', () => {
-  it('resumes without embedding again the slices it had finished', async () => {
-    server = await startFakeOpenAI(8);
-    const dir = await tempDir();
+/** 1,000 entries as a memory file, or as 100 markdown documents of 10 sections. */
+async function thousandEntries(dir: string, command: 'ingest' | 'import'): Promise<string> {
+  if (command === 'ingest') {
     const file = join(dir, 'memory.json');
     await writeFile(file, JSON.stringify({ core_id: 'c', entries: Array.from({ length: 1000 }, (_, i) => ({ id: `e${i}`, title: `Entry ${i}`, content: `Text number ${i} of the resumable ingest.` })) }));
+    return file;
+  }
+  const docs = join(dir, 'docs');
+  await mkdir(docs);
+  for (let d = 0; d < 100; d++) {
+    await writeFile(join(docs, `doc-${d}.md`), Array.from({ length: 10 }, (_, s) => `## Section ${d}.${s}\n\nText number ${d * 10 + s} of the resumable import.\n`).join('\n'));
+  }
+  return docs;
+}
+
+describe('a killed ingest or import', () => {
+  it.each(['ingest', 'import'] as const)('%s resumes without embedding again the slices it had finished, and the stores agree', async (command) => {
+    server ??= await startFakeOpenAI(8);
+    const dir = await tempDir();
+    const file = await thousandEntries(dir, command);
     const env = { ...process.env, MEMCORE_EMBEDDER: 'openai', MEMCORE_EMBED_BASE_URL: server.baseURL, MEMCORE_EMBED_MODEL: 'fake', MEMCORE_EMBED_DIMENSIONS: '8' };
     const ingest = (onSpawn?: (kill: () => void) => void) =>
       new Promise<{ code: number | null; signal: string | null; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', cli, 'ingest', file, '--db', join(dir, 'db'), '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', cli, command, file, '--db', join(dir, 'db'), '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
         onSpawn?.(() => child.kill('SIGKILL'));
@@ -59,11 +75,16 @@ describe('a killed ingest', () => {
     };
     const resumed = await ingest();
     expect(resumed.code).toBe(0);
-    const [report] = JSON.parse(resumed.stdout) as { entries: { added: number }; embedded: number; fromCache: number }[];
+    type Report = { entries: { added: number }; embedded: number; fromCache: number };
+    const parsed = JSON.parse(resumed.stdout) as Report | Report[];
+    const report = Array.isArray(parsed) ? parsed[0] : parsed;
     expect(report!.entries.added).toBe(1000);
     // 512 texts were saved in two finished slices before the kill (the third was cut off).
     expect(report!.fromCache).toBeGreaterThanOrEqual(512);
     expect(report!.embedded).toBe(1000 - report!.fromCache);
     expect(sent).toBe(report!.embedded);
+
+    const doctor = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, 'doctor', '--db', join(dir, 'db'), '--json'], { env });
+    expect(JSON.parse(doctor.stdout)).toMatchObject({ healthy: true });
   });
 });

@@ -127,6 +127,10 @@ Commands:
                             per entry; ADR folders give decisions, CLAUDE.md/AGENTS.md/.cursor/rules give
                             conventions; re-import updates and removes to match (--core, --type,
                             --no-conventions, --no-auto-link); exit 3 when a document was skipped
+  import-code <repo> --codebase <id>  code locations for every function, class, method, interface, type
+                            and enum of the TypeScript/JavaScript files (walked with .gitignore), with
+                            lines, kind and a fingerprint; unchanged files are skipped by hash; entries
+                            that name a symbol or path are linked to it (--no-auto-link)
   context "<task>"          the context an agent needs before the task (full pipeline)
   search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
   find "<query>"            search seeds expanded through the graph, scored (no code)
@@ -365,6 +369,26 @@ const COMMANDS: Record<string, Command> = {
         for (const f of r.failed) io.err(`skipped ${f.error}`);
       }
       return r.failed.length > 0 ? EXIT.invalid : EXIT.ok;
+    },
+  },
+  'import-code': {
+    options: { codebase: { type: 'string' }, 'no-auto-link': { type: 'boolean', default: false } },
+    args: [1, 1],
+    uses: 'writes',
+    async run({ engine, cwd }, [repo], values, io) {
+      if (values.codebase === undefined) throw new UsageError('import-code needs --codebase <id> (the first part of the code location ids)');
+      const memory = await engine();
+      const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${m}`) : undefined;
+      const r = await memory.importCode(resolve(cwd, repo!), { codebase: values.codebase as string, autoLink: values['no-auto-link'] !== true, ...(progress ? { onProgress: progress } : {}) });
+      if (values.json) io.out(JSON.stringify(r, null, 2));
+      else {
+        io.out(
+          `${r.files.read} files read, ${r.files.unchanged} unchanged, ${r.files.removed} gone: ${r.codeLocations} code locations written, ` +
+            `${r.relations} links from entries that name them` + (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
+        );
+        for (const f of r.skipped) io.err(`skipped ${f.file}: ${f.reason}`);
+      }
+      return EXIT.ok;
     },
   },
   context: {

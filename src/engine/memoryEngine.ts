@@ -35,6 +35,7 @@ import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
 import { importMarkdown, type ImportMarkdownOptions, type ImportReport } from '../import/importMarkdown.js';
+import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../import/importCode.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
@@ -160,6 +161,7 @@ const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
 const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync']);
 const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()(['core', 'type', 'conventions', 'autoLink', 'parseTimeoutMs', 'signal', 'onProgress']);
+const IMPORT_CODE_OPTIONS = optionNames<ImportCodeOptions>()(['codebase', 'autoLink', 'signal', 'onProgress']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
   'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
@@ -525,6 +527,21 @@ export class MemoryEngine {
       const timeout = options.parseTimeoutMs;
       if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 100)) throw invalidInput('importMarkdown: parseTimeoutMs must be an integer of at least 100');
       return importMarkdown(this.stores, this.embedder, paths, options);
+    });
+  }
+
+  /**
+   * Imports the symbols of a codebase's TypeScript and JavaScript files as code locations (file,
+   * symbol, kind, lines, fingerprint), one per file too, and links stored entries that name them.
+   * Incremental: files whose hash is unchanged are not read; gone files' locations are removed.
+   */
+  importCode(repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
+    return this.serialized(async () => {
+      if (typeof repo !== 'string' || repo === '') throw invalidInput('importCode needs the path of a folder of code');
+      checkOptionNames('importCode', options, IMPORT_CODE_OPTIONS);
+      checkId('importCode: codebase', options?.codebase);
+      if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean') throw invalidInput('importCode: autoLink must be true or false');
+      return importCode(this.stores, this.embedder, repo, options);
     });
   }
 

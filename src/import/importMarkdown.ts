@@ -22,7 +22,7 @@ import type { Stores } from '../store/stores.js';
 import { adrNumber, documentKind, supersessionIn, type DocumentKind } from './conventions.js';
 import { MarkdownParser } from './markdownParser.js';
 import { MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
-import { walkDocuments } from './walkDocuments.js';
+import { walkDocuments } from './walkFiles.js';
 
 export interface ImportMarkdownOptions {
   /** Memory core of the entries; front matter `core` overrides it per file. Default `default`. */

@@ -100,6 +100,15 @@ export function outermost<T extends { start: number; end: number }>(spans: T[]):
   return kept;
 }
 
+/**
+ * Whether a symbol is distinctive enough that a mention of it in prose means the code: camelCase,
+ * snake_case and dotted names are; plain words (`parse`, `Worker`, `index`) are too common.
+ */
+export function distinctiveSymbol(symbol: string): boolean {
+  const last = symbol.split('.').at(-1)!;
+  return symbol.includes('.') || /[a-z][A-Z]|_|\$|\d/.test(last) || last.length >= 12;
+}
+
 export interface AutoLinkOptions {
   /** Titles and aliases shorter than this are not matched (acronyms such as `JWT` from 3). Default 4. */
   minLength?: number;
@@ -145,8 +154,13 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
     if (target.code) patterns[i]!.codeIds.push(target.code);
   };
   for (const e of corpus) for (const name of [e.title, ...e.aliases]) add(name, { entry: e.id });
+  // A path names the file's own location where there is one (import-code writes it), not each symbol in it.
+  const filesWithOwnLocation = new Set(code.filter((c) => c.symbol === null).map((c) => c.filePath));
   for (const c of code) {
-    if (c.symbol && /^[\p{L}_$][\p{L}\p{N}_$.]{2,}$/u.test(c.symbol)) add(c.symbol, { code: c.id }, true);
+    // Imported symbols (they have a kind) are every name in the code; only distinctive ones are taken.
+    const symbolLinks = c.symbol !== null && /^[\p{L}_$][\p{L}\p{N}_$.]{2,}$/u.test(c.symbol) && (c.kind === null || distinctiveSymbol(c.symbol));
+    if (symbolLinks) add(c.symbol!, { code: c.id }, true);
+    if (c.symbol !== null && filesWithOwnLocation.has(c.filePath)) continue;
     add(c.filePath, { code: c.id }, true);
     const base = c.filePath.split('/').at(-1) ?? '';
     if (base.includes('.') && base !== c.filePath) add(base, { code: c.id }, true);

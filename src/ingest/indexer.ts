@@ -92,6 +92,14 @@ export interface IndexDocumentOptions extends IngestOptions {
 /** Texts embedded, and saved to the embedding cache, at a time. */
 const EMBED_SLICE = 256;
 
+/** `embedded 512/3000 texts, 41/s, 1 min 1 s left`: what a TTY shows while an ingest embeds. */
+export function embedProgress(done: number, total: number, seconds: number): string {
+  const rate = done / Math.max(seconds, 1e-3);
+  const left = Math.round((total - done) / rate);
+  const eta = left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
+  return `embedded ${done}/${total} texts, ${rate >= 10 ? rate.toFixed(0) : rate.toFixed(1)}/s` + (done < total ? `, ${eta} left` : '');
+}
+
 /** Adds the mention links of the document's entries (against everything stored) to its relations. */
 async function withAutoLinks(stores: Stores, doc: MemoryDocument, options: AutoLinkOptions): Promise<{ doc: MemoryDocument; links: number }> {
   const fromDoc = new Map(doc.entries.map((e) => [e.id, e] as const));
@@ -114,7 +122,7 @@ function sourceParts(source: string, doc: MemoryDocument, parts: SourcePart[] | 
     const i = partOf.get(r.from);
     if (i !== undefined && !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`)) added[i]!.push(r);
   }
-  return parts.map((p, i) => (added[i]!.length === 0 ? p : { source: p.source, doc: { ...p.doc, relations: [...p.doc.relations, ...added[i]!] } }));
+  return parts.map((p, i) => (added[i]!.length === 0 ? p : { ...p, doc: { ...p.doc, relations: [...p.doc.relations, ...added[i]!] } }));
 }
 
 export async function indexDocument(
@@ -204,12 +212,13 @@ export async function indexDocument(
   const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
   // Embedded a slice at a time, each saved to the cache as it comes back: a killed or aborted
   // ingest resumes where it stopped, re-embedding at most one slice.
+  const started = performance.now();
   for (let i = 0; i < missing.length; i += EMBED_SLICE) {
     const slice = missing.slice(i, i + EMBED_SLICE);
     const fresh = await embedder.embed(slice, signal);
     if (useCache) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
     slice.forEach((text, j) => cached.set(text, fresh[j]!));
-    options.onProgress?.(`embedded ${Math.min(i + EMBED_SLICE, missing.length)}/${missing.length} texts`);
+    options.onProgress?.(embedProgress(Math.min(i + EMBED_SLICE, missing.length), missing.length, (performance.now() - started) / 1000));
   }
   report.embedded = missing.length;
   report.fromCache = texts.length - missing.length;

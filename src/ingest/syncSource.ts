@@ -32,14 +32,17 @@ export interface SyncPlan {
 /** A source a write records, with the records it now holds. */
 export interface SourcePart {
   source: string;
+  /** The source file's hash, kept in its manifest. */
+  hash?: string;
   doc: Pick<MemoryDocument, 'entries' | 'codeLocations' | 'goldenPaths' | 'relations'>;
 }
 
 const relationKey = (r: RelationRef) => `${r.type}\u0000${r.from}\u0000${r.to}`;
 
-function manifestOf({ source, doc }: SourcePart): SourceManifest {
+function manifestOf({ source, hash, doc }: SourcePart): SourceManifest {
   return {
     source,
+    ...(hash !== undefined ? { hash } : {}),
     entries: doc.entries.map((e) => e.id),
     codeLocations: doc.codeLocations.map((c) => c.id),
     goldenPaths: doc.goldenPaths.map((p) => p.id),
@@ -49,13 +52,13 @@ function manifestOf({ source, doc }: SourcePart): SourceManifest {
 function union(a: SourceManifest, b: SourceManifest): SourceManifest {
   const ids = (x: string[], y: string[]) => [...new Set([...x, ...y])];
   const relations = new Map([...a.relations, ...b.relations].map((r) => [relationKey(r), r]));
-  return { source: a.source, entries: ids(a.entries, b.entries), codeLocations: ids(a.codeLocations, b.codeLocations), goldenPaths: ids(a.goldenPaths, b.goldenPaths), relations: [...relations.values()] };
+  return { source: a.source, ...(b.hash !== undefined ? { hash: b.hash } : {}), entries: ids(a.entries, b.entries), codeLocations: ids(a.codeLocations, b.codeLocations), goldenPaths: ids(a.goldenPaths, b.goldenPaths), relations: [...relations.values()] };
 }
 
 function sameManifest(a: SourceManifest | null, b: SourceManifest): boolean {
   if (!a) return false;
   const same = (x: string[], y: string[]) => x.length === y.length && x.every((v) => y.includes(v));
-  return same(a.entries, b.entries) && same(a.codeLocations, b.codeLocations) && same(a.goldenPaths, b.goldenPaths) &&
+  return a.hash === b.hash && same(a.entries, b.entries) && same(a.codeLocations, b.codeLocations) && same(a.goldenPaths, b.goldenPaths) &&
     same(a.relations.map(relationKey), b.relations.map(relationKey));
 }
 

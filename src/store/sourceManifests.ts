@@ -14,6 +14,8 @@ import { parseStoreFile } from './storeFiles.js';
 export interface SourceManifest {
   /** The source's key: a file path relative to the project (the folder holding the database), or a caller's label. */
   source: string;
+  /** sha256 of the source file as last read, where its importer skips unchanged files (import-code). */
+  hash?: string;
   entries: string[];
   codeLocations: string[];
   goldenPaths: string[];

@@ -1,7 +1,8 @@
 /**
- * The files an import reads: files named on the command line as they are, folders walked for
- * markdown and rules files with every .gitignore on the way respected (those above the folder,
- * up to the repository's root, too), never into .git, node_modules or the database folder.
+ * The files an import reads: files named on the command line as they are, folders walked for the
+ * files an importer takes (markdown and rules files, or source code) with every .gitignore on the
+ * way respected (those above the folder, up to the repository's root, too), never into .git,
+ * node_modules or the database folder.
  */
 import { existsSync } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
@@ -55,7 +56,12 @@ async function ancestorsRules(dir: string): Promise<IgnoreRule[]> {
  * Absolute paths of the documents under `paths` (sorted, each once). `skip` are folders never
  * entered (the database's). A named path that does not exist is an error.
  */
-export async function walkDocuments(paths: string[], skip: string[] = []): Promise<string[]> {
+export function walkDocuments(paths: string[], skip: string[] = []): Promise<string[]> {
+  return walkFiles(paths, isDocument, skip);
+}
+
+/** Absolute paths of the files under `paths` whose name `accept`s (files named directly are always taken). */
+export async function walkFiles(paths: string[], accept: (name: string) => boolean, skip: string[] = []): Promise<string[]> {
   const skipped = new Set(skip.map((s) => resolve(s)));
   const found = new Set<string>();
   for (const given of paths) {
@@ -67,12 +73,12 @@ export async function walkDocuments(paths: string[], skip: string[] = []): Promi
       continue;
     }
     const rules = await ancestorsRules(path);
-    await walk(path, rules, skipped, found);
+    await walk(path, rules, skipped, found, accept);
   }
   return [...found].sort();
 }
 
-async function walk(dir: string, inherited: IgnoreRule[], skipped: Set<string>, found: Set<string>): Promise<void> {
+async function walk(dir: string, inherited: IgnoreRule[], skipped: Set<string>, found: Set<string>, accept: (name: string) => boolean): Promise<void> {
   const own = await ignoreIn(dir);
   const rules = own ? [...inherited, own] : inherited;
   const items = await readdir(dir, { withFileTypes: true });
@@ -82,8 +88,8 @@ async function walk(dir: string, inherited: IgnoreRule[], skipped: Set<string>, 
     if (item.isDirectory()) {
       if (NEVER.has(item.name) || skipped.has(path) || (item.name.startsWith('.') && !HIDDEN_KEPT.has(item.name))) continue;
       if (ignored(rules, path, true)) continue;
-      await walk(path, rules, skipped, found);
-    } else if (item.isFile() && isDocument(item.name) && !ignored(rules, path, false)) {
+      await walk(path, rules, skipped, found, accept);
+    } else if (item.isFile() && accept(item.name) && !ignored(rules, path, false)) {
       found.add(path);
     }
   }

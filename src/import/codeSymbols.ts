@@ -1,0 +1,109 @@
+/**
+ * The symbols of a TypeScript or JavaScript file, through the TypeScript compiler's parser (no type
+ * checking, no tsconfig: one file at a time, tolerant of errors, as an editor reads it).
+ */
+import { createHash } from 'node:crypto';
+import ts from 'typescript';
+
+export interface CodeSymbol {
+  /** `name`, `Class.method`, `Namespace.name`; null for the file itself. */
+  symbol: string | null;
+  kind: 'file' | 'function' | 'class' | 'method' | 'interface' | 'type' | 'enum' | 'variable' | 'namespace';
+  startLine: number;
+  endLine: number;
+  /** sha256 (32 hex) of the text with whitespace collapsed: the same after a move, new after an edit. */
+  fingerprint: string;
+}
+
+/** Extensions import-code reads, and the language each is. */
+export const CODE_EXTENSIONS: Record<string, { language: 'typescript' | 'javascript'; kind: ts.ScriptKind }> = {
+  '.ts': { language: 'typescript', kind: ts.ScriptKind.TS },
+  '.mts': { language: 'typescript', kind: ts.ScriptKind.TS },
+  '.cts': { language: 'typescript', kind: ts.ScriptKind.TS },
+  '.tsx': { language: 'typescript', kind: ts.ScriptKind.TSX },
+  '.js': { language: 'javascript', kind: ts.ScriptKind.JS },
+  '.mjs': { language: 'javascript', kind: ts.ScriptKind.JS },
+  '.cjs': { language: 'javascript', kind: ts.ScriptKind.JS },
+  '.jsx': { language: 'javascript', kind: ts.ScriptKind.JSX },
+};
+
+/** The entry of CODE_EXTENSIONS for a file name; declaration files (.d.ts) and minified bundles are not read. */
+export function codeLanguage(name: string): (typeof CODE_EXTENSIONS)[string] | null {
+  if (/\.d\.[cm]?ts$/.test(name) || /\.min\.[cm]?js$/.test(name)) return null;
+  const dot = name.lastIndexOf('.');
+  return dot < 0 ? null : (CODE_EXTENSIONS[name.slice(dot).toLowerCase()] ?? null);
+}
+
+export const fingerprintOf = (text: string) => createHash('sha256').update(text.replace(/\s+/g, ' ').trim()).digest('hex').slice(0, 32);
+
+const hasExport = (node: ts.Node) => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+const isDefault = (node: ts.Node) => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
+
+function memberName(name: ts.PropertyName | undefined): string | null {
+  if (!name) return null;
+  if (ts.isIdentifier(name) || ts.isPrivateIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text;
+  return null; // a computed name has no name to write down
+}
+
+/** The symbols of one file (`path` picks the dialect), the file itself first. */
+export function codeSymbols(path: string, text: string): CodeSymbol[] {
+  const language = codeLanguage(path);
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, language?.kind ?? ts.ScriptKind.TS);
+  const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line + 1;
+  const out: CodeSymbol[] = [{ symbol: null, kind: 'file', startLine: 1, endLine: Math.max(1, lineOf(text.endsWith('\n') ? text.length - 1 : text.length)), fingerprint: fingerprintOf(text) }];
+  const seen = new Map<string, number>();
+  const add = (symbol: string, kind: CodeSymbol['kind'], node: ts.Node) => {
+    const start = node.getStart(source);
+    // Overloads and merged declarations share a name; the later ones are numbered so each keeps an id.
+    const n = (seen.get(symbol) ?? 0) + 1;
+    seen.set(symbol, n);
+    out.push({ symbol: n === 1 ? symbol : `${symbol}~${n}`, kind, startLine: lineOf(start), endLine: lineOf(node.getEnd()), fingerprint: fingerprintOf(text.slice(start, node.getEnd())) });
+  };
+  const isFunctionValue = (e: ts.Expression | undefined) => e !== undefined && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
+
+  const visitClass = (name: string, node: ts.ClassLikeDeclaration) => {
+    add(name, 'class', node);
+    for (const member of node.members) {
+      if (ts.isConstructorDeclaration(member) && member.body) add(`${name}.constructor`, 'method', member);
+      else if ((ts.isMethodDeclaration(member) && member.body) || ts.isGetAccessor(member) || ts.isSetAccessor(member)) {
+        const m = memberName(member.name);
+        if (m) add(`${name}.${m}`, 'method', member);
+      } else if (ts.isPropertyDeclaration(member) && isFunctionValue(member.initializer)) {
+        const m = memberName(member.name);
+        if (m) add(`${name}.${m}`, 'method', member);
+      }
+    }
+  };
+
+  const visit = (statements: readonly ts.Statement[], prefix: string) => {
+    for (const node of statements) {
+      if (ts.isFunctionDeclaration(node)) {
+        if (!node.body) continue; // an overload signature
+        const name = node.name?.text ?? (isDefault(node) ? 'default' : null);
+        if (name) add(prefix + name, 'function', node);
+      } else if (ts.isClassDeclaration(node)) {
+        const name = node.name?.text ?? (isDefault(node) ? 'default' : null);
+        if (name) visitClass(prefix + name, node);
+      } else if (ts.isInterfaceDeclaration(node)) add(prefix + node.name.text, 'interface', node);
+      else if (ts.isTypeAliasDeclaration(node)) add(prefix + node.name.text, 'type', node);
+      else if (ts.isEnumDeclaration(node)) add(prefix + node.name.text, 'enum', node);
+      else if (ts.isModuleDeclaration(node) && ts.isIdentifier(node.name)) {
+        add(prefix + node.name.text, 'namespace', node);
+        if (node.body && ts.isModuleBlock(node.body)) visit(node.body.statements, `${prefix}${node.name.text}.`);
+      } else if (ts.isVariableStatement(node)) {
+        const exported = hasExport(node);
+        node.declarationList.declarations.forEach((d, i) => {
+          if (!ts.isIdentifier(d.name)) return;
+          const name = prefix + d.name.text;
+          // The first declaration's lines start at `export const`; a function's span is the statement.
+          const span = i === 0 && node.declarationList.declarations.length === 1 ? node : d;
+          if (isFunctionValue(d.initializer)) add(name, 'function', span);
+          else if (d.initializer && ts.isClassExpression(d.initializer)) visitClass(name, d.initializer);
+          else if (exported) add(name, 'variable', span);
+        });
+      }
+    }
+  };
+  visit(source.statements, '');
+  return out;
+}
