@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,4 +131,34 @@ export async function withEngine<T>(dir: string, fn: (m: MemoryEngine) => Promis
   } finally {
     await m.close();
   }
+}
+
+const ORDERS = `export function createOrder(items: string[]) {
+  return { items, total: items.length };
+}
+
+export function cancelOrder(id: string) {
+  return { id, cancelled: true };
+}
+
+export function helperThing() {
+  return 42;
+}
+`;
+
+/** A committed git repository in a temp folder: src/orders.ts (three functions) and src/legacy.ts. */
+export async function shopRepo(): Promise<string> {
+  const dir = join(await tempDir(), 'shop');
+  await mkdir(join(dir, 'src'), { recursive: true });
+  await writeFile(join(dir, 'src', 'orders.ts'), ORDERS);
+  await writeFile(join(dir, 'src', 'legacy.ts'), 'export function oldPath() {\n  return "old";\n}\n');
+  gitIn(dir, 'init', '-q', '-b', 'main');
+  gitIn(dir, 'add', '.');
+  gitIn(dir, 'commit', '-q', '-m', 'shop');
+  return dir;
+}
+
+/** Runs git in `dir` as a test's author; returns stdout. */
+export function gitIn(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
 }

@@ -88,7 +88,7 @@ describe('memcore mcp (stdio)', () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['build_task_context', 'find_code_references', 'find_golden_paths', 'forget', 'get_entries', 'get_golden_path', 'link', 'memory_status', 'related_to_code', 'remember', 'search_memory'],
+      ['build_task_context', 'context_for_diff', 'find_code_references', 'find_golden_paths', 'forget', 'get_entries', 'get_golden_path', 'link', 'memory_status', 'related_to_code', 'remember', 'search_memory'],
     );
     for (const t of tools) expect(t.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(byName.get('search_memory')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
@@ -103,6 +103,13 @@ describe('memcore mcp (stdio)', () => {
     const bundle = context.structuredContent as { entries: { entry: { id: string } }[]; codeRefs: unknown[] };
     expect(bundle.entries.length).toBeLessThanOrEqual(4);
     expect(bundle.entries.map((e) => e.entry.id)).toContain('auth-refresh-rotation');
+
+    const diff = ['diff --git a/src/auth/jwks.ts b/src/auth/jwks.ts', '--- a/src/auth/jwks.ts', '+++ b/src/auth/jwks.ts', '@@ -10,0 +11 @@', '+  // cache the key set for a minute'].join('\n');
+    const forDiff = await call(client, 'context_for_diff', { diff, max_entries: 4 });
+    expect(forDiff.isError).toBeFalsy();
+    expect((forDiff.structuredContent as { entries: { entry: { id: string } }[] }).entries[0]!.entry.id).toBe('auth-es256');
+    expect((forDiff.structuredContent as { changes: unknown[] }).changes).toEqual([{ path: 'src/auth/jwks.ts', oldPath: null, change: 'modified', symbols: [] }]);
+    expect((await call(client, 'context_for_diff', { diff, range: 'HEAD' })).isError).toBe(true);
 
     for (const mode of ['hybrid', 'keyword', 'semantic', 'matryoshka']) {
       const found = await call(client, 'search_memory', { query: 'refresh token rotation', mode, limit: 3, cores: ['auth-jwt'] });

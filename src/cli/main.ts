@@ -16,7 +16,7 @@ import { describeConfig, resolveConfig } from '../config/config.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidence, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidence, type ContextBundle, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
 import type { EmbedderConfig, MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
@@ -33,7 +33,7 @@ const startOwner = async (engine: MemoryEngine, options: OwnerOptions) => (await
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5, store: 6 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5, store: 6, stale: 7 } as const;
 
 class UsageError extends Error {}
 
@@ -123,6 +123,8 @@ Commands:
                             --auto-link: link entries that mention titles, aliases, code symbols or paths
                             --sync: make the store match each file: what the file held before and no
                             longer does is removed (expired if other entries depend on it)
+                            --repo <dir> (default config repo): fingerprint code locations from the
+                            text they point at there, so check tells moved from drifted code
   import <path>...          import markdown (files, or folders walked with .gitignore): a heading section
                             per entry; ADR folders give decisions, CLAUDE.md/AGENTS.md/.cursor/rules give
                             conventions; re-import updates and removes to match (--core, --type,
@@ -131,7 +133,14 @@ Commands:
                             and enum of the TypeScript/JavaScript files (walked with .gitignore), with
                             lines, kind and a fingerprint; unchanged files are skipped by hash; entries
                             that name a symbol or path are linked to it (--no-auto-link)
+  check                     every code location against the repository (--repo, default config repo or
+                            the working directory; --codebase): fresh, moved, drifted or orphaned, with
+                            the entries that reference each; --fix re-anchors moved ones;
+                            --fail-on moved|drifted|orphaned exits 7 when any is found (for CI)
   context "<task>"          the context an agent needs before the task (full pipeline)
+  context --diff [<range>]  the context for a change: git diff of the working tree, of a range
+                            (main..HEAD, HEAD~3) or of the index (--staged) in --repo (default config
+                            repo or the working directory); entries on the changed code come first
   search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
   find "<query>"            search seeds expanded through the graph, scored (no code)
   traverse <id>             entries reachable from an entry (--depth, --relations, --direction)
@@ -221,7 +230,8 @@ traverse options: --depth <n> (default 2), --relations <types>, --direction outg
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
 
 Exit codes: 0 ok, 1 failure, 2 bad command line, 3 invalid input, 4 not found (also a read of a folder
-with no memory), 5 database/model mismatch, 6 store failure (damaged, missing, full or read-only).
+with no memory), 5 database/model mismatch, 6 store failure (damaged, missing, full or read-only),
+7 check found code references as stale as --fail-on.
 `;
 
 /**
@@ -321,17 +331,19 @@ const print = (io: Io, json: boolean, value: unknown, text: () => string) => io.
 
 const COMMANDS: Record<string, Command> = {
   ingest: {
-    options: { 'auto-link': { type: 'boolean', default: false }, sync: { type: 'boolean', default: false } },
+    options: { 'auto-link': { type: 'boolean', default: false }, sync: { type: 'boolean', default: false }, repo: { type: 'string' } },
     args: [1, Infinity],
     uses: 'writes',
     async run({ engine, cwd }, files, values, io) {
       const memory = await engine();
       const reports = [];
+      const configured = (values.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined);
+      const repo = configured === undefined ? undefined : resolve(cwd, configured);
       for (const [i, file] of files.entries()) {
         if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
         const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${file}: ${m}`) : undefined;
         const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), {
-          autoLink: values['auto-link'] === true, sync: values.sync === true, ...(progress ? { onProgress: progress } : {}),
+          autoLink: values['auto-link'] === true, sync: values.sync === true, ...(progress ? { onProgress: progress } : {}), ...(repo ? { repo } : {}),
         });
         reports.push(r);
         if (!values.json) {
@@ -391,6 +403,32 @@ const COMMANDS: Record<string, Command> = {
       return EXIT.ok;
     },
   },
+  check: {
+    options: { repo: { type: 'string' }, codebase: { type: 'string' }, fix: { type: 'boolean', default: false }, 'fail-on': { type: 'string' } },
+    args: [0, 0],
+    uses: 'writes',
+    async run({ engine, cwd }, _, values, io) {
+      const failOn = values['fail-on'] as string | undefined;
+      const worst: Record<string, string[]> = { moved: ['moved', 'drifted', 'orphaned'], drifted: ['drifted', 'orphaned'], orphaned: ['orphaned'] };
+      if (failOn !== undefined && !worst[failOn]) throw new UsageError(`--fail-on must be moved, drifted or orphaned, got "${failOn}"`);
+      const repo = resolve(cwd, (values.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined) ?? '.');
+      const memory = await engine();
+      const r = await memory.checkCode({ repo, fix: values.fix === true, ...(values.codebase !== undefined ? { codebase: values.codebase as string } : {}) });
+      if (values.json) io.out(JSON.stringify(r, null, 2));
+      else {
+        io.out(`${r.locations} code locations against ${r.repo}: ${r.counts.fresh} fresh, ${r.counts.moved} moved, ${r.counts.drifted} drifted, ${r.counts.orphaned} orphaned` + (values.fix ? `; ${r.fixed} re-anchored` : ''));
+        for (const p of r.problems) {
+          const at = `${p.code.filePath}${p.code.symbol ? `#${p.code.symbol}` : ''}${p.code.startLine !== null ? `:${p.code.startLine}-${p.code.endLine ?? p.code.startLine}` : ''}`;
+          io.out(`${p.status.padEnd(8)} ${at}  ${p.detail}`);
+          for (const e of p.entries) io.out(`         ← ${e.title} (${e.id})`);
+          if (p.hiddenEntries > 0) io.out(`         ← ${p.hiddenEntries} secret ${p.hiddenEntries === 1 ? 'entry' : 'entries'}`);
+          for (const g of p.goldenPaths) io.out(`         ← golden path ${g.name} (${g.id})`);
+        }
+      }
+      const failing = failOn === undefined ? 0 : r.problems.filter((p) => worst[failOn]!.includes(p.status) && !(values.fix && p.status === 'moved')).length;
+      return failing > 0 ? EXIT.stale : EXIT.ok;
+    },
+  },
   context: {
     options: {
       ...CONTEXT_OPTIONS,
@@ -398,19 +436,28 @@ const COMMANDS: Record<string, Command> = {
       llm: { type: 'boolean', default: false },
       'max-select': { type: 'string' },
       format: { type: 'string' },
+      diff: { type: 'boolean', default: false },
+      staged: { type: 'boolean', default: false },
+      repo: { type: 'string' },
     },
-    args: [1, 1],
+    args: [0, 1],
     uses: 'reads',
-    async run({ engine }, [task], v, io) {
+    async run({ engine, cwd }, [task], v, io) {
       const style = (v.format as string | undefined) ?? (v.json ? 'json' : 'text');
       if (!['text', 'prompt', 'markdown', 'json'].includes(style)) throw new UsageError(`--format must be text, prompt, markdown or json, got "${style}"`);
       const maxSelect = v['max-select'] !== undefined ? int('max-select', v['max-select'] as string) : undefined;
       const llmFilter = v.llm ? (maxSelect !== undefined ? { maxSelect } : true) : undefined;
-      const bundle = await (await engine()).buildTaskContext(task!, {
-        ...contextOptions(v),
-        ...(v['no-code'] ? { includeCode: false } : {}),
-        ...(llmFilter ? { llmFilter } : {}),
-      });
+      const options = { ...contextOptions(v), ...(v['no-code'] ? { includeCode: false } : {}), ...(llmFilter ? { llmFilter } : {}) };
+      const fromDiff = v.diff === true || v.staged === true;
+      if (!fromDiff && task === undefined) throw new UsageError('context needs a task in quotes, or --diff [<range>] / --staged for the context of a change');
+      if (!fromDiff && v.repo !== undefined) throw new UsageError('--repo goes with --diff or --staged');
+      let bundle: ContextBundle;
+      if (fromDiff) {
+        const repo = resolve(cwd, (v.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined) ?? '.');
+        const diff = await (await engine()).contextForDiff({ repo, ...(task !== undefined ? { range: task } : {}), ...(v.staged ? { staged: true } : {}) }, options);
+        if (style === 'text') for (const c of diff.changes) io.out(`Changed: ${c.change} ${c.oldPath ? `${c.oldPath} → ` : ''}${c.path}${c.symbols.length > 0 ? ` (${c.symbols.join(', ')})` : ''}`);
+        bundle = diff;
+      } else bundle = await (await engine()).buildTaskContext(task!, options);
       const text = formatContext(bundle, { style: style as ContextStyle });
       if (text === '') io.err('no relevant memory for this task (the prompt block is empty)');
       else io.out(text);

@@ -26,6 +26,7 @@ interface Setting {
 /** Every setting, its environment variable and its default. docs/configuration.md's table is this list. */
 export const SETTINGS: readonly Setting[] = [
   { key: 'db', env: 'MEMCORE_DB', kind: 'string', default: '.memcore', help: 'database folder' },
+  { key: 'repo', env: 'MEMCORE_REPO', kind: 'string', help: 'the folder code locations are relative to, for check and context --diff (default the working directory)' },
   { key: 'smallDimensions', env: 'MEMCORE_SMALL_DIMENSIONS', kind: 'int', help: 'length of vector_small for a new database' },
   { key: 'residentMaxEntries', env: 'MEMCORE_RESIDENT_MAX_ENTRIES', kind: 'int', default: 250_000, help: 'stores up to this size have the entries of a bundle read from memory (0: always LanceDB)' },
   { key: 'scanMaxEntries', env: 'MEMCORE_SCAN_MAX_ENTRIES', kind: 'int', default: 2_000_000, help: 'stores up to this size run stage 1 as a scan of small vectors in memory (0: always LanceDB\'s index)' },

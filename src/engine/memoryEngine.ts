@@ -1,4 +1,5 @@
 import { resolve, sep } from 'node:path';
+import { stat } from 'node:fs/promises';
 import type { Embedder } from '../embed/embedder.js';
 import { LOCAL_EMBEDDER_OPTIONS, localEmbedder, type LocalEmbedderOptions } from '../embed/localEmbedder.js';
 import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
@@ -6,7 +7,7 @@ import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
-import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
+import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocument, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
 import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
 import { exportDocument } from '../ops/export.js';
@@ -36,6 +37,9 @@ import { checkOptionNames, optionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
 import { importMarkdown, type ImportMarkdownOptions, type ImportReport } from '../import/importMarkdown.js';
 import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../import/importCode.js';
+import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/checkCode.js';
+import { withFingerprints } from '../code/fingerprintLocations.js';
+import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
@@ -159,9 +163,10 @@ const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes
 const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
 const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
-const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync']);
+const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync', 'repo']);
 const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()(['core', 'type', 'conventions', 'autoLink', 'parseTimeoutMs', 'signal', 'onProgress']);
 const IMPORT_CODE_OPTIONS = optionNames<ImportCodeOptions>()(['codebase', 'autoLink', 'signal', 'onProgress']);
+const CHECK_CODE_OPTIONS = optionNames<CheckCodeOptions>()(['repo', 'codebase', 'fix']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
   'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
@@ -238,6 +243,15 @@ export interface CodeReferenceHit {
 function checkIngestOptions(where: string, options: IngestOptions, allowed: readonly string[]): void {
   checkOptionNames(where, options, allowed);
   if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean') checkOptionNames(`${where}.autoLink`, options.autoLink, AUTO_LINK_OPTIONS);
+  if (options.repo !== undefined && (typeof options.repo !== 'string' || options.repo === '')) throw invalidInput(`${where}: repo must be the path of a folder`);
+}
+
+/** The document with its code locations fingerprinted against `repo`, when one is given. */
+async function fingerprinted(where: string, document: MemoryDocument, repo: string | undefined): Promise<MemoryDocument> {
+  if (repo === undefined) return document;
+  const root = resolve(repo);
+  if (!(await stat(root).catch(() => null))?.isDirectory()) throw invalidInput(`${where}: repo ${repo} is not a folder`);
+  return withFingerprints(document, root);
 }
 
 function checkLimit(v: unknown, name = 'limit'): number {
@@ -475,7 +489,8 @@ export class MemoryEngine {
     return this.serialized(async () => {
       checkIngestOptions('ingest', options, INGEST_OPTIONS);
       const { document, external } = await loadMemoryFile(file);
-      return indexDocument(this.stores, this.embedder, sourceKeyOf(file, this.stores.dir), document, external, { ...options, recordSource: true, inputName: file });
+      const doc = await fingerprinted('ingest', document, options.repo);
+      return indexDocument(this.stores, this.embedder, sourceKeyOf(file, this.stores.dir), doc, external, { ...options, recordSource: true, inputName: file });
     });
   }
 
@@ -492,7 +507,7 @@ export class MemoryEngine {
       if (typeof source !== 'string' || source === '') throw invalidInput(`${where}: source must be a non-empty string`);
       const { document, external } = validateMemoryDocument(source, doc);
       const { source: _label, ...ingest } = options as IngestOptions & { source?: string };
-      return indexDocument(this.stores, this.embedder, source, document, external, { ...ingest, recordSource });
+      return indexDocument(this.stores, this.embedder, source, await fingerprinted(where, document, options.repo), external, { ...ingest, recordSource });
     });
   }
 
@@ -542,6 +557,23 @@ export class MemoryEngine {
       checkId('importCode: codebase', options?.codebase);
       if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean') throw invalidInput('importCode: autoLink must be true or false');
       return importCode(this.stores, this.embedder, repo, options);
+    });
+  }
+
+  /**
+   * Classifies every code location (of `codebase`) against the files under `repo`: fresh, moved,
+   * drifted or orphaned, with the entries and golden paths that reference each one that is not
+   * fresh; `fix` re-anchors moved ones. See docs/code.md.
+   */
+  checkCode(options: CheckCodeOptions): Promise<CheckReport> {
+    return this.serialized(async () => {
+      checkOptionNames('checkCode', options, CHECK_CODE_OPTIONS);
+      if (typeof options.repo !== 'string' || options.repo === '') throw invalidInput('checkCode needs repo: the folder code locations are relative to');
+      const repo = resolve(options.repo);
+      if (!(await stat(repo).catch(() => null))?.isDirectory()) throw invalidInput(`checkCode: ${options.repo} is not a folder`);
+      if (options.codebase !== undefined) checkId('checkCode: codebase', options.codebase);
+      if (options.fix !== undefined && typeof options.fix !== 'boolean') throw invalidInput('checkCode: fix must be true or false');
+      return checkCode(this.stores, this.embedder, { ...options, repo });
     });
   }
 
@@ -901,6 +933,26 @@ export class MemoryEngine {
     resolveTaskContextOptions(options, where);
     const key = ContextCache.key(task, options, await this.stores.currentGeneration());
     return this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
+  }
+
+  /**
+   * The context for a change: `source` is a diff's text, or `{ repo, range, staged }` to run
+   * `git diff` (the working tree by default). The entries that reference the changed files and the
+   * symbols the change touches come first (why: `code`), then what the pipeline finds for the
+   * task the diff stands for. The bundle lists the `changes`. Not cached. See docs/code.md.
+   */
+  async contextForDiff(source: DiffSource, options: TaskContextOptions = {}): Promise<DiffContextBundle> {
+    using _reading = await this.reading();
+    if (typeof source === 'object' && source !== null) {
+      checkOptionNames('contextForDiff', source, ['repo', 'range', 'staged']);
+      if (typeof source.repo !== 'string' || source.repo === '') throw invalidInput('contextForDiff: repo must be the path of a git repository');
+      if (source.range !== undefined && typeof source.range !== 'string') throw invalidInput('contextForDiff: range must be a string like main..HEAD');
+      if (source.staged !== undefined && typeof source.staged !== 'boolean') throw invalidInput('contextForDiff: staged must be true or false');
+      if (!(await stat(resolve(source.repo)).catch(() => null))?.isDirectory()) throw invalidInput(`contextForDiff: ${source.repo} is not a folder`);
+      source = { ...source, repo: resolve(source.repo) };
+    } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
+    resolveTaskContextOptions(options, 'contextForDiff');
+    return contextForDiff(this.stores, this.queryEmbedder, source, options, this.chat);
   }
 
   /** Golden paths whose name, concept, description or step key concepts mention any of the concepts. */

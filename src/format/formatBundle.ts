@@ -14,6 +14,7 @@ export function describeReason(r: Reason): string {
   if (r.kind === 'vector') return `vector #${r.rank}, similarity ${r.similarity.toFixed(3)}`;
   if (r.kind === 'keyword') return `keyword #${r.rank}, bm25 ${r.bm25.toFixed(2)}`;
   if (r.kind === 'mention') return `named in the task ("${r.mention}")`;
+  if (r.kind === 'code') return `references changed code ${r.code}`;
   const hops = r.path.map((h) => `${h.from} -${h.type}-> ${h.to}`).join(', ');
   return `graph ${r.hops} hop${r.hops === 1 ? '' : 's'} from ${r.seedId}: ${hops}`;
 }

@@ -73,6 +73,12 @@ export interface IngestOptions {
    * (see SyncReport for what is kept instead). Default false: records are only added or updated.
    */
   sync?: boolean;
+  /**
+   * The folder code locations' paths are relative to: locations without a fingerprint get one
+   * from the text they point at there (and a symbol without lines its lines), so that `check` can
+   * tell moved from drifted code. Default: config `repo` in the CLI, none in the library.
+   */
+  repo?: string;
 }
 
 /** How the engine calls indexDocument. */

@@ -94,6 +94,9 @@ export interface PathHop {
   to: string;
 }
 
+/** How a reference meets a change (Reason `code`). */
+export type CodeMatch = 'touched' | 'file' | 'same-file';
+
 /** Why an item is in a result: the search that found it, or the edge path that reached it. */
 export type Reason =
   | { kind: 'vector'; rank: number; similarity: number }
@@ -101,6 +104,12 @@ export type Reason =
   | { kind: 'keyword'; rank: number; score: number; bm25: number }
   /** The task names the entry: `mention` is the title or alias as the task wrote it. */
   | { kind: 'mention'; rank: number; mention: string }
+  /**
+   * The entry references code a change touches (`contextForDiff`): `code` is `path#symbol`,
+   * `path:lines` or `path`; `match` says how close: a symbol or lines the change touches, the
+   * changed file itself, or other code in that file.
+   */
+  | { kind: 'code'; rank: number; code: string; match: CodeMatch }
   | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
 
 export interface ScoredEntry {

@@ -17,11 +17,11 @@ export interface FusionOptions {
 
 export const FUSION_OPTIONS = optionNames<FusionOptions>()(['method', 'weights', 'k']);
 
-/** The score a list gives a candidate for weighted fusion: similarity for vector lists, relative BM25 for keyword lists. */
+/** The score a list gives a candidate for weighted fusion: similarity for vector lists, relative BM25 for keyword lists, 1 for names and code. */
 function listScore(c: Hit): number {
   const r = c.why[0];
   if (!r) return 0;
-  return r.kind === 'keyword' ? r.score : r.kind === 'vector' ? r.similarity : r.kind === 'mention' ? 1 : 0;
+  return r.kind === 'keyword' ? r.score : r.kind === 'vector' ? r.similarity : r.kind === 'mention' || r.kind === 'code' ? 1 : 0;
 }
 
 /** Fuses ranked lists into one, best first; every reason is kept and `fused` is set. */

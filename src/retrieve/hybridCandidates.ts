@@ -20,7 +20,7 @@ export async function hybridCandidates(
   stores: Stores,
   query: string,
   queryVector: Float32Array | undefined,
-  opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal },
+  opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal; codeHits?: Hit[] },
 ): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
   const [columns, index] = await Promise.all([stores.columns(), opts.keyword === false ? undefined : stores.keywords()]);
   throwIfAborted(opts.signal);
@@ -43,7 +43,11 @@ export async function hybridCandidates(
   // Similarity breaks ties in the fusion, so every list's hits carry one.
   const keyword = estimateSimilarity(keywordHits, columns, queryVector);
   const mentioned = estimateSimilarity(mentionHits, columns, queryVector);
-  // Being named outright is stronger evidence than either search: the mention list counts double.
-  const fusion = { ...opts.fusion, weights: opts.fusion?.weights ?? [1, 1, 2] };
-  return { fused: fuseCandidates([vector.hits, keyword, mentioned], fusion), vector: vector.hits, keyword, mentioned, stage1: vector.stage1 };
+  // Being named outright is stronger evidence than either search: the mention list counts double,
+  // and entries on the code a change touches (contextForDiff) three times.
+  const allowed = opts.codeHits?.length ? columns.matcher(opts.filter) : undefined;
+  const code = allowed ? estimateSimilarity(opts.codeHits!.filter((h) => allowed(h.id)), columns, queryVector) : [];
+  const lists = code.length > 0 ? [vector.hits, keyword, mentioned, code] : [vector.hits, keyword, mentioned];
+  const fusion = { ...opts.fusion, weights: opts.fusion?.weights ?? [1, 1, 2, 3].slice(0, lists.length) };
+  return { fused: fuseCandidates(lists, fusion), vector: vector.hits, keyword, mentioned, stage1: vector.stage1 };
 }

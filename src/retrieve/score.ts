@@ -5,7 +5,7 @@
 import { cosineSimilarity } from '../embed/embedder.js';
 import { invalidInput } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type EntryEdgeType, type Reason } from '../model/types.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeMatch, type EntryEdgeType, type Reason } from '../model/types.js';
 import type { EntryFeatures } from '../store/resident/entryColumns.js';
 import type { Hit } from './candidate.js';
 
@@ -22,6 +22,12 @@ export interface ScoringWeights {
   bridge: number;
   /** Weight of being named in the task (title or alias). Default 0.3. */
   mention: number;
+  /**
+   * Weight of referencing code a change touches (`contextForDiff`): in full for a touched symbol or
+   * lines, half for the changed file itself, a quarter for other code in that file. Default 1: a
+   * reference to the changed code outranks any match on the diff's words.
+   */
+  code: number;
   /** Weight of the graph score: personalised PageRank, or proximity to the seeds (a direct hit counts as its own similarity). Default 0.5. */
   graph: number;
   /** Weight of confidence (low 0, medium 0.5, high 1). Default 0.05. */
@@ -48,6 +54,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   // and HotpotQA keeps 97 up to 0.85 (docs/evaluation.md).
   bridge: 0.8,
   mention: 0.3,
+  code: 1,
   graph: 0.5,
   confidence: 0.05,
   importance: 0.07,
@@ -58,7 +65,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
 };
 
 const SCORING_WEIGHT_NAMES = optionNames<ScoringWeights>()([
-  'similarity', 'keyword', 'bridge', 'mention', 'graph', 'confidence', 'importance', 'recency', 'hopDecay', 'edgeWeights', 'recencyHalfLifeDays',
+  'similarity', 'keyword', 'bridge', 'mention', 'code', 'graph', 'confidence', 'importance', 'recency', 'hopDecay', 'edgeWeights', 'recencyHalfLifeDays',
 ]);
 
 /** Refuses unknown weights and values that are not finite numbers ≥ 0 (a half-life must be > 0). */
@@ -83,7 +90,9 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-const isDirectHit = (r: Reason) => r.kind === 'vector' || r.kind === 'keyword' || r.kind === 'mention';
+const CODE_MATCH: Record<CodeMatch, number> = { touched: 1, file: 0.5, 'same-file': 0.25 };
+
+const isDirectHit = (r: Reason) => r.kind === 'vector' || r.kind === 'keyword' || r.kind === 'mention' || r.kind === 'code';
 
 /** How close a candidate is to the seeds: its own similarity for a direct hit, a decayed share of the seed's otherwise. */
 function graphProximity(c: Hit, seedSimilarity: Map<string, number>, w: ScoringWeights): number {
@@ -135,10 +144,12 @@ export function scoreCandidates(
       const age = Math.max(0, now - f.updatedAt.getTime());
       const keyword = Math.max(c.keywordScore ?? 0, w.bridge * (c.bridgeScore ?? 0), ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
       const mentioned = c.why.some((r) => r.kind === 'mention') ? 1 : 0;
+      const code = Math.max(0, ...c.why.map((r) => (r.kind === 'code' ? CODE_MATCH[r.match] : 0)));
       const relevance =
         w.similarity * c.similarity +
         w.keyword * keyword +
         w.mention * mentioned +
+        w.code * code +
         w.graph * (opts.graphScores ? opts.graphScores.get(c.id) ?? 0 : graphProximity(c, seedSimilarity, w)) +
         w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1));
       const importance = f.importance / 10;

@@ -266,6 +266,8 @@ export async function buildTaskContext(
   task: string,
   options: TaskContextOptions = {},
   chat?: JsonChat,
+  /** Entries on code a change touches (contextForDiff): a fourth fused list. */
+  codeHits?: Hit[],
 ): Promise<ContextBundle> {
   if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
   const o = resolveTaskContextOptions(options);
@@ -288,7 +290,7 @@ export async function buildTaskContext(
   const queryVector = await embedOrExplain(embedder, capText(task, EMBEDDED_CHARS), { strict: o.strict, signal, notes });
   lap('embed');
   const { fused, stage1 } = await hybridCandidates(stores, words, queryVector, {
-    filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal,
+    filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal, ...(codeHits ? { codeHits } : {}),
   });
   lap('candidates');
   const seeds = fused.slice(0, o.seeds);

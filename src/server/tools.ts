@@ -7,6 +7,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { codeSpan, describeReason, entryText, formatGoldenPath } from '../format/formatBundle.js';
 import { formatContext } from '../format/formatContext.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
+import { resolveConfig } from '../config/config.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType } from '../model/types.js';
 import type { MemoryEngine, SearchHit } from '../engine/memoryEngine.js';
 import type { SearchFilterOptions } from '../retrieve/taskContext.js';
@@ -119,6 +120,35 @@ export const TOOLS: MemoryTool[] = [
       });
       const text = formatContext(bundle, { style: 'prompt' });
       return { text: text === '' ? 'The project memory holds nothing relevant to this task.' : text, structured: plain(bundle) };
+    },
+  },
+  {
+    name: 'context_for_diff',
+    title: 'Project memory for a change',
+    description:
+      'Call this before committing or reviewing a change. Give the diff text (git diff output), or a git range or staged: true to ' +
+      "diff the server's repository. Returns the lessons, conventions and decisions that reference the changed files and symbols " +
+      'first, then what memory holds for the change as a task, with the code and golden paths; the same <memory> block as build_task_context.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        diff: { ...TEXT(8_000_000), description: 'A unified diff, as git diff prints it.' },
+        range: { ...TEXT(200), description: "A git revision or range in the server's repository: main..HEAD, HEAD~3 (against the working tree)." },
+        staged: { type: 'boolean', description: 'The staged changes (the index against HEAD).' },
+        ...FILTERS,
+        max_entries: { type: 'integer', minimum: 1, maximum: 100, description: 'Entries at most (default 12).' },
+      },
+      additionalProperties: false,
+    },
+    annotations: READ,
+    async run(engine, input) {
+      if (input.diff !== undefined && (input.range !== undefined || input.staged !== undefined)) throw invalidInput('give either diff, or range / staged, not both');
+      // git runs in the repository the server was configured for (config repo, else its working directory), never one a caller names.
+      const repo = (resolveConfig().values.repo as string | undefined) ?? process.cwd();
+      const source = input.diff !== undefined ? (input.diff as string) : { repo, ...(input.range !== undefined ? { range: input.range as string } : {}), ...(input.staged === true ? { staged: true } : {}) };
+      const bundle = await engine.contextForDiff(source, { ...filtersOf(input), ...(input.max_entries !== undefined ? { maxEntries: input.max_entries as number } : {}) });
+      const text = formatContext(bundle, { style: 'prompt' });
+      return { text: text === '' ? 'The project memory holds nothing about this change.' : text, structured: plain(bundle) };
     },
   },
   {

@@ -1,0 +1,85 @@
+/**
+ * The files of a repository as code references see them: text, lines and (for TypeScript and
+ * JavaScript) symbols, read once per file version (mtime and size) and kept for the next check.
+ * A repository-wide index of symbols and fingerprints is built only when a reference has to be
+ * looked for outside its own file.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { relative, resolve, sep } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { codeLanguage, codeSymbols, fingerprintOf, type CodeSymbol } from '../import/codeSymbols.js';
+import { walkFiles } from '../import/walkFiles.js';
+
+export interface IndexedFile {
+  text: string;
+  lines: string[];
+  /** Null for files import-code does not parse. */
+  symbols: CodeSymbol[] | null;
+}
+
+export interface SymbolHit {
+  filePath: string;
+  symbol: CodeSymbol;
+}
+
+/** Files larger than this are not read for a check (generated code). */
+const MAX_FILE_BYTES = 4 * 2 ** 20;
+
+/** Parsed files by absolute path, shared by every index in the process: a file is parsed once per version. */
+const parsed = new LRUCache<string, { version: string; file: IndexedFile }>({ max: 20_000 });
+
+/** The text of lines `start`–`end` (1-based, inclusive) as a fingerprint. */
+export function linesFingerprint(lines: readonly string[], start: number, end: number): string {
+  return fingerprintOf(lines.slice(start - 1, end).join('\n'));
+}
+
+export class CodeIndex {
+  private everywhereIndex: Promise<{ byFingerprint: Map<string, SymbolHit[]>; bySymbol: Map<string, SymbolHit[]> }> | undefined;
+
+  /** `root`: the folder code locations' paths are relative to. */
+  constructor(readonly root: string, private readonly skip: string[] = []) {}
+
+  /** The absolute path of a location's file, or null when the path leaves the root. */
+  pathOf(filePath: string): string | null {
+    const abs = resolve(this.root, filePath);
+    return abs.startsWith(this.root + sep) ? abs : null;
+  }
+
+  /** The file at `filePath` (relative to the root), or null when it is not there. */
+  async file(filePath: string): Promise<IndexedFile | null> {
+    const abs = this.pathOf(filePath);
+    if (!abs) return null;
+    const info = await stat(abs).catch(() => null);
+    if (!info?.isFile() || info.size > MAX_FILE_BYTES) return null;
+    const version = `${info.mtimeMs}:${info.size}`;
+    const cached = parsed.get(abs);
+    if (cached?.version === version) return cached.file;
+    const text = await readFile(abs, 'utf8');
+    const file = { text, lines: text.split('\n'), symbols: codeLanguage(abs) ? codeSymbols(abs, text) : null };
+    parsed.set(abs, { version, file });
+    return file;
+  }
+
+  /** Every symbol of the root's code files by fingerprint and by name. */
+  everywhere(): Promise<{ byFingerprint: Map<string, SymbolHit[]>; bySymbol: Map<string, SymbolHit[]> }> {
+    this.everywhereIndex ??= (async () => {
+      const byFingerprint = new Map<string, SymbolHit[]>();
+      const bySymbol = new Map<string, SymbolHit[]>();
+      const push = (map: Map<string, SymbolHit[]>, key: string, hit: SymbolHit) => {
+        const list = map.get(key);
+        if (list) list.push(hit);
+        else map.set(key, [hit]);
+      };
+      for (const abs of await walkFiles([this.root], (name) => codeLanguage(name) !== null, this.skip)) {
+        const filePath = relative(this.root, abs).split(sep).join('/');
+        for (const symbol of (await this.file(filePath))?.symbols ?? []) {
+          if (symbol.symbol === null) continue;
+          push(byFingerprint, symbol.fingerprint, { filePath, symbol });
+          push(bySymbol, symbol.symbol, { filePath, symbol });
+        }
+      }
+      return { byFingerprint, bySymbol };
+    })();
+    return this.everywhereIndex;
+  }
+}
