@@ -2,7 +2,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
-import { openMemory, type MemoryDocumentRecord } from '../src/index.js';
+import { formatContext, openMemory, type MemoryDocumentRecord } from '../src/index.js';
+import { STALE_CODE_FACTOR } from '../src/retrieve/score.js';
 import { shopRepo, wordHashEmbedder } from './helpers.js';
 
 const memoryOf: MemoryDocumentRecord = {
@@ -95,6 +96,40 @@ describe('check: code references against the repository', () => {
       await expect(m.checkCode({ repo, fix: 'yes' } as never)).rejects.toThrow(/fix must be true or false/);
     } finally {
       await m.close();
+    }
+  });
+
+  it('marks code references in bundles when the engine knows its repo, and ranks entries on gone code lower', async () => {
+    const repo = await shopRepo();
+    const m = await openMemory({ path: join(repo, '.memcore'), embedder: wordHashEmbedder(), env: {}, repo });
+    try {
+      await m.importCode(repo, { codebase: 'shop', autoLink: false });
+      await m.ingestDocument(memoryOf);
+      const task = 'the old path oldPath for v1 clients, and helperThing';
+      const before = await m.buildTaskContext(task, { maxEntries: 4 });
+      expect(before.codeRefs.map((c) => c.freshness)).toEqual(before.codeRefs.map(() => 'fresh'));
+      const legacyBefore = before.entries.find((e) => e.entry.id === 'legacy')!;
+      expect(legacyBefore.possiblyStale).toBeUndefined();
+
+      await rm(join(repo, 'src', 'legacy.ts'));
+      const after = await m.buildTaskContext(task, { maxEntries: 4 });
+      expect(after.cacheHit).toBe(true); // the store did not change; the files did
+      expect(after.codeRefs.find((c) => c.code.id === 'shop:src/legacy.ts#oldPath')?.freshness).toBe('orphaned');
+      const legacyAfter = after.entries.find((e) => e.entry.id === 'legacy')!;
+      expect(legacyAfter).toMatchObject({ possiblyStale: true, score: legacyBefore.score * STALE_CODE_FACTOR });
+      expect(after.entries.map((e) => e.score)).toEqual([...after.entries.map((e) => e.score)].sort((a, b) => b - a));
+      expect(after.notes).toContain('possibly stale, every code reference orphaned: legacy');
+      const prompt = formatContext(after);
+      expect(prompt).toContain('src/legacy.ts:1-3 (oldPath) (orphaned)');
+      expect(prompt).toContain('possibly stale: the code it references is gone');
+    } finally {
+      await m.close();
+    }
+    const plain = await openMemory({ path: join(repo, '.memcore'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      expect((await plain.buildTaskContext('the old path for v1 clients')).codeRefs.every((c) => c.freshness === undefined)).toBe(true);
+    } finally {
+      await plain.close();
     }
   });
 

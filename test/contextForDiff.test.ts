@@ -71,6 +71,9 @@ describe('contextForDiff: the memory for a change', () => {
       const deleted = await m.contextForDiff({ repo, range: 'HEAD~1..HEAD' });
       expect(deleted.changes).toEqual([{ path: 'src/legacy.ts', oldPath: null, change: 'deleted', symbols: ['oldPath'] }]);
       expect(whyCode(deleted)[0]).toEqual(['legacy', 'src/legacy.ts#oldPath (deleted)']);
+      // its code is gone (orphaned), yet the change is why: it is not demoted as possibly stale
+      expect(deleted.codeRefs.find((c) => c.code.id === 'shop:src/legacy.ts#oldPath')?.freshness).toBe('orphaned');
+      expect(deleted.entries[0]!.possiblyStale).toBeUndefined();
 
       gitIn(repo, 'mv', 'src/orders.ts', 'src/order-service.ts');
       gitIn(repo, 'commit', '-q', '-m', 'rename');

@@ -7,10 +7,10 @@
  * The text is compared through the location's fingerprint (whitespace-insensitive); a location
  * without one can be found moved or orphaned, never drifted.
  */
-import type { CodeLocation } from '../model/types.js';
+import type { CodeLocation, CodeReference } from '../model/types.js';
 import { linesFingerprint, type CodeIndex, type IndexedFile, type SymbolHit } from './codeIndex.js';
 
-export type Freshness = 'fresh' | 'moved' | 'drifted' | 'orphaned';
+export type Freshness = NonNullable<CodeReference['freshness']>;
 
 export interface CodeFreshness {
   status: Freshness;

@@ -34,6 +34,8 @@ export function linesFingerprint(lines: readonly string[], start: number, end: n
 }
 
 export class CodeIndex {
+  /** One look per file and index: a check of 8,000 locations in 900 files stats 900 files. */
+  private readonly files = new Map<string, Promise<IndexedFile | null>>();
   private everywhereIndex: Promise<{ byFingerprint: Map<string, SymbolHit[]>; bySymbol: Map<string, SymbolHit[]> }> | undefined;
 
   /** `root`: the folder code locations' paths are relative to. */
@@ -45,8 +47,14 @@ export class CodeIndex {
     return abs.startsWith(this.root + sep) ? abs : null;
   }
 
-  /** The file at `filePath` (relative to the root), or null when it is not there. */
-  async file(filePath: string): Promise<IndexedFile | null> {
+  /** The file at `filePath` (relative to the root), or null when it is not there; looked at once per index. */
+  file(filePath: string): Promise<IndexedFile | null> {
+    let file = this.files.get(filePath);
+    if (!file) this.files.set(filePath, (file = this.read(filePath)));
+    return file;
+  }
+
+  private async read(filePath: string): Promise<IndexedFile | null> {
     const abs = this.pathOf(filePath);
     if (!abs) return null;
     const info = await stat(abs).catch(() => null);

@@ -39,6 +39,7 @@ import { importMarkdown, type ImportMarkdownOptions, type ImportReport } from '.
 import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../import/importCode.js';
 import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/checkCode.js';
 import { withFingerprints } from '../code/fingerprintLocations.js';
+import { withFreshness } from '../code/bundleFreshness.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
@@ -63,6 +64,12 @@ export interface OpenMemoryOptions {
   cwd?: string;
   /** Default: the offline local model. */
   embedder?: EmbedderConfig;
+  /**
+   * The folder code locations are relative to (config `repo`, MEMCORE_REPO). With it, bundles mark
+   * each code reference fresh, moved, drifted or orphaned, and rank entries whose every reference
+   * is orphaned lower (docs/code.md). Default none.
+   */
+  repo?: string;
   /** Context bundle cache (TTL LRU). `{ ttlMs: 0 }` turns it off. Default 500 bundles, 5 minutes. */
   cache?: ContextCacheOptions;
   /**
@@ -150,7 +157,7 @@ export interface HybridSearchOptions extends MatryoshkaSearchOptions {
 export type SearchResults = SearchHit[] & { notes: string[] };
 
 const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
-  'path', 'env', 'cwd', 'embedder', 'cache', 'smallDimensions', 'residentMaxEntries', 'scanMaxEntries', 'scanThreadMinEntries', 'llm',
+  'path', 'env', 'cwd', 'embedder', 'repo', 'cache', 'smallDimensions', 'residentMaxEntries', 'scanMaxEntries', 'scanThreadMinEntries', 'llm',
 ]);
 const SEMANTIC_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal'])];
 const MATRYOSHKA_SEARCH_OPTIONS = [...SEMANTIC_SEARCH_OPTIONS, ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims'])];
@@ -306,6 +313,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
       residentMaxEntries: options.residentMaxEntries,
       scanMaxEntries: options.scanMaxEntries,
       scanThreadMinEntries: options.scanThreadMinEntries,
+      repo: options.repo,
     },
     env,
     cwd: options.cwd,
@@ -338,11 +346,13 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
     await releaseStores(dir);
     throw e;
   }
-  return new MemoryEngine(stores, embedder, { cache: config.cache, llm });
+  const repo = config.repo === undefined ? undefined : resolve(options.cwd ?? process.cwd(), config.repo);
+  return new MemoryEngine(stores, embedder, { cache: config.cache, llm, ...(repo ? { repo } : {}) });
 }
 
 interface ConfigValues {
   db: string;
+  repo?: string;
   smallDimensions?: number;
   residentMaxEntries: number;
   scanMaxEntries: number;
@@ -367,14 +377,17 @@ export class MemoryEngine {
   private queryEmbedder: Embedder;
   private readonly cache: ContextCache;
   private readonly chat: JsonChat | undefined;
+  /** The folder code locations are relative to, when known: bundles then carry freshness. */
+  private readonly repo: string | undefined;
   private closed = false;
 
   /** @internal use openMemory() */
   constructor(
     private stores: Stores,
     private model: Embedder,
-    options: { cache?: ContextCacheOptions; llm?: LlmOptions | JsonChat } = {},
+    options: { cache?: ContextCacheOptions; llm?: LlmOptions | JsonChat; repo?: string } = {},
   ) {
+    this.repo = options.repo;
     this.queryEmbedder = withQueryCache(model);
     this.cache = new ContextCache(options.cache);
     const llm = options.llm;
@@ -932,7 +945,9 @@ export class MemoryEngine {
     // Checked before the cache key is made: a bad option must fail even when a bundle is cached.
     resolveTaskContextOptions(options, where);
     const key = ContextCache.key(task, options, await this.stores.currentGeneration());
-    return this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
+    const bundle = await this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
+    // After the cache: files change without a write to the store.
+    return this.repo && options.includeCode !== false ? withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
   }
 
   /**
@@ -952,7 +967,9 @@ export class MemoryEngine {
       source = { ...source, repo: resolve(source.repo) };
     } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
     resolveTaskContextOptions(options, 'contextForDiff');
-    return contextForDiff(this.stores, this.queryEmbedder, source, options, this.chat);
+    const bundle = await contextForDiff(this.stores, this.queryEmbedder, source, options, this.chat);
+    const repo = typeof source === 'string' ? this.repo : source.repo;
+    return repo && options.includeCode !== false ? withFreshness(bundle, repo, [this.stores.dir]) : bundle;
   }
 
   /** Golden paths whose name, concept, description or step key concepts mention any of the concepts. */

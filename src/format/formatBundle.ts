@@ -1,4 +1,4 @@
-import type { CodeLocation, ContextBundle, GoldenPath, MemoryEntry, Reason } from '../model/types.js';
+import type { CodeLocation, CodeReference, ContextBundle, GoldenPath, MemoryEntry, Reason } from '../model/types.js';
 
 /** An entry as a tool answer or `memcore show` gives it: a header line, then its content. */
 export function entryText(e: MemoryEntry): string {
@@ -8,6 +8,11 @@ export function entryText(e: MemoryEntry): string {
 export function codeSpan(c: CodeLocation): string {
   const lines = c.startLine === null ? '' : c.endLine !== null && c.endLine !== c.startLine ? `:${c.startLine}-${c.endLine}` : `:${c.startLine}`;
   return `${c.filePath}${lines}${c.symbol ? ` (${c.symbol})` : ''}`;
+}
+
+/** ` (moved)`, ` (drifted)`, ` (orphaned)` after a code reference that is not where it says; nothing when fresh or unknown. */
+export function staleness(c: CodeReference): string {
+  return c.freshness && c.freshness !== 'fresh' ? ` (${c.freshness})` : '';
 }
 
 export function describeReason(r: Reason): string {
@@ -30,13 +35,13 @@ export function formatBundle(bundle: ContextBundle): string {
   bundle.entries.forEach((s, i) => {
     const e = s.entry;
     out.push(`${String(i + 1).padStart(2)}. [${e.entryType}] ${e.title}  (${e.coreId}, score ${s.score.toFixed(3)}, ${e.confidence} confidence, ~${s.tokens} tokens)`);
-    out.push(`    id: ${e.id}`);
+    out.push(`    id: ${e.id}${s.possiblyStale ? '  (possibly stale: the code it references is gone)' : ''}`);
     for (const r of s.why) out.push(`    why: ${describeReason(r)}`);
     out.push(indent(e.content.trim(), '    │ '));
   });
   if (bundle.codeRefs.length > 0) {
     out.push('', `Code references (${bundle.codeRefs.length}):`);
-    for (const c of bundle.codeRefs) out.push(`  - ${codeSpan(c.code)}  relevance ${c.relevance.toFixed(2)}  ← ${c.entryIds.join(', ')}`);
+    for (const c of bundle.codeRefs) out.push(`  - ${codeSpan(c.code)}${staleness(c)}  relevance ${c.relevance.toFixed(2)}  ← ${c.entryIds.join(', ')}`);
   }
   if (bundle.goldenPaths.length > 0) {
     out.push('', `Golden paths (${bundle.goldenPaths.length}):`);

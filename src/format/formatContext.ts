@@ -1,6 +1,6 @@
 import type { ContextBundle, ScoredEntry } from '../model/types.js';
 import { estimateTokens } from '../retrieve/score.js';
-import { codeSpan, formatBundle } from './formatBundle.js';
+import { codeSpan, formatBundle, staleness } from './formatBundle.js';
 import { neutralize } from './neutralize.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 
@@ -23,6 +23,7 @@ export const PROMPT_HEADER = "Reference only — may be outdated; prefer the cod
 function entrySource(e: ScoredEntry): string {
   const parts = [e.entry.entryType, e.entry.coreId, `${e.entry.confidence} confidence`];
   if (e.entry.source) parts.push(`source: ${e.entry.source}`);
+  if (e.possiblyStale) parts.push('possibly stale: the code it references is gone');
   return parts.join(', ');
 }
 
@@ -59,7 +60,7 @@ function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): stri
     blocks.push(`- ${clean(e.entry.title)} (${clean(entrySource(e))})\n${content}`);
   }
   if (bundle.codeRefs.length > 0) {
-    blocks.push(['Code:', ...bundle.codeRefs.map((c) => `- ${clean(codeSpan(c.code))}`)].join('\n'));
+    blocks.push(['Code:', ...bundle.codeRefs.map((c) => `- ${clean(codeSpan(c.code))}${staleness(c)}`)].join('\n'));
   }
   for (const p of bundle.goldenPaths) {
     blocks.push([`Golden path: ${clean(p.name)}`, ...p.steps.map((s) => `${s.order}. ${clean(codeSpan(s.code))}${s.description ? ` — ${clean(s.description)}` : ''}`)].join('\n'));
@@ -72,7 +73,7 @@ function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): st
   for (const e of bundle.entries) {
     blocks.push(`### ${e.entry.title}\n_${entrySource(e)} · score ${e.score.toFixed(3)}_\n\n${e.entry.content.trim()}`);
   }
-  if (bundle.codeRefs.length > 0) blocks.push(['## Code', ...bundle.codeRefs.map((c) => `- \`${codeSpan(c.code)}\``)].join('\n'));
+  if (bundle.codeRefs.length > 0) blocks.push(['## Code', ...bundle.codeRefs.map((c) => `- \`${codeSpan(c.code)}\`${staleness(c)}`)].join('\n'));
   for (const p of bundle.goldenPaths) {
     blocks.push([`## Golden path: ${p.name}`, ...p.steps.map((s) => `${s.order}. \`${codeSpan(s.code)}\`${s.description ? ` — ${s.description}` : ''}`)].join('\n'));
   }

@@ -123,6 +123,8 @@ export interface ScoredEntry {
   tokens: number;
   /** Why the LLM relevance filter kept it, when that filter ran. */
   llmReason?: string;
+  /** Every code reference of the entry is orphaned (the engine knows its `repo`): its score was halved. */
+  possiblyStale?: true;
 }
 
 export interface CodeReference {
@@ -131,6 +133,8 @@ export interface CodeReference {
   relevance: number;
   /** Entries in the bundle that reference this location. */
   entryIds: string[];
+  /** Whether the code is still where the location says (set when the engine knows its `repo`; docs/code.md). */
+  freshness?: 'fresh' | 'moved' | 'drifted' | 'orphaned';
 }
 
 export interface ContextBundle {

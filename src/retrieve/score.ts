@@ -90,6 +90,12 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/**
+ * An entry whose every code reference is orphaned (its code is gone) keeps this share of its score
+ * in a bundle of an engine that knows its repository: it may be stale, and still worth a look.
+ */
+export const STALE_CODE_FACTOR = 0.5;
+
 const CODE_MATCH: Record<CodeMatch, number> = { touched: 1, file: 0.5, 'same-file': 0.25 };
 
 const isDirectHit = (r: Reason) => r.kind === 'vector' || r.kind === 'keyword' || r.kind === 'mention' || r.kind === 'code';
