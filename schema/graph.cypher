@@ -4,6 +4,7 @@ CREATE NODE TABLE IF NOT EXISTS CodeLocation(id STRING, codebase_id STRING, file
 // Added after the first release: ALTER, not the CREATE above, so that new and older graphs have the same column order.
 ALTER TABLE CodeLocation ADD IF NOT EXISTS fingerprint STRING DEFAULT '';
 ALTER TABLE CodeLocation ADD IF NOT EXISTS kind STRING DEFAULT '';
+ALTER TABLE CodeLocation ADD IF NOT EXISTS revision STRING DEFAULT '';
 CREATE NODE TABLE IF NOT EXISTS GoldenPath(id STRING, name STRING, concept STRING, description STRING, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS RELATED(FROM MemoryEntry TO MemoryEntry, weight DOUBLE, kind STRING);
 CREATE REL TABLE IF NOT EXISTS DEPENDS_ON(FROM MemoryEntry TO MemoryEntry);

@@ -31,7 +31,7 @@ describe('findLinks', () => {
     e('short', 'API', 'Everything mentions the api and APIs.'),
     e('code', 'Refresh handler', 'refreshTokens() in src/auth/refresh.ts does it; also refresh.ts.bak is unrelated.'),
   ];
-  const code = [{ id: 'c1', codebaseId: 'x', filePath: 'src/auth/refresh.ts', symbol: 'refreshTokens', startLine: 1, endLine: 9, language: 'ts', kind: null, fingerprint: null }];
+  const code = [{ id: 'c1', codebaseId: 'x', filePath: 'src/auth/refresh.ts', symbol: 'refreshTokens', startLine: 1, endLine: 9, language: 'ts', kind: null, fingerprint: null, revision: null }];
 
   it('links mentions of titles and aliases at word boundaries, with case rules', () => {
     const links = findLinks(corpus, code, new Set(corpus.map((c) => c.id)));

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { formatContext, openMemory, type MemoryDocumentRecord } from '../src/index.js';
 import { STALE_CODE_FACTOR } from '../src/retrieve/score.js';
-import { shopRepo, wordHashEmbedder } from './helpers.js';
+import { gitIn, shopRepo, wordHashEmbedder } from './helpers.js';
 
 const memoryOf: MemoryDocumentRecord = {
   core_id: 'shop',
@@ -45,7 +45,10 @@ describe('check: code references against the repository', () => {
       expect(byId.get('shop:src/orders.ts#createOrder')).toMatchObject({
         status: 'moved', now: { filePath: 'src/orders.ts', symbol: 'createOrder', startLine: 3, endLine: 5 }, entries: [{ id: 'create', title: 'Orders are created with their total' }],
       });
-      expect(byId.get('shop:src/orders.ts#cancelOrder')).toMatchObject({ status: 'drifted', detail: 'cancelOrder changed: lines 5-7 then, lines 7-9 now', entries: [{ id: 'cancel' }] });
+      // import-code took the fingerprint at HEAD (the file was committed): the detail says what changed since
+      const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
+      expect(byId.get('shop:src/orders.ts#cancelOrder')).toMatchObject({ status: 'drifted', detail: `cancelOrder changed: lines 5-7 then, lines 7-9 now; +1 −1 lines since ${head.slice(0, 7)}`, entries: [{ id: 'cancel' }] });
+      expect(byId.get('shop:src/orders.ts#cancelOrder')!.code.revision).toBe(head);
       expect(byId.get('shop:src/orders.ts#helperThing')).toMatchObject({ status: 'orphaned', detail: 'helperThing is no longer in src/orders.ts', entries: [{ id: 'helper' }] });
       expect(byId.get('shop:src/legacy.ts#oldPath')).toMatchObject({ status: 'orphaned', entries: [{ id: 'legacy' }] });
       expect(byId.get('shop:src/legacy.ts')).toMatchObject({ status: 'orphaned', detail: 'src/legacy.ts is gone', entries: [] });
@@ -74,13 +77,14 @@ describe('check: code references against the repository', () => {
       expect(report.problems.find((p) => p.code.id === 'shop:src/legacy.ts#oldPath')).toMatchObject({
         status: 'moved', now: { filePath: 'src/v1/paths.ts', symbol: 'oldPath', startLine: 2, endLine: 4 }, detail: 'the same text is now src/v1/paths.ts#oldPath',
       });
+      const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
       // written by hand, fingerprinted at ingest from the repository: lines by their text, a symbol given its lines
       await m.ingestDocument({ code_locations: [
         { id: 'hand-lines', codebase_id: 'shop', file_path: 'src/orders.ts', start_line: 5, end_line: 7 },
         { id: 'hand-symbol', codebase_id: 'shop', file_path: 'src/orders.ts', symbol: 'helperThing' },
       ] }, { repo });
       const stored = (await m.exportMemory()).code_locations!.filter((c) => c.id!.startsWith('hand-'));
-      expect(stored.map((c) => [c.id, c.start_line, c.end_line, c.fingerprint?.length])).toEqual([['hand-lines', 5, 7, 32], ['hand-symbol', 9, 11, 32]]);
+      expect(stored.map((c) => [c.id, c.start_line, c.end_line, c.fingerprint?.length, c.revision])).toEqual([['hand-lines', 5, 7, 32, head], ['hand-symbol', 9, 11, 32, head]]);
       const orders = join(repo, 'src', 'orders.ts');
       await writeFile(orders, `// two\n// more\n${await readFile(orders, 'utf8')}`);
       const shifted = new Map((await m.checkCode({ repo })).problems.map((p) => [p.code.id, p]));

@@ -11,7 +11,7 @@ const entry = (id: string, content: string, over: Partial<ScoredEntry['entry']> 
   score: 0.9, similarity: 0.8, why: [{ kind: 'vector', rank: 1, similarity: 0.8 }], tokens: 10,
 });
 
-const code = { id: 'k', codebaseId: 'api', filePath: 'src/a.ts', symbol: 'f', startLine: 3, endLine: 9, language: 'ts', kind: null, fingerprint: null };
+const code = { id: 'k', codebaseId: 'api', filePath: 'src/a.ts', symbol: 'f', startLine: 3, endLine: 9, language: 'ts', kind: null, fingerprint: null, revision: null };
 const bundle = (entries: ScoredEntry[]): ContextBundle => ({
   task: 'do it',
   entries,

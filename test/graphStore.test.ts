@@ -50,7 +50,7 @@ describe('bulk writes (rows sent column by column)', () => {
     try {
       await g.write({
         entries: hostile.map((_, i) => entry(i)),
-        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]!, kind: 'function', fingerprint: 'ab'.repeat(8) }],
+        codeLocations: [{ id: 'c1', codebaseId: hostile[0]!, filePath: hostile[3]!, symbol: null, startLine: 3, endLine: null, language: hostile[5]!, kind: 'function', fingerprint: 'ab'.repeat(8), revision: hostile[2]! }],
         goldenPaths: [{ id: 'p1', name: hostile[4]!, concept: null, description: hostile[1]! }],
         relations: [...related([1, 0.9, 0.25]), { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 2, description: hostile[5]!, keyConcepts: [hostile[0]!, hostile[4]!] }],
       });
@@ -163,7 +163,7 @@ const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} â
 describe('code links in memory', () => {
   it('follow writes of code, golden paths and references, and deletes', async () => {
     const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
-    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts', kind: null, fingerprint: null });
+    const code = (id: string, symbol: string) => ({ id, codebaseId: 'api', filePath: `src/${symbol}.ts`, symbol, startLine: 1, endLine: 9, language: 'ts', kind: null, fingerprint: null, revision: null });
     const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
     try {
       await g.write({
@@ -208,10 +208,10 @@ describe('a graph made before code locations had a kind and a fingerprint', () =
 
     const g = await KuzuGraphStore.open(file);
     try {
-      const fresh = { id: 'new', codebaseId: 'api', filePath: 'src/b.ts', symbol: 'g', startLine: 3, endLine: 9, language: 'ts', kind: 'function', fingerprint: 'cd'.repeat(8) };
+      const fresh = { id: 'new', codebaseId: 'api', filePath: 'src/b.ts', symbol: 'g', startLine: 3, endLine: 9, language: 'ts', kind: 'function', fingerprint: 'cd'.repeat(8), revision: 'a1b2c3d' };
       await g.write({ entries: [], codeLocations: [fresh], goldenPaths: [], relations: [] });
       const all = (await g.allCodeLocations()).sort((a, b) => a.id.localeCompare(b.id));
-      expect(all).toEqual([fresh, { id: 'old', codebaseId: 'api', filePath: 'src/a.ts', symbol: 'f', startLine: 1, endLine: 2, language: 'ts', kind: null, fingerprint: null }]);
+      expect(all).toEqual([fresh, { id: 'old', codebaseId: 'api', filePath: 'src/a.ts', symbol: 'f', startLine: 1, endLine: 2, language: 'ts', kind: null, fingerprint: null, revision: null }]);
     } finally {
       await g.close();
     }

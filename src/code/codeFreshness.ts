@@ -8,6 +8,7 @@
  * without one can be found moved or orphaned, never drifted.
  */
 import type { CodeLocation, CodeReference } from '../model/types.js';
+import { codeSymbols, type CodeSymbol } from '../import/codeSymbols.js';
 import { linesFingerprint, type CodeIndex, type IndexedFile, type SymbolHit } from './codeIndex.js';
 
 export type Freshness = NonNullable<CodeReference['freshness']>;
@@ -25,6 +26,38 @@ const span = (c: { startLine: number | null; endLine: number | null }) => (c.sta
 function moved(hit: SymbolHit, detail: string): CodeFreshness {
   const { symbol } = hit;
   return { status: 'moved', now: { filePath: hit.filePath, symbol: symbol.symbol, startLine: symbol.startLine, endLine: symbol.endLine }, detail };
+}
+
+/** Lines added and removed in a symbol since its fingerprint's commit: `+3 −1 lines since 1a2b3c4`. */
+async function changeSince(code: CodeLocation, now: CodeSymbol, file: IndexedFile, index: CodeIndex): Promise<string | null> {
+  const old = await index.atRevision(code.revision!, code.filePath);
+  if (old === null) return null;
+  const symbols = codeSymbols(code.filePath, old);
+  const then = symbols.find((s) => s.symbol === code.symbol && s.fingerprint === code.fingerprint) ?? symbols.find((s) => s.symbol === code.symbol);
+  if (!then) return null;
+  const before = old.split('\n').slice(then.startLine - 1, then.endLine);
+  const after = file.lines.slice(now.startLine - 1, now.endLine);
+  const same = commonLines(before, after);
+  return `+${after.length - same} −${before.length - same} lines since ${code.revision!.slice(0, 7)}`;
+}
+
+/** Length of the longest common subsequence of two line lists (trimmed lines compared). */
+function commonLines(a: string[], b: string[]): number {
+  const x = a.map((l) => l.trim());
+  const y = b.map((l) => l.trim());
+  // Past 4M cells (two 2,000-line symbols) a count of shared lines stands in for the subsequence.
+  if (x.length * y.length > 4_000_000) {
+    const pool = new Map<string, number>();
+    for (const l of x) pool.set(l, (pool.get(l) ?? 0) + 1);
+    return y.reduce((n, l) => ((pool.get(l) ?? 0) > 0 ? (pool.set(l, pool.get(l)! - 1), n + 1) : n), 0);
+  }
+  let previous = new Uint32Array(y.length + 1);
+  for (const line of x) {
+    const row = new Uint32Array(y.length + 1);
+    for (let j = 1; j <= y.length; j++) row[j] = line === y[j - 1] ? previous[j - 1]! + 1 : Math.max(previous[j]!, row[j - 1]!);
+    previous = row;
+  }
+  return previous[y.length]!;
 }
 
 /** Lines of the same length as the location's whose text has its fingerprint, nearest first. */
@@ -72,7 +105,10 @@ export async function codeFreshness(code: CodeLocation, index: CodeIndex): Promi
       const now = { filePath: code.filePath, symbol: found.symbol, startLine: found.startLine, endLine: found.endLine };
       const sameText = !code.fingerprint || found.fingerprint === code.fingerprint || sameLinesText;
       const samePlace = code.startLine === null || (found.startLine === code.startLine && found.endLine === (code.endLine ?? code.startLine));
-      if (!sameText) return { status: 'drifted', now, detail: `${code.symbol} changed: ${span(code)} then, ${span(found)} now` };
+      if (!sameText) {
+        const since = code.revision ? await changeSince(code, found, file, index) : null;
+        return { status: 'drifted', now, detail: `${code.symbol} changed: ${span(code)} then, ${span(found)} now${since ? `; ${since}` : ''}` };
+      }
       return samePlace ? { status: 'fresh', detail: `${code.symbol} is at ${span(found)}` } : { status: 'moved', now, detail: `${code.symbol} moved from ${span(code)} to ${span(found)}` };
     }
     const renamed = code.fingerprint ? file.symbols.find((s) => s.fingerprint === code.fingerprint) : undefined;

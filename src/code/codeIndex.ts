@@ -9,6 +9,7 @@ import { relative, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { codeLanguage, codeSymbols, fingerprintOf, type CodeSymbol } from '../import/codeSymbols.js';
 import { walkFiles } from '../import/walkFiles.js';
+import { runGit } from './git.js';
 
 export interface IndexedFile {
   text: string;
@@ -66,6 +67,12 @@ export class CodeIndex {
     const file = { text, lines: text.split('\n'), symbols: codeLanguage(abs) ? codeSymbols(abs, text) : null };
     parsed.set(abs, { version, file });
     return file;
+  }
+
+  /** The file as it was at a commit (for what changed since a fingerprint was taken), or null. */
+  async atRevision(revision: string, filePath: string): Promise<string | null> {
+    if (!/^[0-9a-f]{7,64}$/.test(revision) || !this.pathOf(filePath)) return null;
+    return runGit(this.root, ['show', `${revision}:./${filePath}`]).catch(() => null);
   }
 
   /** Every symbol of the root's code files by fingerprint and by name. */

@@ -3,6 +3,7 @@
  * what the user can do: not a repository, a revision that does not exist, git not installed.
  */
 import { execFile } from 'node:child_process';
+import { join, relative, sep } from 'node:path';
 import { invalidInput, MemcoreError } from '../model/errors.js';
 
 /** Output git may print for one call (a diff of a large change). */
@@ -36,4 +37,30 @@ export async function headRevision(repo: string): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * The commit HEAD is at, and the files under `root` that differ from it (changed, staged or
+ * untracked; paths relative to `root`): a fingerprint taken from a file not among them was taken
+ * at that commit. Null outside a repository or before its first commit.
+ */
+export async function revisionOf(root: string): Promise<{ revision: string; changed: Set<string> } | null> {
+  let top: string;
+  try {
+    top = await repoRoot(root);
+  } catch {
+    return null;
+  }
+  const revision = await headRevision(top);
+  if (!revision) return null;
+  // Porcelain paths are relative to the repository's top; -z keeps odd names whole.
+  const fields = (await runGit(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--', '.'])).split('\0');
+  const changed = new Set<string>();
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (field.length < 4) continue;
+    changed.add(relative(root, join(top, field.slice(3))).split(sep).join('/'));
+    if (field[0] === 'R' || field[0] === 'C') i++; // the rename's source follows
+  }
+  return { revision, changed };
 }

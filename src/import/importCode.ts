@@ -19,6 +19,7 @@ import { deriveCodeLocationId, validateMemoryDocument, type CodeLocationRecord, 
 import type { CodeLocation } from '../model/types.js';
 import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
+import { revisionOf } from '../code/git.js';
 import { codeLanguage, codeSymbols } from './codeSymbols.js';
 import { walkFiles } from './walkFiles.js';
 
@@ -56,6 +57,8 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   if (!(await stat(root).catch(() => null))?.isDirectory()) throw invalidInput(`${repo}: not a folder (import-code reads a repository or a folder of code)`);
   const prefix = `code:${options.codebase}:`;
   const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir]);
+  // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
+  const stamp = await revisionOf(root);
   const known = new Map((await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]));
 
   const parts: SourcePart[] = [];
@@ -81,7 +84,8 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     const language = codeLanguage(path)?.language ?? 'typescript';
     const codeLocations = codeSymbols(path, bytes.toString('utf8')).map((s): CodeLocationRecord => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
-      return { id: deriveCodeLocationId(record), ...record, start_line: s.startLine, end_line: s.endLine, language, kind: s.kind, fingerprint: s.fingerprint };
+      const revision = stamp && !stamp.changed.has(path) ? { revision: stamp.revision } : {};
+      return { id: deriveCodeLocationId(record), ...record, start_line: s.startLine, end_line: s.endLine, language, kind: s.kind, fingerprint: s.fingerprint, ...revision };
     });
     parts.push({ source: prefix + path, hash, doc: validateMemoryDocument(file, { code_locations: codeLocations }).document });
     if ((i + 1) % 200 === 0 || i + 1 === files.length) options.onProgress?.(`read ${i + 1}/${files.length} files`);
@@ -93,7 +97,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const { document, external } = validateMemoryDocument('import-code', {
     code_locations: codeLocations.map((c) => ({
       id: c.id, codebase_id: c.codebaseId, file_path: c.filePath, ...(c.symbol ? { symbol: c.symbol } : {}),
-      start_line: c.startLine!, end_line: c.endLine!, language: c.language!, kind: c.kind!, fingerprint: c.fingerprint!,
+      start_line: c.startLine!, end_line: c.endLine!, language: c.language!, kind: c.kind!, fingerprint: c.fingerprint!, ...(c.revision ? { revision: c.revision } : {}),
     })),
     relations: options.autoLink === false ? [] : await mentionsOf(stores, codeLocations),
   });

@@ -131,7 +131,7 @@ export interface EntryRecord {
   valid_from?: string;
   valid_to?: string;
 }
-export interface CodeLocationRecord { id?: string; codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number; language?: string; kind?: string; fingerprint?: string }
+export interface CodeLocationRecord { id?: string; codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number; language?: string; kind?: string; fingerprint?: string; revision?: string }
 export interface GoldenPathStepRecord { code: string; step_order?: number; description?: string; key_concepts?: string[] }
 export interface GoldenPathRecord { id: string; name: string; concept?: string; description?: string; steps?: GoldenPathStepRecord[] }
 /** A relation as a memory file (or `link`) states it: `{ type, from, to }` plus the fields its type allows. */
@@ -303,7 +303,7 @@ export function validateMemoryDocument(
     claim('code', id, record, c.id === undefined);
     return {
       id, codebaseId: c.codebase_id, filePath: c.file_path, symbol: c.symbol ?? null,
-      startLine: c.start_line ?? null, endLine: c.end_line ?? c.start_line ?? null, language: c.language ?? null, kind: c.kind ?? null, fingerprint: c.fingerprint ?? null,
+      startLine: c.start_line ?? null, endLine: c.end_line ?? c.start_line ?? null, language: c.language ?? null, kind: c.kind ?? null, fingerprint: c.fingerprint ?? null, revision: c.revision ?? null,
     };
   });
 

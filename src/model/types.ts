@@ -56,6 +56,8 @@ export interface CodeLocation {
   kind: string | null;
   /** sha256 of the symbol's text with whitespace collapsed (import-code): equal after a move, different after an edit. */
   fingerprint: string | null;
+  /** The commit the fingerprint was taken at, when the file was unchanged since it (import-code, ingest --repo in a git repository). */
+  revision: string | null;
 }
 
 export interface GoldenPathStep {

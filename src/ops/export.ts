@@ -42,6 +42,7 @@ function codeRecord(c: CodeLocation): CodeLocationRecord {
     ...(c.language !== null ? { language: c.language } : {}),
     ...(c.kind !== null ? { kind: c.kind } : {}),
     ...(c.fingerprint !== null ? { fingerprint: c.fingerprint } : {}),
+    ...(c.revision !== null ? { revision: c.revision } : {}),
   };
 }
 

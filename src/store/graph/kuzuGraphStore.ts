@@ -91,10 +91,11 @@ function codeFromRow(r: Row): CodeLocation {
     language: text(r.c_language),
     kind: text(r.c_kind),
     fingerprint: text(r.c_fingerprint),
+    revision: text(r.c_revision),
   };
 }
 
-const CODE_RETURN = 'c.id AS c_id, c.codebase_id AS c_codebase_id, c.file_path AS c_file_path, c.symbol AS c_symbol, c.start_line AS c_start_line, c.end_line AS c_end_line, c.language AS c_language, c.fingerprint AS c_fingerprint, c.kind AS c_kind';
+const CODE_RETURN = 'c.id AS c_id, c.codebase_id AS c_codebase_id, c.file_path AS c_file_path, c.symbol AS c_symbol, c.start_line AS c_start_line, c.end_line AS c_end_line, c.language AS c_language, c.fingerprint AS c_fingerprint, c.kind AS c_kind, c.revision AS c_revision';
 const PATH_RETURN = `g.id AS g_id, g.name AS g_name, g.concept AS g_concept, g.description AS g_description, s.step_order AS step_order, s.description AS step_description, s.key_concepts AS key_concepts, ${CODE_RETURN}`;
 
 /** Groups golden-path rows (one per step) into paths with ordered steps. */
@@ -194,7 +195,7 @@ export class KuzuGraphStore implements GraphStore {
       );
       await this.mergeNodes('CodeLocation', batch.codeLocations.map((c) => ({
         id: c.id, codebase_id: c.codebaseId, file_path: c.filePath, symbol: c.symbol ?? ABSENT_TEXT,
-        start_line: c.startLine ?? ABSENT_LINE, end_line: c.endLine ?? ABSENT_LINE, language: c.language ?? ABSENT_TEXT, fingerprint: c.fingerprint ?? ABSENT_TEXT, kind: c.kind ?? ABSENT_TEXT,
+        start_line: c.startLine ?? ABSENT_LINE, end_line: c.endLine ?? ABSENT_LINE, language: c.language ?? ABSENT_TEXT, fingerprint: c.fingerprint ?? ABSENT_TEXT, kind: c.kind ?? ABSENT_TEXT, revision: c.revision ?? ABSENT_TEXT,
       })));
       await this.mergeNodes('GoldenPath', batch.goldenPaths.map((g) => ({ id: g.id, name: g.name, concept: g.concept ?? ABSENT_TEXT, description: g.description ?? ABSENT_TEXT })));
       for (const type of RELATION_TYPES) {
