@@ -67,6 +67,24 @@ describe('runEval', () => {
     expect((await main(['eval', TINY, '--strategies', 'nope'], { out: () => undefined, err: () => undefined, isTTY: false }))).toBe(2);
   });
 
+  it('answers diff queries with contextForDiff, on a memory file the eval file names', async () => {
+    const file = await loadEvalFile(fileURLToPath(new URL('../examples/eval/orders-api-diffs.yaml', import.meta.url)));
+    expect(file.queries.every((q) => q.diff === true)).toBe(true);
+    expect((file.entries as unknown[]).length).toBe(44); // from examples/memory/orders-api.yaml
+    const report = await runEval(file, { strategies: ['keyword', 'context'], ks: [5], engine: { embedder: wordHashEmbedder(), env: {} } });
+    // every entry on the changed code, and what it depends on, is in the first five
+    expect(report.strategies.context!.overall.recall[5]).toBe(1);
+    expect(report.strategies.context!.overall.recall[5]).toBeGreaterThan(report.strategies.keyword!.overall.recall[5]!);
+
+    const dir = await tempDir();
+    const both = join(dir, 'both.yaml');
+    await writeFile(both, 'memory: ../x.yaml\nentries: [{ id: a, title: A, content: a }]\nqueries: [{ id: q, text: a, gold: [a] }]\n');
+    await expect(loadEvalFile(both)).rejects.toThrow(/names a memory file, so the eval file holds no memory of its own \(found entries\)/);
+    const missing = join(dir, 'missing.yaml');
+    await writeFile(missing, 'memory: nowhere.yaml\nqueries: [{ id: q, text: a, gold: [a] }]\n');
+    await expect(loadEvalFile(missing)).rejects.toThrow(/nowhere\.yaml cannot be read \(ENOENT\)/);
+  });
+
   it('lists the queries a strategy misses at a cut-off, with where each gold id ranked', async () => {
     const file = await loadEvalFile(TINY);
     const report = await runEval(file, { strategies: ['keyword'], ks: [1, 3], misses: 1, engine: { embedder: wordHashEmbedder(256), env: {} } });

@@ -62,8 +62,12 @@ function touchedSymbols(file: ChangedFile, text: string | null): string[] {
     .map((s) => s.symbol!);
 }
 
-/** Whether a location's path is the diff's path (a codebase imported from a subfolder has shorter paths). */
-const samePath = (location: string, changed: string) => location === changed || changed.endsWith(`/${location}`);
+/**
+ * Whether a location's path is the diff's path (a codebase imported from a subfolder has shorter
+ * paths), or a folder (`migrations/`) that holds it.
+ */
+const samePath = (location: string, changed: string) =>
+  location === changed || changed.endsWith(`/${location}`) || (location.endsWith('/') && (changed.startsWith(location) || changed.includes(`/${location}`)));
 
 /**
  * Entries that reference the changed code, best evidence first: a touched symbol or line range,

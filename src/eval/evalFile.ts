@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { MemoryFileError } from '../model/errors.js';
@@ -10,11 +11,15 @@ export interface EvalQuery {
   cores?: string[];
   gold: string[];
   category?: string | number;
+  /** The text is a unified diff (contextForDiff). */
+  diff?: boolean;
 }
 
 /** A memory document (memory file format) plus queries with gold entry ids. */
 export interface EvalFile {
   name?: string;
+  /** A memory file to use as the memory part (resolved against the eval file's folder by loadEvalFile). */
+  memory?: string;
   queries: EvalQuery[];
   [memoryFileKey: string]: unknown;
 }
@@ -48,11 +53,25 @@ export async function loadEvalFile(file: string): Promise<EvalFile> {
   }
   const format = formatOf(file);
   if (format === 'jsonl') throw new MemoryFileError(file, null, null, 'an eval file is JSON or YAML');
-  return checkEvalFile(file, parseMemoryText(file, text, format).raw);
+  const evalFile = checkEvalFile(file, parseMemoryText(file, text, format).raw);
+  if (evalFile.memory === undefined) return evalFile;
+  const own = Object.keys(memoryPart(evalFile));
+  if (own.length > 0) throw new MemoryFileError(file, null, 'memory', `names a memory file, so the eval file holds no memory of its own (found ${own.join(', ')})`);
+  const path = resolve(dirname(file), evalFile.memory);
+  let memoryText: string;
+  try {
+    memoryText = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MemoryFileError(file, null, 'memory', `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const memory = parseMemoryText(path, memoryText, formatOf(path)).raw;
+  if (memory === null || typeof memory !== 'object' || Array.isArray(memory)) throw new MemoryFileError(path, null, null, 'must hold an object with entries, code_locations, golden_paths or relations');
+  const { version: _version, ...records } = memory as Record<string, unknown>;
+  return { ...records, name: evalFile.name ?? path, queries: evalFile.queries };
 }
 
 /** The memory part of an eval file, for ingest. */
 export function memoryPart(e: EvalFile): Record<string, unknown> {
-  const { name: _name, queries: _queries, ...memory } = e;
+  const { name: _name, queries: _queries, memory: _file, ...memory } = e;
   return memory;
 }

@@ -41,6 +41,7 @@ async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number, conte
     case 'graph-ppr':
       return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'pagerank' }));
     case 'context':
+      if (q.diff) return ids((await m.contextForDiff(q.text, { ...context, ...cores, maxEntries: k })).entries);
       return ids((await m.buildTaskContext(q.text, { ...context, ...cores, maxEntries: k })).entries);
   }
 }
@@ -178,7 +179,7 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
   for (const [s, res] of Object.entries(r.strategies) as [Strategy, StrategyResult][]) {
     if (!res.misses) continue;
     out.push('', `${s}: ${res.misses.length} of ${r.queries} queries miss a gold id in the top ${r.misses?.k} (gold ranks; – = not in the top ${r.misses?.depth}):`);
-    for (const miss of res.misses) out.push(`  ${miss.id}  ${miss.text}`, `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`);
+    for (const miss of res.misses) out.push(`  ${miss.id}  ${miss.text.includes('\n') ? `${miss.text.split('\n')[0]} …` : miss.text}`, `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`);
   }
   if (reference.length > 0) out.push('', 'Published reference numbers (same metric, same kind of data):', ...reference.map((l) => `  ${l}`));
   return out.join('\n');
