@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { formatContext, openMemory, type MemoryDocumentRecord } from '../src/index.js';
 import { STALE_CODE_FACTOR } from '../src/retrieve/score.js';
-import { gitIn, shopRepo, wordHashEmbedder } from './helpers.js';
+import { capturedIo, gitIn, shopRepo, wordHashEmbedder } from './helpers.js';
 
 const memoryOf: MemoryDocumentRecord = {
   core_id: 'shop',
@@ -140,9 +140,7 @@ describe('check: code references against the repository', () => {
   it('memcore check: a table, --json, and exit 7 with --fail-on when code is stale', async () => {
     const repo = await shopRepo();
     const db = join(repo, '.memcore');
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), isTTY: false };
+    const { io, out } = capturedIo();
     expect(await main(['import-code', repo, '--codebase', 'shop', '--db', db], io)).toBe(EXIT.ok);
     await rm(join(repo, 'src', 'legacy.ts'));
     out.length = 0;

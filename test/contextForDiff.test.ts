@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { openMemory, parseDiff, type MemoryDocumentRecord } from '../src/index.js';
-import { gitIn, shopRepo, wordHashEmbedder } from './helpers.js';
+import { capturedIo, gitIn, shopRepo, wordHashEmbedder } from './helpers.js';
 
 const memory: MemoryDocumentRecord = {
   core_id: 'shop',
@@ -102,9 +102,7 @@ describe('contextForDiff: the memory for a change', () => {
 
   it('memcore context --diff prints the changes and the bundle; without a task or --diff it is a usage error', async () => {
     const repo = await shopRepo();
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), isTTY: false };
+    const { io, out } = capturedIo();
     const db = join(repo, '.memcore');
     const file = join(repo, 'memory.json');
     await writeFile(file, JSON.stringify(memory));

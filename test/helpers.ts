@@ -162,3 +162,10 @@ export async function shopRepo(): Promise<string> {
 export function gitIn(dir: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
 }
+
+/** What a CLI call (`main(argv, io)`) printed: `out` and `err` lines, collected; `isTTY` false. */
+export function capturedIo(): { io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean }; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (t) => out.push(t), err: (t) => err.push(t), isTTY: false }, out, err };
+}

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { codeSymbols } from '../src/import/codeSymbols.js';
 import { openMemory } from '../src/index.js';
-import { tempDir, wordHashEmbedder } from './helpers.js';
+import { capturedIo, tempDir, wordHashEmbedder } from './helpers.js';
 
 const JWKS = `import { createHash } from 'node:crypto';
 
@@ -117,9 +117,7 @@ describe('import-code: symbols as code locations', () => {
   it('memcore import-code: needs --codebase and a folder; --json reports the files', async () => {
     const dir = await repo();
     const db = join(dir, '.memcore');
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), isTTY: false };
+    const { io, out, err } = capturedIo();
     expect(await main(['import-code', dir, '--db', db], io)).toBe(EXIT.usage);
     expect(err.join('\n')).toMatch(/needs --codebase/);
     expect(await main(['import-code', join(dir, 'src', 'util.js'), '--codebase', 'api', '--db', db], io)).toBe(EXIT.invalid);

@@ -7,7 +7,7 @@ import { openMemory, type MemoryEngine } from '../src/index.js';
 import { supersessionIn } from '../src/import/conventions.js';
 import { embedProgress } from '../src/ingest/indexer.js';
 import { markdownSections } from '../src/import/markdownSections.js';
-import { tempDir, wordHashEmbedder } from './helpers.js';
+import { capturedIo, tempDir, wordHashEmbedder } from './helpers.js';
 
 const EXAMPLE_DOCS = fileURLToPath(new URL('../examples/import-docs', import.meta.url));
 
@@ -159,9 +159,7 @@ describe('importMarkdown: documents as memory', () => {
   it('memcore import: a summary line, --json, and exit 3 when a document was skipped', async () => {
     const dir = await projectCopy();
     const db = join(dir, '.memcore');
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), isTTY: false };
+    const { io, out } = capturedIo();
     expect(await main(['import', join(dir, 'docs'), '--db', db, '--core', 'docs'], io)).toBe(EXIT.ok);
     expect(out.join('\n')).toMatch(/^4 documents: 7 entries added, 0 updated, 0 unchanged; 7 embedded; 5 relations/);
     await writeFile(join(dir, 'docs', 'broken.md'), '---\n- a list, not a mapping\n---\n# Broken\n\nx\n');
