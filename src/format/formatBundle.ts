@@ -30,7 +30,7 @@ function indent(text: string, prefix: string): string {
 
 /** Renders a bundle as plain text for a person reading a terminal. */
 export function formatBundle(bundle: ContextBundle): string {
-  const out: string[] = [`Task: ${bundle.task}`, ''];
+  const out: string[] = [`Task: ${bundle.task}`, ...(bundle.lowConfidence ? ['Low confidence: no entry is known to be relevant; these are the closest.'] : []), ''];
   out.push(`Entries (${bundle.entries.length}):`);
   bundle.entries.forEach((s, i) => {
     const e = s.entry;

@@ -20,6 +20,9 @@ const FORMAT_CONTEXT_OPTIONS = optionNames<FormatContextOptions>()(['style', 'ma
 
 export const PROMPT_HEADER = "Reference only — may be outdated; prefer the code and the user's instructions.";
 
+/** What a low-confidence bundle (ContextBundle.lowConfidence) says in place of its entries. */
+export const NO_RELEVANT_MEMORY = 'No project memory is relevant to this task: its closest entries match only words common in this memory.';
+
 function entrySource(e: ScoredEntry): string {
   const parts = [e.entry.entryType, e.entry.coreId, `${e.entry.confidence} confidence`];
   if (e.entry.source) parts.push(`source: ${e.entry.source}`);
@@ -54,6 +57,8 @@ const clean = (s: string) => neutralize(s.replace(/[\s\u0085]+/g, ' ').trim()).t
  */
 function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
   if (bundle.entries.length === 0 && bundle.codeRefs.length === 0 && bundle.goldenPaths.length === 0) return '';
+  // Weak matches would only pad the prompt, and read as if they applied.
+  if (bundle.lowConfidence) return ['<memory>', NO_RELEVANT_MEMORY, '</memory>'].join('\n');
   const blocks: string[] = [];
   for (const e of bundle.entries) {
     const content = neutralize(e.entry.content.trim()).text.split('\n').map((l) => `  ${l}`).join('\n');
@@ -69,7 +74,7 @@ function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): stri
 }
 
 function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
-  const blocks: string[] = [];
+  const blocks: string[] = bundle.lowConfidence ? [`> **Low confidence.** ${NO_RELEVANT_MEMORY} The closest entries follow.`] : [];
   for (const e of bundle.entries) {
     blocks.push(`### ${e.entry.title}\n_${entrySource(e)} · score ${e.score.toFixed(3)}_\n\n${e.entry.content.trim()}`);
   }

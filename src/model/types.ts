@@ -155,6 +155,12 @@ export interface ContextBundle {
    * keywords, mentions and the graph searched). Such a bundle is not cached.
    */
   degraded?: 'vectors'[];
+  /**
+   * No entry is named by the task and no keyword match beats chance in this store: the entries are
+   * the closest there are, not known to be relevant (`relevanceFloor`). The prompt format then says
+   * there is no relevant memory.
+   */
+  lowConfidence?: true;
 }
 
 export interface StoreStats {

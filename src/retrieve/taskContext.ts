@@ -22,8 +22,9 @@ import { checkWeights, diversify, resolveWeights, SCORE_COMBINATIONS, scoreCandi
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { personalizedPageRank } from './personalizedPageRank.js';
 import { FUSION_OPTIONS, type FusionOptions } from './fuse.js';
+import { judgeRelevance } from './relevance.js';
 import { hybridCandidates } from './hybridCandidates.js';
-import { addKeywordScores } from './keywordCandidates.js';
+import { addKeywordScores, keywordQuery } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
 import type { JsonChat } from '../llm/chatClient.js';
 import { filterByRelevance, RELEVANCE_FILTER_OPTIONS, type RelevanceFilterOptions } from '../llm/relevanceFilter.js';
@@ -111,6 +112,13 @@ export interface TaskContextOptions extends SearchFilterOptions {
    */
   strict?: boolean;
   /**
+   * When no entry is named by the task (or on code a change touches), the share of the task's
+   * keyword weight its best keyword hit must match for the bundle to count as relevant; below it
+   * the bundle is `lowConfidence` and its prompt block says there is no relevant memory. Default:
+   * the share chance reaches in this store, measured on it (retrieve/relevance.ts). `false`: never.
+   */
+  relevanceFloor?: number | false;
+  /**
    * Let an LLM keep the entries that matter: the best `overRetrieve` (50) by score are offered,
    * at most `maxSelect` (10) kept in the model's order. Any failure falls back to the top by score
    * with a note. `true` uses the engine's configured LLM.
@@ -122,7 +130,7 @@ export interface TaskContextOptions extends SearchFilterOptions {
 export const TASK_CONTEXT_OPTIONS = optionNames<TaskContextOptions>()([
   ...SEARCH_FILTER_OPTIONS as (keyof SearchFilterOptions)[],
   'projectCore', 'threshold', 'candidates', 'keyword', 'mentions', 'fusion', 'seeds', 'depth', 'relationTypes', 'maxEntries', 'maxTokens',
-  'includeCode', 'weights', 'graphRanking', 'diversity', 'scoreCombination', 'strict', 'llmFilter', 'signal',
+  'includeCode', 'weights', 'graphRanking', 'diversity', 'scoreCombination', 'strict', 'relevanceFloor', 'llmFilter', 'signal',
 ]);
 
 function positiveInt(name: string, v: unknown, fallback: number, min = 1, max = 10_000): number {
@@ -196,6 +204,9 @@ export function resolveTaskContextOptions(o: TaskContextOptions, where = 'buildT
   const relationTypes = o.relationTypes ?? ['RELATED', 'DEPENDS_ON'];
   relationTypes.forEach((t) => oneOf('relationTypes', t, ENTRY_EDGE_TYPES));
   if (o.fusion?.method !== undefined) oneOf('fusion.method', o.fusion.method, ['rrf', 'weighted'] as const);
+  if (o.relevanceFloor !== undefined && o.relevanceFloor !== false && !(typeof o.relevanceFloor === 'number' && o.relevanceFloor >= 0 && o.relevanceFloor <= 1)) {
+    throw invalidInput(`relevanceFloor must be a number from 0 to 1, or false, got ${JSON.stringify(o.relevanceFloor)}`);
+  }
   if (o.diversity !== undefined && (typeof o.diversity !== 'number' || !(o.diversity >= 0 && o.diversity <= 1))) throw invalidInput(`diversity must be a number from 0 to 1, got ${JSON.stringify(o.diversity)}`);
   return {
     filter: resolveFilter(o, o.projectCore),
@@ -213,6 +224,7 @@ export function resolveTaskContextOptions(o: TaskContextOptions, where = 'buildT
     graphRanking: o.graphRanking === undefined ? 'pagerank' : oneOf('graphRanking', o.graphRanking, ['proximity', 'pagerank'] as const)!,
     scoreCombination: o.scoreCombination === undefined ? 'sum' : oneOf('scoreCombination', o.scoreCombination, SCORE_COMBINATIONS)!,
     strict: o.strict === true,
+    relevanceFloor: o.relevanceFloor,
     includeCode: o.includeCode !== false,
     llmFilter: resolveLlmFilter(o.llmFilter),
   };
@@ -292,6 +304,12 @@ export async function buildTaskContext(
   const { fused, stage1 } = await hybridCandidates(stores, words, queryVector, {
     filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal, ...(codeHits ? { codeHits } : {}),
   });
+  const judged = o.relevanceFloor === false ? undefined : judgeRelevance(o.keyword ? await stores.keywords() : undefined, keywordQuery(words), fused, {
+    ...(typeof o.relevanceFloor === 'number' ? { floor: o.relevanceFloor } : {}), ...(o.filter.cores ? { groups: o.filter.cores } : {}),
+  });
+  if (judged && !judged.relevant && fused.length > 0) {
+    notes.push(`low confidence: no entry is named by the task, and the best keyword match covers ${(judged.share * 100).toFixed(0)}% of its words' weight, not above the ${(judged.floor * 100).toFixed(0)}% chance reaches in this store`);
+  }
   lap('candidates');
   const seeds = fused.slice(0, o.seeds);
   const pagerank = o.graphRanking === 'pagerank';
@@ -350,6 +368,7 @@ export async function buildTaskContext(
     timings,
     cacheHit: false,
     notes,
+    ...(judged && !judged.relevant && entries.length > 0 ? { lowConfidence: true as const } : {}),
     ...(queryVector ? {} : { degraded: ['vectors' as const] }),
   };
 }

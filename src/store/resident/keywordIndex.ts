@@ -386,6 +386,25 @@ export class KeywordIndex {
     return out;
   }
 
+  /** The terms some live document holds. */
+  vocabulary(): string[] {
+    return [...this.termIds].filter(([, id]) => this.documentFrequency[id]! > 0).map(([term]) => term);
+  }
+
+  /**
+   * The most a document could score for `query`: every distinct term at its full weight, and a term
+   * no document holds at the weight of the rarest. A hit's score over it is the share of the query's
+   * information the hit matches (how relevance is judged, retrieve/relevance.ts).
+   */
+  queryWeight(query: string, opts: { groups?: readonly string[] } = {}): number {
+    const scope = this.scope(opts.groups);
+    const live = scope ? scope.size : this.size;
+    const rarest = Math.log(1 + (live + 0.5) / 0.5) * (BM25_K1 + 1);
+    const present = this.queryTerms(query, scope, live);
+    const missing = new Set(analyze(query)).size - present.length;
+    return present.reduce((sum, t) => sum + t.idf, 0) + missing * rarest;
+  }
+
   /** The query's distinct indexed terms with their idf (times k1 + 1) among the `live` documents of the scope. */
   private queryTerms(query: string, scope: ReturnType<KeywordIndex['scope']>, live: number): { termId: number; idf: number }[] {
     const out: { termId: number; idf: number }[] = [];
