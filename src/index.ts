@@ -13,6 +13,7 @@ export type { ImportCodeOptions, ImportCodeReport } from './import/importCode.js
 export type { CheckCodeOptions, CheckReport, CodeProblem } from './code/checkCode.js';
 export type { Freshness } from './code/codeFreshness.js';
 export type { DiffSource, DiffContextBundle } from './code/contextForDiff.js';
+export type { GapGroup, GapRecord } from './feedback/gapLog.js';
 export { parseDiff } from './code/parseDiff.js';
 export type { ParsedDiff, ChangedFile, FileChange } from './code/parseDiff.js';
 export type { SyncReport } from './ingest/syncSource.js';

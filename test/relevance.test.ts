@@ -1,3 +1,4 @@
+import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NO_RELEVANT_MEMORY } from '../src/format/formatContext.js';
@@ -27,6 +28,39 @@ describe('no relevant memory is an answer', () => {
       await expect(m.buildTaskContext('x', { relevanceFloor: 2 })).rejects.toThrow(/relevanceFloor must be a number from 0 to 1, or false/);
     } finally {
       await m.close();
+    }
+  });
+
+  it('logs the tasks memory could not answer, groups similar ones, and keeps them for the retention', async () => {
+    const dir = join(await tempDir(), 'db');
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      await m.buildTaskContext('Bake a chocolate cake');
+      await m.buildTaskContext('bake a chocolate cake!', { cores: ['auth-jwt'] });
+      await m.buildTaskContext('Bake a chocolate cake'); // a cache hit is asked again, and counts
+      await m.buildTaskContext('Which wine goes with grilled fish');
+      await m.buildTaskContext('add a NOT NULL column to orders without downtime'); // answered: not a gap
+      const groups = await m.gaps();
+      expect(groups.map((g) => [g.task, g.count])).toEqual([['Bake a chocolate cake', 3], ['Which wine goes with grilled fish', 1]]);
+      expect(groups[0]!.tasks.map((t) => t.cores)).toContainEqual(['auth-jwt']);
+      expect(groups[0]!.tasks.every((t) => t.why === 'low-confidence')).toBe(true);
+      expect(await m.gaps({ since: new Date(Date.now() + 60_000) })).toEqual([]);
+
+      // a line past the retention is dropped from the file when the log is read; a torn line is skipped
+      await appendFile(join(dir, 'gaps.jsonl'), `${JSON.stringify({ at: '2020-01-01T00:00:00Z', task: 'old', cores: null, why: 'empty', bestScore: null })}\n{"at": "2026-`);
+      expect((await m.gaps()).map((g) => g.task)).not.toContain('old');
+      expect(await readFile(join(dir, 'gaps.jsonl'), 'utf8')).not.toContain('"old"');
+    } finally {
+      await m.close();
+    }
+    const quiet = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: { MEMCORE_GAPS_LOG: 'false' } });
+    try {
+      await quiet.ingest(EXAMPLE_FILE);
+      await quiet.buildTaskContext('Bake a chocolate cake');
+      expect(await quiet.gaps()).toEqual([]);
+    } finally {
+      await quiet.close();
     }
   });
 

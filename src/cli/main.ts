@@ -162,6 +162,8 @@ Commands:
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
+  gaps                      tasks memory could not answer (empty or low-confidence bundles), similar ones
+                            grouped: the lessons nobody has written yet (--since <date>, --json)
   stats                     what the database holds
   config                    the effective configuration and where each setting came from
   eval <file|dataset>       retrieval quality: an eval file, or 2wiki | hotpotqa | locomo | scifact
@@ -679,6 +681,25 @@ const COMMANDS: Record<string, Command> = {
       const result = await (await engine()).delete(ids);
       print(io, v.json === true, result, () => `deleted ${result.deleted} of ${ids.length} entr${ids.length === 1 ? 'y' : 'ies'}`);
       return result.deleted === 0 ? EXIT.notFound : EXIT.ok;
+    },
+  },
+  gaps: {
+    options: { since: { type: 'string' } },
+    args: [0, 0],
+    uses: 'reads',
+    async run({ engine }, _, v, io) {
+      const since = date('since', v.since as string | undefined);
+      const groups = await (await engine()).gaps(since ? { since } : {});
+      if (v.json) io.out(JSON.stringify(groups, null, 2));
+      else if (groups.length === 0) io.out('no unanswered tasks logged');
+      else {
+        io.out(`${groups.length} gap${groups.length === 1 ? '' : 's'}: tasks memory could not answer, similar ones together, most asked first`);
+        for (const g of groups) {
+          io.out(`${String(g.count).padStart(4)}×  ${g.task.replace(/\s+/g, ' ').slice(0, 120)}  (last ${g.lastAt.slice(0, 10)})`);
+          for (const other of [...new Set(g.tasks.map((t) => t.task))].filter((t) => t !== g.task).slice(0, 3)) io.out(`         also: ${other.replace(/\s+/g, ' ').slice(0, 110)}`);
+        }
+      }
+      return EXIT.ok;
     },
   },
   stats: {

@@ -53,6 +53,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'llm.maxRetries', env: 'MEMCORE_LLM_MAX_RETRIES', kind: 'int', help: 'retries within the budget (1)' },
   { key: 'cache.ttlMs', env: 'MEMCORE_CACHE_TTL_MS', kind: 'int', default: 300_000, help: 'context cache lifetime; 0 turns it off' },
   { key: 'cache.max', env: 'MEMCORE_CACHE_MAX', kind: 'int', default: 500, help: 'context bundles kept' },
+  { key: 'gaps.log', env: 'MEMCORE_GAPS_LOG', kind: 'bool', default: true, help: 'log tasks memory could not answer (empty or low-confidence bundles) to gaps.jsonl' },
+  { key: 'gaps.retentionDays', env: 'MEMCORE_GAPS_RETENTION_DAYS', kind: 'int', default: 90, help: 'days a logged task is kept' },
 ];
 
 export const CONFIG_FILES = ['memcore.config.json', 'memcore.config.yaml', 'memcore.config.yml'];

@@ -40,6 +40,7 @@ import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../im
 import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/checkCode.js';
 import { withFingerprints } from '../code/fingerprintLocations.js';
 import { withFreshness } from '../code/bundleFreshness.js';
+import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
@@ -347,7 +348,7 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
     throw e;
   }
   const repo = config.repo === undefined ? undefined : resolve(options.cwd ?? process.cwd(), config.repo);
-  return new MemoryEngine(stores, embedder, { cache: config.cache, llm, ...(repo ? { repo } : {}) });
+  return new MemoryEngine(stores, embedder, { cache: config.cache, llm, gaps: { enabled: config.gaps.log, retentionDays: config.gaps.retentionDays }, ...(repo ? { repo } : {}) });
 }
 
 interface ConfigValues {
@@ -360,6 +361,7 @@ interface ConfigValues {
   embedder: { provider: 'local' | 'openai' } & Partial<OpenAIEmbedderOptions>;
   llm?: Partial<LlmOptions>;
   cache: ContextCacheOptions;
+  gaps: { log: boolean; retentionDays: number };
 }
 
 async function releaseStores(dir: string): Promise<void> {
@@ -379,15 +381,18 @@ export class MemoryEngine {
   private readonly chat: JsonChat | undefined;
   /** The folder code locations are relative to, when known: bundles then carry freshness. */
   private readonly repo: string | undefined;
+  /** Where tasks memory could not answer are logged (`gaps`). */
+  private readonly gapLog: GapLog;
   private closed = false;
 
   /** @internal use openMemory() */
   constructor(
     private stores: Stores,
     private model: Embedder,
-    options: { cache?: ContextCacheOptions; llm?: LlmOptions | JsonChat; repo?: string } = {},
+    options: { cache?: ContextCacheOptions; llm?: LlmOptions | JsonChat; repo?: string; gaps?: GapLogOptions } = {},
   ) {
     this.repo = options.repo;
+    this.gapLog = new GapLog(stores.dir, options.gaps);
     this.queryEmbedder = withQueryCache(model);
     this.cache = new ContextCache(options.cache);
     const llm = options.llm;
@@ -946,6 +951,7 @@ export class MemoryEngine {
     resolveTaskContextOptions(options, where);
     const key = ContextCache.key(task, options, await this.stores.currentGeneration());
     const bundle = await this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
+    if (where === 'buildTaskContext') await this.gapLog.record(bundle, options.cores);
     // After the cache: files change without a write to the store.
     return this.repo && options.includeCode !== false ? withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
   }
@@ -970,6 +976,18 @@ export class MemoryEngine {
     const bundle = await contextForDiff(this.stores, this.queryEmbedder, source, options, this.chat);
     const repo = typeof source === 'string' ? this.repo : source.repo;
     return repo && options.includeCode !== false ? withFreshness(bundle, repo, [this.stores.dir]) : bundle;
+  }
+
+  /**
+   * The tasks memory could not answer (empty or low-confidence bundles), logged as they were asked
+   * and kept `gaps.retentionDays`, with similar tasks grouped by their embeddings: the lessons
+   * nobody has written yet. `since` keeps the later ones.
+   */
+  async gaps(options: { since?: Date } = {}): Promise<GapGroup[]> {
+    using _reading = await this.reading();
+    checkOptionNames('gaps', options, ['since']);
+    if (options.since !== undefined && !(options.since instanceof Date && Number.isFinite(options.since.getTime()))) throw invalidInput('gaps: since must be a valid Date');
+    return groupGaps(await this.gapLog.read(options.since), this.queryEmbedder);
   }
 
   /** Golden paths whose name, concept, description or step key concepts mention any of the concepts. */

@@ -1,0 +1,108 @@
+/**
+ * What memory could not answer: every task whose bundle came back empty or low-confidence is
+ * appended to `<db>/gaps.jsonl` (time, task, cores, why). `memcore gaps` lists them with similar
+ * tasks grouped, which is the list of lessons nobody has written yet. One JSON line per task,
+ * appended (a line is written whole or not at all); lines past the retention are dropped when the
+ * log is read.
+ */
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cosineSimilarity, type Embedder } from '../embed/embedder.js';
+import type { ContextBundle } from '../model/types.js';
+
+export interface GapRecord {
+  /** ISO time the task was asked. */
+  at: string;
+  task: string;
+  /** The cores the task was asked of (null: all). */
+  cores: string[] | null;
+  why: 'empty' | 'low-confidence';
+  /** The best entry's score, when there was one. */
+  bestScore: number | null;
+}
+
+export interface GapGroup {
+  /** The most recent task of the group, standing for it. */
+  task: string;
+  /** How many times tasks of the group were asked. */
+  count: number;
+  lastAt: string;
+  tasks: GapRecord[];
+}
+
+export interface GapLogOptions {
+  /** Log tasks memory could not answer. Default true (config `gaps.log`, MEMCORE_GAPS_LOG). */
+  enabled?: boolean;
+  /** Days a logged task is kept. Default 90 (config `gaps.retentionDays`). */
+  retentionDays?: number;
+}
+
+/** Characters of a task the log keeps. */
+const LOGGED_TASK_CHARS = 2_000;
+/** Tasks at least this similar (cosine of their embeddings) are one gap. */
+const SAME_GAP = 0.8;
+const FILE = 'gaps.jsonl';
+
+export class GapLog {
+  private readonly enabled: boolean;
+  private readonly retentionMs: number;
+
+  constructor(private readonly dir: string, options: GapLogOptions = {}) {
+    this.enabled = options.enabled !== false;
+    this.retentionMs = (options.retentionDays ?? 90) * 86_400_000;
+  }
+
+  /** Logs the bundle's task when memory could not answer it; never fails the read that asked. */
+  async record(bundle: ContextBundle, cores: string[] | undefined): Promise<void> {
+    if (!this.enabled) return;
+    const why = bundle.entries.length === 0 ? 'empty' : bundle.lowConfidence ? 'low-confidence' : null;
+    if (!why) return;
+    const record: GapRecord = { at: new Date().toISOString(), task: bundle.task.slice(0, LOGGED_TASK_CHARS), cores: cores ?? null, why, bestScore: bundle.entries[0]?.score ?? null };
+    await appendFile(join(this.dir, FILE), `${JSON.stringify(record)}\n`).catch(() => undefined);
+  }
+
+  /** Logged tasks since `since` (default: all kept), oldest first; expired lines are dropped from the file. */
+  async read(since?: Date): Promise<GapRecord[]> {
+    const path = join(this.dir, FILE);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch {
+      return [];
+    }
+    const cutoff = Date.now() - this.retentionMs;
+    const lines = text.split('\n').filter((l) => l.trim() !== '');
+    // A line cut short by a crash, or edited by hand into something else, is skipped, not fatal.
+    const records = lines.flatMap((l): GapRecord[] => {
+      try {
+        const r = JSON.parse(l) as GapRecord;
+        return typeof r.task === 'string' && typeof r.at === 'string' ? [r] : [];
+      } catch {
+        return [];
+      }
+    });
+    const kept = records.filter((r) => Date.parse(r.at) >= cutoff);
+    if (kept.length < lines.length) {
+      await writeFile(`${path}.tmp`, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      await rename(`${path}.tmp`, path);
+    }
+    return since ? kept.filter((r) => Date.parse(r.at) >= since.getTime()) : kept;
+  }
+}
+
+/** Groups logged tasks by the similarity of their embeddings: each group is one missing piece of knowledge. */
+export async function groupGaps(records: GapRecord[], embedder: Embedder): Promise<GapGroup[]> {
+  if (records.length === 0) return [];
+  const tasks = [...new Set(records.map((r) => r.task))];
+  const vectors = new Map((await embedder.embed(tasks)).map((v, i) => [tasks[i]!, v]));
+  const groups: { vector: Float32Array; records: GapRecord[] }[] = [];
+  for (const r of [...records].reverse()) {
+    const v = vectors.get(r.task)!;
+    const home = groups.find((g) => cosineSimilarity(g.vector, v) >= SAME_GAP);
+    if (home) home.records.push(r);
+    else groups.push({ vector: v, records: [r] });
+  }
+  return groups
+    .map((g) => ({ task: g.records[0]!.task, count: g.records.length, lastAt: g.records[0]!.at, tasks: g.records }))
+    .sort((a, b) => b.count - a.count || b.lastAt.localeCompare(a.lastAt));
+}
