@@ -1,7 +1,7 @@
 export { openMemory, MemoryEngine } from './engine/memoryEngine.js';
 export type {
   OpenMemoryOptions, EmbedderConfig, SemanticSearchOptions, MatryoshkaSearchOptions, KeywordSearchOptions, HybridSearchOptions,
-  TraverseOptions, SearchHit, TraverseHit, RelatedToCodeHit, CodeReferenceHit,
+  TraverseOptions, SearchHit, TraverseHit, RelatedToCodeHit, CodeReferenceHit, FeedbackInput,
 } from './engine/memoryEngine.js';
 export type { TaskContextOptions, SearchFilterOptions } from './retrieve/taskContext.js';
 export type { ScoringWeights } from './retrieve/score.js';
@@ -14,6 +14,7 @@ export type { CheckCodeOptions, CheckReport, CodeProblem } from './code/checkCod
 export type { Freshness } from './code/codeFreshness.js';
 export type { DiffSource, DiffContextBundle } from './code/contextForDiff.js';
 export type { GapGroup, GapRecord } from './feedback/gapLog.js';
+export type { FeedbackSignal, EffectivenessOptions } from './feedback/effectiveness.js';
 export { parseDiff } from './code/parseDiff.js';
 export type { ParsedDiff, ChangedFile, FileChange } from './code/parseDiff.js';
 export type { SyncReport } from './ingest/syncSource.js';

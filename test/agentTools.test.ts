@@ -44,7 +44,7 @@ describe('an agent loop over the openai client with memcore tools', () => {
     expect(first.tools.map((t) => t.function.name)).toEqual(['build_task_context', 'search_memory']);
     expect(first.tools[0]!.function.parameters.required).toEqual(['task']);
     const sent = (i: number) => (chat.requests[i]!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages.filter((m) => m.role === 'tool');
-    expect(sent(1)[0]!.content).toMatch(/^<memory>[\s\S]*Rotate refresh tokens on every use/);
+    expect(sent(1)[0]!.content).toMatch(/^<memory bundle="b_[0-9a-f]{16}">[\s\S]*Rotate refresh tokens on every use/);
     const [search, bad] = sent(2).slice(1);
     expect(search!.content).toContain('Two tabs refreshing at once looked like token theft');
     // A bad call is an error the model can read; the loop goes on.

@@ -88,7 +88,7 @@ describe('memcore mcp (stdio)', () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['build_task_context', 'context_for_diff', 'find_code_references', 'find_golden_paths', 'forget', 'get_entries', 'get_golden_path', 'link', 'memory_status', 'related_to_code', 'remember', 'search_memory'],
+      ['build_task_context', 'context_for_diff', 'find_code_references', 'find_golden_paths', 'forget', 'get_entries', 'get_golden_path', 'link', 'memory_status', 'rate_memory', 'related_to_code', 'remember', 'search_memory'],
     );
     for (const t of tools) expect(t.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(byName.get('search_memory')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
@@ -98,11 +98,16 @@ describe('memcore mcp (stdio)', () => {
 
     const context = await call(client, 'build_task_context', { task: 'rotate refresh tokens on every use', max_entries: 4 });
     expect(context.isError).toBeFalsy();
-    expect(text(context)).toMatch(/^<memory>/);
+    expect(text(context)).toMatch(/^<memory bundle="b_[0-9a-f]{16}">/);
     expect(text(context)).toContain('Rotate refresh tokens on every use');
     const bundle = context.structuredContent as { entries: { entry: { id: string } }[]; codeRefs: unknown[] };
     expect(bundle.entries.length).toBeLessThanOrEqual(4);
     expect(bundle.entries.map((e) => e.entry.id)).toContain('auth-refresh-rotation');
+
+    const rated = await call(client, 'rate_memory', { entry_id: 'auth-refresh-rotation', useful: false, bundle_id: (context.structuredContent as { bundleId: string }).bundleId });
+    expect(rated.structuredContent).toMatchObject({ entryId: 'auth-refresh-rotation', recorded: true, signals: 1 });
+    expect((rated.structuredContent as { effectiveness: number }).effectiveness).toBeCloseTo(0.35, 6);
+    expect((await call(client, 'rate_memory', { entry_id: 'no-such-entry', useful: true })).isError).toBe(true);
 
     const diff = ['diff --git a/src/auth/jwks.ts b/src/auth/jwks.ts', '--- a/src/auth/jwks.ts', '+++ b/src/auth/jwks.ts', '@@ -10,0 +11 @@', '+  // cache the key set for a minute'].join('\n');
     const forDiff = await call(client, 'context_for_diff', { diff, max_entries: 4 });

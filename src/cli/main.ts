@@ -162,6 +162,9 @@ Commands:
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
+  feedback <id> --useful | --not-useful | --score <0..1>  rate an entry (--bundle <id>: once per bundle;
+                            --note); the entry's effectiveness moves its rank. --report: every rated
+                            entry, source and core
   gaps                      tasks memory could not answer (empty or low-confidence bundles), similar ones
                             grouped: the lessons nobody has written yet (--since <date>, --json)
   stats                     what the database holds
@@ -681,6 +684,31 @@ const COMMANDS: Record<string, Command> = {
       const result = await (await engine()).delete(ids);
       print(io, v.json === true, result, () => `deleted ${result.deleted} of ${ids.length} entr${ids.length === 1 ? 'y' : 'ies'}`);
       return result.deleted === 0 ? EXIT.notFound : EXIT.ok;
+    },
+  },
+  feedback: {
+    options: { useful: { type: 'boolean', default: false }, 'not-useful': { type: 'boolean', default: false }, score: { type: 'string' }, bundle: { type: 'string' }, note: { type: 'string' }, report: { type: 'boolean', default: false } },
+    args: [0, 1],
+    uses: 'writes',
+    async run({ engine }, [entryId], v, io) {
+      const memory = await engine();
+      if (v.report) {
+        if (entryId !== undefined) throw new UsageError('feedback --report takes no entry id');
+        const report = await memory.effectivenessReport();
+        if (v.json) io.out(JSON.stringify(report, null, 2));
+        else for (const kind of ['entries', 'sources', 'cores'] as const) {
+          io.out(`${kind}:`);
+          for (const r of report[kind]) io.out(`  ${r.value.toFixed(2)}  ${r.id}  (${r.signals} rating${r.signals === 1 ? '' : 's'})`);
+        }
+        return EXIT.ok;
+      }
+      const given = [v.useful === true, v['not-useful'] === true, v.score !== undefined].filter(Boolean).length;
+      if (entryId === undefined || given !== 1) throw new UsageError('feedback needs an entry id and one of --useful, --not-useful or --score <0..1> (or --report)');
+      const useful = v.useful ? true : v['not-useful'] ? false : num('score', v.score as string)!;
+      const r = await memory.feedback({ entryId, useful, ...(v.bundle !== undefined ? { bundleId: v.bundle as string } : {}), ...(v.note !== undefined ? { note: v.note as string } : {}) });
+      if (v.json) io.out(JSON.stringify(r, null, 2));
+      else io.out(`${r.entryId}: ${r.recorded ? 'recorded' : 'already rated from this bundle'}; effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating${r.signals === 1 ? '' : 's'}`);
+      return EXIT.ok;
     },
   },
   gaps: {

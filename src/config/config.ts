@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 import { invalidInput } from '../model/errors.js';
 
-type Kind = 'string' | 'url' | 'int' | 'bool' | 'intList' | { enum: readonly string[] };
+type Kind = 'string' | 'url' | 'int' | 'fraction' | 'bool' | 'intList' | { enum: readonly string[] };
 
 interface Setting {
   key: string;
@@ -53,6 +53,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'llm.maxRetries', env: 'MEMCORE_LLM_MAX_RETRIES', kind: 'int', help: 'retries within the budget (1)' },
   { key: 'cache.ttlMs', env: 'MEMCORE_CACHE_TTL_MS', kind: 'int', default: 300_000, help: 'context cache lifetime; 0 turns it off' },
   { key: 'cache.max', env: 'MEMCORE_CACHE_MAX', kind: 'int', default: 500, help: 'context bundles kept' },
+  { key: 'feedback.alpha', env: 'MEMCORE_FEEDBACK_ALPHA', kind: 'fraction', default: 0.3, help: 'weight of a new rating in an entry\'s effectiveness (moving average), from 0 to 1' },
+  { key: 'feedback.halfLifeDays', env: 'MEMCORE_FEEDBACK_HALF_LIFE_DAYS', kind: 'int', default: 90, help: 'days over which an effectiveness drifts halfway back to neutral without ratings' },
   { key: 'gaps.log', env: 'MEMCORE_GAPS_LOG', kind: 'bool', default: true, help: 'log tasks memory could not answer (empty or low-confidence bundles) to gaps.jsonl' },
   { key: 'gaps.retentionDays', env: 'MEMCORE_GAPS_RETENTION_DAYS', kind: 'int', default: 90, help: 'days a logged task is kept' },
 ];
@@ -100,6 +102,11 @@ function coerce(s: Setting, raw: unknown, where: string): unknown {
     case 'int': {
       const n = typeof raw === 'number' ? raw : text !== undefined && /^-?\d+$/.test(text) ? Number(text) : NaN;
       if (!Number.isInteger(n) || n < 0) throw fail('must be a whole number ≥ 0');
+      return n;
+    }
+    case 'fraction': {
+      const n = typeof raw === 'number' ? raw : text !== undefined && text !== '' ? Number(text) : NaN;
+      if (!Number.isFinite(n) || n <= 0 || n > 1) throw fail('must be a number above 0 and at most 1');
       return n;
     }
     case 'bool':

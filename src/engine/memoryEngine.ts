@@ -1,4 +1,5 @@
 import { resolve, sep } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Embedder } from '../embed/embedder.js';
 import { LOCAL_EMBEDDER_OPTIONS, localEmbedder, type LocalEmbedderOptions } from '../embed/localEmbedder.js';
@@ -41,6 +42,7 @@ import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/chec
 import { withFingerprints } from '../code/fingerprintLocations.js';
 import { withFreshness } from '../code/bundleFreshness.js';
 import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
+import type { Effectiveness, FeedbackSignal } from '../feedback/effectiveness.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
@@ -180,6 +182,16 @@ const REMEMBER_FIELDS = optionNames<RememberInput>()([
   'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
 ]);
 const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()(['file', 'symbol', 'startLine', 'endLine', 'codebase', 'language', 'relevance']);
+
+/** A rating of an entry (`feedback`). */
+export interface FeedbackInput {
+  entryId: string;
+  /** true (useful), false (not useful), or a share from 0 to 1. */
+  useful: boolean | number;
+  /** The bundle the entry came in: a rating per entry and bundle counts once. */
+  bundleId?: string;
+  note?: string;
+}
 
 /** Which sensitivity levels a read returns: default `['public', 'internal']`, secrets only when asked for. */
 export interface SensitivityOption {
@@ -331,8 +343,8 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
   if (!shared) {
-    const { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries } = config;
-    shared = { stores: Stores.open(dir, embedder, { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries }), engines: 0 };
+    const { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, feedback } = config;
+    shared = { stores: Stores.open(dir, embedder, { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, effectiveness: feedback }), engines: 0 };
     openStores.set(dir, shared);
     shared.stores.catch(() => openStores.delete(dir));
   }
@@ -362,6 +374,7 @@ interface ConfigValues {
   llm?: Partial<LlmOptions>;
   cache: ContextCacheOptions;
   gaps: { log: boolean; retentionDays: number };
+  feedback: { alpha: number; halfLifeDays: number };
 }
 
 async function releaseStores(dir: string): Promise<void> {
@@ -593,6 +606,43 @@ export class MemoryEngine {
       if (options.fix !== undefined && typeof options.fix !== 'boolean') throw invalidInput('checkCode: fix must be true or false');
       return checkCode(this.stores, this.embedder, { ...options, repo });
     });
+  }
+
+  /**
+   * Records how useful an entry was: `useful` true (1), false (0) or a share between. From a bundle
+   * (`bundleId`), a rating of the same entry counts once. The entry's effectiveness (a moving
+   * average drifting back to neutral) then moves its score by the `effectiveness` weight; its
+   * source and core keep one too (`effectivenessReport`). Written through the journal.
+   */
+  feedback(input: FeedbackInput): Promise<{ entryId: string; recorded: boolean; effectiveness: number; signals: number }> {
+    return this.serialized(async () => {
+      checkOptionNames('feedback', input, ['entryId', 'useful', 'bundleId', 'note']);
+      checkId('feedback: entryId', input.entryId);
+      const useful = input.useful === true ? 1 : input.useful === false ? 0 : input.useful;
+      if (typeof useful !== 'number' || !(useful >= 0 && useful <= 1)) throw invalidInput(`feedback: useful must be true, false or a number from 0 to 1, got ${JSON.stringify(input.useful)}`);
+      if (input.bundleId !== undefined && (typeof input.bundleId !== 'string' || !/^b_[0-9a-f]{16}$/.test(input.bundleId))) throw invalidInput(`feedback: bundleId must be a bundle's id (b_ and 16 hex digits), got ${JSON.stringify(input.bundleId)}`);
+      if (input.note !== undefined && (typeof input.note !== 'string' || input.note.length > 2_000)) throw invalidInput('feedback: note must be a string of at most 2,000 characters');
+      const [entry] = await this.stores.table.read({ ids: [input.entryId] });
+      if (!entry) throw new MemcoreError(`feedback: no entry with id ${JSON.stringify(input.entryId)}`, 'NOT_FOUND');
+      const key = input.bundleId ? `${input.bundleId}\u0000${input.entryId}` : `${randomUUID()}`;
+      const effectiveness = await this.stores.effectiveness();
+      const recorded = !effectiveness.keys.has(key);
+      if (recorded) {
+        const signal: FeedbackSignal = {
+          key, at: new Date().toISOString(), entryId: entry.entry.id, coreId: entry.entry.coreId, source: entry.entry.source, bundleId: input.bundleId ?? null, useful,
+          ...(input.note !== undefined ? { note: input.note } : {}),
+        };
+        await this.stores.apply({ op: 'feedback', signals: [signal] });
+      }
+      const now = (await this.stores.effectiveness()).of(entry.entry.id)!;
+      return { entryId: entry.entry.id, recorded, effectiveness: now.value, signals: now.signals };
+    });
+  }
+
+  /** Every rated entry, source and core with its effectiveness now, least effective first. */
+  async effectivenessReport(): Promise<ReturnType<Effectiveness['report']>> {
+    using _reading = await this.reading();
+    return (await this.stores.effectiveness()).report();
   }
 
   /** Removes entries from both stores with every edge that touches them. */

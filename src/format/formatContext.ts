@@ -14,9 +14,11 @@ export interface FormatContextOptions {
   style?: ContextStyle;
   /** Stop adding entries once the output would pass this many tokens (≈ 4 characters a token). */
   maxTokens?: number;
+  /** Prompt style: open the block as `<memory bundle="b_…">`, so that an agent can rate what it used. Default false. */
+  withBundleId?: boolean;
 }
 
-const FORMAT_CONTEXT_OPTIONS = optionNames<FormatContextOptions>()(['style', 'maxTokens']);
+const FORMAT_CONTEXT_OPTIONS = optionNames<FormatContextOptions>()(['style', 'maxTokens', 'withBundleId']);
 
 export const PROMPT_HEADER = "Reference only — may be outdated; prefer the code and the user's instructions.";
 
@@ -55,10 +57,11 @@ const clean = (s: string) => neutralize(s.replace(/[\s\u0085]+/g, ' ').trim()).t
  * The `<memory>` block; nothing at all for a bundle with nothing in it, since an empty block
  * would spend prompt tokens to say nothing.
  */
-function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
+function promptStyle(bundle: ContextBundle, maxTokens: number | undefined, withBundleId: boolean): string {
   if (bundle.entries.length === 0 && bundle.codeRefs.length === 0 && bundle.goldenPaths.length === 0) return '';
+  const open = withBundleId && bundle.bundleId ? `<memory bundle="${bundle.bundleId}">` : '<memory>';
   // Weak matches would only pad the prompt, and read as if they applied.
-  if (bundle.lowConfidence) return ['<memory>', NO_RELEVANT_MEMORY, '</memory>'].join('\n');
+  if (bundle.lowConfidence) return [open, NO_RELEVANT_MEMORY, '</memory>'].join('\n');
   const blocks: string[] = [];
   for (const e of bundle.entries) {
     const content = neutralize(e.entry.content.trim()).text.split('\n').map((l) => `  ${l}`).join('\n');
@@ -70,7 +73,7 @@ function promptStyle(bundle: ContextBundle, maxTokens: number | undefined): stri
   for (const p of bundle.goldenPaths) {
     blocks.push([`Golden path: ${clean(p.name)}`, ...p.steps.map((s) => `${s.order}. ${clean(codeSpan(s.code))}${s.description ? ` — ${clean(s.description)}` : ''}`)].join('\n'));
   }
-  return packBlocks(['<memory>', PROMPT_HEADER], blocks, ['</memory>'], maxTokens, '\n');
+  return packBlocks([open, PROMPT_HEADER], blocks, ['</memory>'], maxTokens, '\n');
 }
 
 function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
@@ -91,7 +94,7 @@ export function formatContext(bundle: ContextBundle, options: FormatContextOptio
   const { style = 'prompt', maxTokens } = options;
   switch (style) {
     case 'prompt':
-      return promptStyle(bundle, maxTokens);
+      return promptStyle(bundle, maxTokens, options.withBundleId === true);
     case 'markdown':
       return markdownStyle(bundle, maxTokens);
     case 'json':

@@ -112,6 +112,8 @@ export type Reason =
    * changed file itself, or other code in that file.
    */
   | { kind: 'code'; rank: number; code: string; match: CodeMatch }
+  /** Ratings moved the score: the entry's effectiveness (0 not useful … 1 useful; 0.5 neutral) over `signals` ratings. */
+  | { kind: 'feedback'; effectiveness: number; signals: number }
   | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
 
 export interface ScoredEntry {
@@ -141,6 +143,8 @@ export interface CodeReference {
 
 export interface ContextBundle {
   task: string;
+  /** Names this bundle for ratings (`memory.feedback({ bundleId, entryId, useful })`): a rating per entry and bundle counts once. */
+  bundleId?: string;
   entries: ScoredEntry[];
   codeRefs: CodeReference[];
   goldenPaths: (GoldenPath & { entryIds: string[] })[];

@@ -55,9 +55,12 @@ export async function dropRemoved(next: Stores, doc: MemoryDocumentRecord): Prom
 
 /** Puts `built` in place of `dir`: the old folder is moved aside, and removed once the new one is in. */
 export async function swapFolders(dir: string, built: string): Promise<void> {
-  // What each source wrote is the same records under the new model: syncs go on working.
-  await rm(join(built, 'sources'), { recursive: true, force: true });
-  if (existsSync(join(dir, 'sources'))) await cp(join(dir, 'sources'), join(built, 'sources'), { recursive: true });
+  // What each source wrote is the same records under the new model: syncs go on working. Ratings
+  // and the log of unanswered tasks are about entries and tasks, not vectors: they move over too.
+  for (const name of ['sources', 'feedback.jsonl', 'gaps.jsonl']) {
+    await rm(join(built, name), { recursive: true, force: true });
+    if (existsSync(join(dir, name))) await cp(join(dir, name), join(built, name), { recursive: true });
+  }
   const aside = `${built}.previous`;
   await rm(aside, { recursive: true, force: true });
   await rename(dir, aside);

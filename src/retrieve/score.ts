@@ -28,6 +28,12 @@ export interface ScoringWeights {
    * reference to the changed code outranks any match on the diff's words.
    */
   code: number;
+  /**
+   * Weight of what ratings say (`memory.feedback`): the entry's effectiveness minus neutral (0.5),
+   * so an entry never rated scores exactly as without feedback. Default 0.2: five "not useful"
+   * ratings in a row (effectiveness 0.08) cost 0.083.
+   */
+  effectiveness: number;
   /** Weight of the graph score: personalised PageRank, or proximity to the seeds (a direct hit counts as its own similarity). Default 0.5. */
   graph: number;
   /** Weight of confidence (low 0, medium 0.5, high 1). Default 0.05. */
@@ -55,6 +61,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   bridge: 0.8,
   mention: 0.3,
   code: 1,
+  effectiveness: 0.2,
   graph: 0.5,
   confidence: 0.05,
   importance: 0.07,
@@ -65,7 +72,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
 };
 
 const SCORING_WEIGHT_NAMES = optionNames<ScoringWeights>()([
-  'similarity', 'keyword', 'bridge', 'mention', 'code', 'graph', 'confidence', 'importance', 'recency', 'hopDecay', 'edgeWeights', 'recencyHalfLifeDays',
+  'similarity', 'keyword', 'bridge', 'mention', 'code', 'effectiveness', 'graph', 'confidence', 'importance', 'recency', 'hopDecay', 'edgeWeights', 'recencyHalfLifeDays',
 ]);
 
 /** Refuses unknown weights and values that are not finite numbers ≥ 0 (a half-life must be > 0). */
@@ -137,7 +144,11 @@ export type ScoreCombination = (typeof SCORE_COMBINATIONS)[number];
  */
 export function scoreCandidates(
   candidates: ScorableHit[],
-  opts: { weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number>; combination?: ScoreCombination } = {},
+  opts: {
+    weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number>; combination?: ScoreCombination;
+    /** An entry's effectiveness from ratings, when it has any (Stores.effectiveness). */
+    effectiveness?: (id: string) => { value: number; signals: number } | undefined;
+  } = {},
 ): ScoredHit[] {
   const product = opts.combination === 'product';
   const w = resolveWeights(opts.weights);
@@ -160,8 +171,11 @@ export function scoreCandidates(
         w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1));
       const importance = f.importance / 10;
       const recency = Math.pow(0.5, age / halfLifeMs);
-      const score = product ? relevance * importance * recency : relevance + w.importance * importance + w.recency * recency;
-      return { id: c.id, score, similarity: c.similarity, why: c.why };
+      const rated = opts.effectiveness?.(c.id);
+      const used = rated && w.effectiveness > 0 ? w.effectiveness * (rated.value - 0.5) : 0;
+      const base = product ? relevance * importance * recency : relevance + w.importance * importance + w.recency * recency;
+      const why: Reason[] = used !== 0 ? [...c.why, { kind: 'feedback', effectiveness: rated!.value, signals: rated!.signals }] : c.why;
+      return { id: c.id, score: base + used, similarity: c.similarity, why };
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
 }

@@ -23,6 +23,7 @@ import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { personalizedPageRank } from './personalizedPageRank.js';
 import { FUSION_OPTIONS, type FusionOptions } from './fuse.js';
 import { judgeRelevance } from './relevance.js';
+import { randomBytes } from 'node:crypto';
 import { hybridCandidates } from './hybridCandidates.js';
 import { addKeywordScores, keywordQuery } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
@@ -340,7 +341,9 @@ export async function buildTaskContext(
     const seedWeights = new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity]));
     graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(options.weights).edgeWeights });
   }
-  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores, combination: o.scoreCombination });
+  const effectiveness = await stores.effectiveness();
+  const now = (options.asOf ?? new Date()).getTime();
+  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores, combination: o.scoreCombination, effectiveness: (id) => effectiveness.of(id, now) });
   if (o.diversity > 0) {
     const vectors = new Map(scored.slice(0, o.maxEntries * 3).flatMap((c) => { const v = columns.vector(c.id); return v ? [[c.id, v] as const] : []; }));
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);
@@ -362,6 +365,7 @@ export async function buildTaskContext(
   if (fused.length === 0) notes.push(`nothing matched the task's words or reached similarity ${o.threshold} (searched ${stage1} vector candidates)`);
   return {
     task,
+    bundleId: `b_${randomBytes(8).toString('hex')}`,
     entries,
     ...code,
     relatedDecisions: entries.filter((s) => s.entry.entryType === 'decision'),

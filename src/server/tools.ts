@@ -118,8 +118,34 @@ export const TOOLS: MemoryTool[] = [
         ...(input.include_code === false ? { includeCode: false } : {}),
         ...(input.llm_filter === true ? { llmFilter: true } : {}),
       });
-      const text = formatContext(bundle, { style: 'prompt' });
+      const text = formatContext(bundle, { style: 'prompt', withBundleId: true });
       return { text: text === '' ? 'The project memory holds nothing relevant to this task.' : text, structured: plain(bundle) };
+    },
+  },
+  {
+    name: 'rate_memory',
+    title: 'Rate a memory entry',
+    description:
+      'After a task, rate the entries memory gave you: useful true or false (or a number from 0 to 1), with the bundle id from ' +
+      '<memory bundle="…"> so a rating counts once. Ratings move how entries rank for later tasks.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        entry_id: ID,
+        useful: { oneOf: [{ type: 'boolean' }, { type: 'number', minimum: 0, maximum: 1 }], description: 'true, false, or how useful from 0 to 1.' },
+        bundle_id: { type: 'string', pattern: '^b_[0-9a-f]{16}$', description: 'The bundle the entry came in.' },
+        note: { type: 'string', maxLength: 2000 },
+      },
+      required: ['entry_id', 'useful'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    async run(engine, input) {
+      const r = await engine.feedback({
+        entryId: input.entry_id as string, useful: input.useful as boolean | number,
+        ...(input.bundle_id !== undefined ? { bundleId: input.bundle_id as string } : {}), ...(input.note !== undefined ? { note: input.note as string } : {}),
+      });
+      return { text: `${r.recorded ? 'Recorded' : 'Already rated from this bundle'}: ${r.entryId} now has effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating(s).`, structured: plain(r) };
     },
   },
   {

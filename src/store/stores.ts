@@ -16,6 +16,7 @@ import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 import { damagedFile, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
+import { Effectiveness, readSignals, writeSignals, type EffectivenessOptions, type FeedbackSignal } from '../feedback/effectiveness.js';
 
 const PROJECTION_FILE = 'projection.json';
 
@@ -127,6 +128,8 @@ function decodeVector(v: number | string, blobs: readonly Float32Array[]): Float
 export interface StoreChange {
   upserted: readonly StoredEntry[];
   deleted: readonly string[];
+  /** Ratings the write added (a feedback write). */
+  signals?: readonly FeedbackSignal[];
 }
 
 interface Derived<T> {
@@ -157,7 +160,8 @@ export type WriteIntent =
       /** Source manifests to replace once both stores are written. */
       manifests?: SourceManifest[];
     }
-  | { op: 'delete'; ids: string[] };
+  | { op: 'delete'; ids: string[] }
+  | { op: 'feedback'; signals: FeedbackSignal[] };
 
 /** The entry as an upsert intent records it, its vectors appended to `blobs` (the journal's). */
 export function serializeStored(s: StoredEntry, blobs: Float32Array[]): JournalEntry {
@@ -189,6 +193,8 @@ export class Stores {
     readonly scanMaxEntries: number,
     /** Stores of at least this many entries run that scan on a helper thread. */
     readonly scanThreadMinEntries: number,
+    /** How ratings average (feedback/effectiveness.ts). */
+    private readonly effectivenessOptions: EffectivenessOptions = {},
   ) {}
 
   /** The small search vector of a full vector, under the current projection. */
@@ -250,7 +256,7 @@ export class Stores {
   static async open(
     path: string,
     embedder: Embedder,
-    opts: { smallDimensions?: number; residentMaxEntries?: number; scanMaxEntries?: number; scanThreadMinEntries?: number } = {},
+    opts: { smallDimensions?: number; residentMaxEntries?: number; scanMaxEntries?: number; scanThreadMinEntries?: number; effectiveness?: EffectivenessOptions } = {},
   ): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
@@ -291,7 +297,7 @@ export class Stores {
     const projection = await readProjection(dir, meta);
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
     const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection,
-      opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES, opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES,
+      opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES, opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES, opts.effectiveness,
     );
     for (const { name, intent, blobs } of await stores.journal.pending()) {
       await stores.applyToStores(intent, { replay: true, blobs });
@@ -343,9 +349,15 @@ export class Stores {
       if (intent.manifests) await writeManifests(this.dir, intent.manifests);
       return { upserted, deleted };
     }
+    if (intent.op === 'feedback') return { upserted: [], deleted: [], signals: await writeSignals(this.dir, intent.signals) };
     await this.table.delete(intent.ids);
     await this.graph.deleteEntries(intent.ids);
     return { upserted: [], deleted: intent.ids };
+  }
+
+  /** What ratings say about entries, sources and cores (feedback/effectiveness.ts), kept in step with this process's feedback writes. */
+  effectiveness(): Promise<Effectiveness> {
+    return this.derived('effectiveness', async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions), (e, change) => e.add(change.signals ?? []));
   }
 
   private readonly derivedByKey = new Map<string, Derived<unknown>>();

@@ -1,0 +1,123 @@
+/**
+ * What use says about entries: agents rate what a bundle gave them (`memory.feedback`, MCP
+ * `rate_memory`), each rating a signal from 0 (not useful) to 1 (useful), kept in
+ * `<db>/feedback.jsonl` through the journal. Each entry, source and core has an effectiveness: an
+ * exponential moving average of its signals (α 0.3), drifting back toward neutral (0.5) with a
+ * half-life of 90 days without signals. The scorer folds an entry's own effectiveness in
+ * (score.ts, weight `effectiveness`); with no signals it is neutral and ranking is exactly as
+ * without feedback.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface FeedbackSignal {
+  /** Counted once: `bundleId` + entry id for a rating from a bundle, else unique. */
+  key: string;
+  /** ISO time of the rating. */
+  at: string;
+  entryId: string;
+  coreId: string;
+  source: string | null;
+  bundleId: string | null;
+  /** 0 not useful … 1 useful. */
+  useful: number;
+  note?: string;
+}
+
+export interface EffectivenessOptions {
+  /** Weight of a new signal in the moving average. Default 0.3. */
+  alpha?: number;
+  /** Days over which an effectiveness drifts halfway back to neutral without signals. Default 90. */
+  halfLifeDays?: number;
+}
+
+export const NEUTRAL = 0.5;
+const FILE = 'feedback.jsonl';
+
+/** One moving average: its value at `at` (ms) and the signals in it. */
+interface Average {
+  value: number;
+  at: number;
+  signals: number;
+}
+
+export class Effectiveness {
+  readonly entries = new Map<string, Average>();
+  readonly sources = new Map<string, Average>();
+  readonly cores = new Map<string, Average>();
+  readonly keys = new Set<string>();
+  private readonly alpha: number;
+  private readonly halfLifeMs: number;
+
+  constructor(signals: readonly FeedbackSignal[] = [], options: EffectivenessOptions = {}) {
+    this.alpha = options.alpha ?? 0.3;
+    this.halfLifeMs = (options.halfLifeDays ?? 90) * 86_400_000;
+    this.add(signals);
+  }
+
+  /** Folds signals in (in time order; a key already counted is skipped). */
+  add(signals: readonly FeedbackSignal[]): void {
+    for (const s of [...signals].sort((a, b) => a.at.localeCompare(b.at))) {
+      if (this.keys.has(s.key)) continue;
+      this.keys.add(s.key);
+      const at = Date.parse(s.at);
+      this.fold(this.entries, s.entryId, s.useful, at);
+      this.fold(this.cores, s.coreId, s.useful, at);
+      if (s.source) this.fold(this.sources, s.source, s.useful, at);
+    }
+  }
+
+  private fold(map: Map<string, Average>, key: string, useful: number, at: number): void {
+    const old = map.get(key);
+    const before = old ? this.decayed(old, at) : NEUTRAL;
+    map.set(key, { value: (1 - this.alpha) * before + this.alpha * useful, at, signals: (old?.signals ?? 0) + 1 });
+  }
+
+  /** The average as of `now`: drifted toward neutral for the time since its last signal. */
+  private decayed(a: Average, now: number): number {
+    return NEUTRAL + (a.value - NEUTRAL) * Math.pow(0.5, Math.max(0, now - a.at) / this.halfLifeMs);
+  }
+
+  /** An entry's effectiveness now and its signal count, or undefined when it was never rated. */
+  of(entryId: string, now = Date.now()): { value: number; signals: number } | undefined {
+    const a = this.entries.get(entryId);
+    return a && { value: this.decayed(a, now), signals: a.signals };
+  }
+
+  /** Every rated entry, source and core with its effectiveness now. */
+  report(now = Date.now()): Record<'entries' | 'sources' | 'cores', { id: string; value: number; signals: number }[]> {
+    const list = (m: Map<string, Average>) => [...m].map(([id, a]) => ({ id, value: this.decayed(a, now), signals: a.signals })).sort((a, b) => a.value - b.value || a.id.localeCompare(b.id));
+    return { entries: list(this.entries), sources: list(this.sources), cores: list(this.cores) };
+  }
+}
+
+/** The signals kept in the folder (a line cut short by a crash is skipped: its write is replayed from the journal). */
+export async function readSignals(dir: string): Promise<FeedbackSignal[]> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, FILE), 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').flatMap((line): FeedbackSignal[] => {
+    if (line.trim() === '') return [];
+    try {
+      const s = JSON.parse(line) as FeedbackSignal;
+      return typeof s.key === 'string' && typeof s.entryId === 'string' && typeof s.useful === 'number' ? [s] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Adds signals whose key the folder does not hold yet (a journal replay writes none twice); returns those added. */
+export async function writeSignals(dir: string, signals: readonly FeedbackSignal[]): Promise<FeedbackSignal[]> {
+  const held = await readSignals(dir);
+  const keys = new Set(held.map((s) => s.key));
+  const added = signals.filter((s) => !keys.has(s.key));
+  if (added.length === 0) return [];
+  const path = join(dir, FILE);
+  await writeFile(`${path}.tmp`, [...held, ...added].map((s) => `${JSON.stringify(s)}\n`).join(''));
+  await rename(`${path}.tmp`, path);
+  return added;
+}

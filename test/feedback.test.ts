@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openMemory } from '../src/index.js';
+import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
+
+const TASK = 'rotate refresh tokens on every use';
+
+describe('feedback: ratings move ranking through effectiveness', () => {
+  it('keeps a moving average per entry that the scorer folds in, exactly as documented', async () => {
+    const dir = join(await tempDir(), 'db');
+    let m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      const before = await m.buildTaskContext(TASK, { maxEntries: 12 });
+      expect(before.bundleId).toMatch(/^b_[0-9a-f]{16}$/);
+      expect(before.entries.every((e) => e.why.every((r) => r.kind !== 'feedback'))).toBe(true); // never rated: neutral
+      const target = before.entries[0]!;
+      const scoreOf = (b: typeof before) => b.entries.find((e) => e.entry.id === target.entry.id)!;
+
+      let r = await m.feedback({ entryId: target.entry.id, useful: false });
+      for (let i = 0; i < 4; i++) r = await m.feedback({ entryId: target.entry.id, useful: false });
+      // α 0.3 from neutral: 0.5 · 0.7^5
+      expect(r).toMatchObject({ recorded: true, signals: 5 });
+      expect(r.effectiveness).toBeCloseTo(0.5 * 0.7 ** 5, 6);
+      const after = await m.buildTaskContext(TASK, { maxEntries: 12 });
+      expect(after.bundleId).not.toBe(before.bundleId); // a rating is a write: the cached bundle is gone
+      const rated = scoreOf(after);
+      expect(rated.score).toBeCloseTo(target.score - 0.2 * (0.5 - 0.5 * 0.7 ** 5), 6);
+      expect(rated.why).toContainEqual({ kind: 'feedback', effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6), signals: 5 });
+      expect(after.entries.indexOf(rated)).toBeGreaterThanOrEqual(0);
+
+      // from a bundle, the same entry counts once
+      const once = await m.feedback({ entryId: target.entry.id, useful: true, bundleId: after.bundleId! });
+      expect(once.effectiveness).toBeCloseTo(0.5 * 0.7 ** 5 * 0.7 + 0.3, 6);
+      expect(await m.feedback({ entryId: target.entry.id, useful: true, bundleId: after.bundleId! })).toMatchObject({ recorded: false, signals: 6 });
+      for (let i = 0; i < 6; i++) await m.feedback({ entryId: target.entry.id, useful: true });
+      expect(scoreOf(await m.buildTaskContext(TASK, { maxEntries: 12 })).score).toBeGreaterThan(target.score); // recovered, and more
+
+      await expect(m.feedback({ entryId: 'no-such-entry', useful: true })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(m.feedback({ entryId: target.entry.id, useful: 2 })).rejects.toThrow(/useful must be true, false or a number from 0 to 1/);
+      await expect(m.feedback({ entryId: target.entry.id, useful: true, bundleId: 'x' })).rejects.toThrow(/bundleId must be/);
+      const report = await m.effectivenessReport();
+      expect(report.entries).toEqual([{ id: target.entry.id, value: expect.any(Number), signals: 12 }]);
+      expect(report.cores.map((c) => c.id)).toEqual([target.entry.coreId]);
+    } finally {
+      await m.close();
+    }
+    // durable: the ratings are in the folder
+    m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      expect((await m.effectivenessReport()).entries[0]!.signals).toBe(12);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('with weight 0, or no ratings, ranks exactly as without feedback', async () => {
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      const plain = await m.buildTaskContext(TASK, { maxEntries: 12 });
+      // the same order and scores (up to recency, which runs on the clock between the calls)
+      const same = (b: typeof plain) => {
+        expect(b.entries.map((e) => e.entry.id)).toEqual(plain.entries.map((e) => e.entry.id));
+        b.entries.forEach((e, i) => expect(e.score).toBeCloseTo(plain.entries[i]!.score, 8));
+      };
+      same(await m.buildTaskContext(TASK, { maxEntries: 12, weights: { effectiveness: 0 } }));
+      await m.feedback({ entryId: plain.entries[0]!.entry.id, useful: false });
+      same(await m.buildTaskContext(TASK, { maxEntries: 12, weights: { effectiveness: 0 } }));
+    } finally {
+      await m.close();
+    }
+  });
+});
