@@ -85,6 +85,20 @@ describe('runEval', () => {
     await expect(loadEvalFile(missing)).rejects.toThrow(/nowhere\.yaml cannot be read \(ENOENT\)/);
   });
 
+  it('simulates feedback: rates half the queries\' bundles, scores the other half with and without', async () => {
+    const file = await loadEvalFile(fileURLToPath(new URL('../examples/eval/orders-api-diffs.yaml', import.meta.url)));
+    const plain = { ...file, queries: file.queries.map(({ diff: _diff, ...q }) => q) };
+    const report = await runEval(plain, { strategies: ['context'], ks: [1, 3], simulateFeedback: true, engine: { embedder: wordHashEmbedder(), env: {} } });
+    const f = report.feedback!;
+    expect([f.rated, f.scored]).toEqual([6, 6]); // one core: alternate queries
+    expect(f.ratings).toBe(60); // ten entries a rated bundle
+    // rating the first half leaves the second half's ranking without ratings as it was
+    const other = { ...plain, queries: plain.queries.filter((_, i) => i % 2 === 1) };
+    const baseline = await runEval(other, { strategies: ['context'], ks: [1, 3], engine: { embedder: wordHashEmbedder(), env: {} } });
+    expect(f.without).toEqual(baseline.strategies.context!.overall);
+    expect(formatReport(report)).toMatch(/simulated feedback: the context bundles of 6 queries rated \(60 ratings/);
+  });
+
   it('lists the queries a strategy misses at a cut-off, with where each gold id ranked', async () => {
     const file = await loadEvalFile(TINY);
     const report = await runEval(file, { strategies: ['keyword'], ks: [1, 3], misses: 1, engine: { embedder: wordHashEmbedder(256), env: {} } });

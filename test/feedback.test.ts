@@ -54,6 +54,22 @@ describe('feedback: ratings move ranking through effectiveness', () => {
     }
   });
 
+  it('logs a task as a gap once every entry of its bundle was rated not useful', async () => {
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      const bundle = await m.buildTaskContext(TASK, { maxEntries: 2 });
+      const [first, second] = bundle.entries;
+      await m.feedback({ entryId: first!.entry.id, useful: false, bundleId: bundle.bundleId! });
+      expect(await m.gaps()).toEqual([]); // one of two: not yet
+      await m.buildTaskContext(TASK, { maxEntries: 2 }); // a later bundle for the task leaves the first one's ratings be
+      await m.feedback({ entryId: second!.entry.id, useful: 0.2, bundleId: bundle.bundleId! });
+      expect((await m.gaps()).map((g) => [g.task, g.tasks.map((t) => t.why)])).toEqual([[TASK, ['rated-not-useful']]]);
+    } finally {
+      await m.close();
+    }
+  });
+
   it('with weight 0, or no ratings, ranks exactly as without feedback', async () => {
     const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
     try {

@@ -230,6 +230,9 @@ eval options:
   --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
   --score-combination <c>   the context strategy's scoreCombination: sum (default) or product
   --misses <k>              list each strategy's queries whose gold is not all in the top k, with the gold ranks
+  --simulate-feedback       rate the context bundles of half of each core's queries (gold useful, the rest
+                            not), then score the other half with and without the ratings (ratings stay in
+                            --keep-db: use a copy)
 
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
@@ -475,7 +478,7 @@ const COMMANDS: Record<string, Command> = {
     options: {
       strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
       'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
-      out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' },
+      out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' }, 'simulate-feedback': { type: 'boolean', default: false },
       'score-combination': { type: 'string' },
     },
     args: [1, 1],
@@ -510,6 +513,7 @@ const COMMANDS: Record<string, Command> = {
         autoLink,
         ...(typeof v['keep-db'] === 'string' ? { keepDb: v['keep-db'] } : {}),
         ...(misses !== undefined ? { misses } : {}),
+        ...(v['simulate-feedback'] ? { simulateFeedback: true } : {}),
         ...(combination !== undefined ? { context: { scoreCombination: combination } } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });

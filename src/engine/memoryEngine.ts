@@ -633,6 +633,7 @@ export class MemoryEngine {
           ...(input.note !== undefined ? { note: input.note } : {}),
         };
         await this.stores.apply({ op: 'feedback', signals: [signal] });
+        if (input.bundleId) await this.gapLog.rated(input.bundleId, entry.entry.id, useful);
       }
       const now = (await this.stores.effectiveness()).of(entry.entry.id)!;
       return { entryId: entry.entry.id, recorded, effectiveness: now.value, signals: now.signals };

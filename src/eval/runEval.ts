@@ -72,6 +72,8 @@ export interface EvalReport {
   strategies: Partial<Record<Strategy, StrategyResult>>;
   /** With `misses`: the cut-off, and how deep each strategy's list was searched for the gold ranks. */
   misses?: { k: number; depth: number };
+  /** With `simulateFeedback`: the rated half, and the other half's context scores with and without the ratings. */
+  feedback?: { rated: number; ratings: number; scored: number; without: MetricRow; with: MetricRow };
 }
 
 /** Options of the `context` strategy besides the ones each query sets (cores, maxEntries). */
@@ -96,6 +98,13 @@ export interface RunEvalOptions {
    * of each gold id (looked for down to the largest k or `misses`, whichever is deeper).
    */
   misses?: number;
+  /**
+   * Simulated feedback: each core's queries are split in two (alternately); the first ten entries of
+   * the context bundles of the first half are rated (gold entries useful, the others not useful), then the second half is
+   * scored with the ratings and without (weights.effectiveness 0). The ratings stay in the folder:
+   * with `keepDb`, use a copy.
+   */
+  simulateFeedback?: boolean;
   onProgress?: (message: string) => void;
 }
 
@@ -134,11 +143,47 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
       report.strategies[s] = { overall: aggregate(results, ks), byCategory, msPerQuery, ...(options.misses ? { misses: missesAt(file.queries, results, options.misses) } : {}) };
       progress(`${s}: done`);
     }
+    // After the strategies, so that their numbers are without ratings.
+    if (options.simulateFeedback) report.feedback = await simulateFeedback(m, file.queries, ks, maxK, options.context ?? {}, progress);
     return report;
   } finally {
     await m.close();
     if (options.keepDb === undefined) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Entries of a bundle the simulated agent rates. */
+const RATED_PER_BUNDLE = 10;
+
+/** See RunEvalOptions.simulateFeedback. */
+async function simulateFeedback(m: MemoryEngine, queries: EvalQuery[], ks: number[], k: number, context: EvalContextOptions, progress: (message: string) => void): Promise<NonNullable<EvalReport['feedback']>> {
+  const seen = new Map<string, number>();
+  const [rated, scored] = [[] as EvalQuery[], [] as EvalQuery[]];
+  for (const q of queries) {
+    const core = q.cores?.join('\u0000') ?? '';
+    const n = seen.get(core) ?? 0;
+    seen.set(core, n + 1);
+    (n % 2 === 0 ? rated : scored).push(q);
+  }
+  let ratings = 0;
+  for (const [i, q] of rated.entries()) {
+    const bundle = await m.buildTaskContext(q.text, { ...context, ...(q.cores ? { cores: q.cores } : {}), maxEntries: k });
+    const gold = new Set(q.gold);
+    // An agent reads and rates about what a prompt holds: the first ten.
+    for (const e of bundle.entries.slice(0, RATED_PER_BUNDLE)) {
+      await m.feedback({ entryId: e.entry.id, useful: gold.has(e.entry.id), bundleId: bundle.bundleId! });
+      ratings++;
+    }
+    if ((i + 1) % 50 === 0) progress(`feedback: rated the bundles of ${i + 1}/${rated.length} queries`);
+  }
+  const run = async (weights: EvalContextOptions['weights']) => {
+    const results: { ranked: string[]; gold: string[]; category: string }[] = [];
+    for (const q of scored) results.push({ ranked: await rank(m, 'context', q, k, { ...context, ...(weights ? { weights } : {}) }), gold: q.gold, category: 'all' });
+    return aggregate(results, ks);
+  };
+  const without = await run({ ...context.weights, effectiveness: 0 });
+  const withRatings = await run(context.weights);
+  return { rated: rated.length, ratings, scored: scored.length, without, with: withRatings };
 }
 
 function missesAt(queries: EvalQuery[], results: { ranked: string[] }[], k: number): EvalMiss[] {
@@ -180,6 +225,14 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
     if (!res.misses) continue;
     out.push('', `${s}: ${res.misses.length} of ${r.queries} queries miss a gold id in the top ${r.misses?.k} (gold ranks; – = not in the top ${r.misses?.depth}):`);
     for (const miss of res.misses) out.push(`  ${miss.id}  ${miss.text.includes('\n') ? `${miss.text.split('\n')[0]} …` : miss.text}`, `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`);
+  }
+  if (r.feedback) {
+    const f = r.feedback;
+    out.push('', `simulated feedback: the context bundles of ${f.rated} queries rated (${f.ratings} ratings: gold useful, the rest not); the other ${f.scored} queries:`);
+    out.push(table(['context', ...r.ks.map((k) => `R@${k}`), ...r.ks.map((k) => `AG@${k}`), 'nDCG@10', 'MRR'], [
+      ['without ratings', ...r.ks.map((k) => pct(f.without.recall[k]!)), ...r.ks.map((k) => pct(f.without.allGold[k]!)), pct(f.without.ndcg10), pct(f.without.mrr)],
+      ['with ratings', ...r.ks.map((k) => pct(f.with.recall[k]!)), ...r.ks.map((k) => pct(f.with.allGold[k]!)), pct(f.with.ndcg10), pct(f.with.mrr)],
+    ]));
   }
   if (reference.length > 0) out.push('', 'Published reference numbers (same metric, same kind of data):', ...reference.map((l) => `  ${l}`));
   return out.join('\n');

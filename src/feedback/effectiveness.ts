@@ -7,7 +7,7 @@
  * (score.ts, weight `effectiveness`); with no signals it is neutral and ranking is exactly as
  * without feedback.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface FeedbackSignal {
@@ -110,14 +110,22 @@ export async function readSignals(dir: string): Promise<FeedbackSignal[]> {
   });
 }
 
-/** Adds signals whose key the folder does not hold yet (a journal replay writes none twice); returns those added. */
-export async function writeSignals(dir: string, signals: readonly FeedbackSignal[]): Promise<FeedbackSignal[]> {
-  const held = await readSignals(dir);
-  const keys = new Set(held.map((s) => s.key));
-  const added = signals.filter((s) => !keys.has(s.key));
-  if (added.length === 0) return [];
+/**
+ * Adds signals whose key the folder does not hold yet; returns those added. `held`: the keys the
+ * folder holds, when the caller knows them (a live write appends); without, the file is read and
+ * rewritten whole (a journal replay, which may find its signals written already, or a line cut short).
+ */
+export async function writeSignals(dir: string, signals: readonly FeedbackSignal[], held?: ReadonlySet<string>): Promise<FeedbackSignal[]> {
   const path = join(dir, FILE);
-  await writeFile(`${path}.tmp`, [...held, ...added].map((s) => `${JSON.stringify(s)}\n`).join(''));
+  if (held) {
+    const added = signals.filter((s) => !held.has(s.key));
+    if (added.length > 0) await appendFile(path, added.map((s) => `${JSON.stringify(s)}\n`).join(''));
+    return added;
+  }
+  const kept = await readSignals(dir);
+  const keys = new Set(kept.map((s) => s.key));
+  const added = signals.filter((s) => !keys.has(s.key));
+  await writeFile(`${path}.tmp`, [...kept, ...added].map((s) => `${JSON.stringify(s)}\n`).join(''));
   await rename(`${path}.tmp`, path);
   return added;
 }

@@ -1,5 +1,6 @@
 /**
- * What memory could not answer: every task whose bundle came back empty or low-confidence is
+ * What memory could not answer: every task whose bundle came back empty or low-confidence, or
+ * whose every entry an agent rated not useful (from a bundle this process handed out), is
  * appended to `<db>/gaps.jsonl` (time, task, cores, why). `memcore gaps` lists them with similar
  * tasks grouped, which is the list of lessons nobody has written yet. One JSON line per task,
  * appended (a line is written whole or not at all); lines past the retention are dropped when the
@@ -7,6 +8,7 @@
  */
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import { cosineSimilarity, type Embedder } from '../embed/embedder.js';
 import type { ContextBundle } from '../model/types.js';
 
@@ -16,7 +18,8 @@ export interface GapRecord {
   task: string;
   /** The cores the task was asked of (null: all). */
   cores: string[] | null;
-  why: 'empty' | 'low-confidence';
+  /** The bundle was empty, low-confidence, or every entry of it was rated not useful. */
+  why: 'empty' | 'low-confidence' | 'rated-not-useful';
   /** The best entry's score, when there was one. */
   bestScore: number | null;
 }
@@ -44,6 +47,8 @@ const SAME_GAP = 0.8;
 const FILE = 'gaps.jsonl';
 
 export class GapLog {
+  /** Bundles this process handed out lately, for ratings that make a task unanswered. */
+  private readonly recent = new LRUCache<string, { bundle: ContextBundle; cores: string[] | undefined; notUseful: Set<string> }>({ max: 1_000 });
   private readonly enabled: boolean;
   private readonly retentionMs: number;
 
@@ -55,8 +60,26 @@ export class GapLog {
   /** Logs the bundle's task when memory could not answer it; never fails the read that asked. */
   async record(bundle: ContextBundle, cores: string[] | undefined): Promise<void> {
     if (!this.enabled) return;
+    if (bundle.bundleId && bundle.entries.length > 0 && !this.recent.has(bundle.bundleId)) this.recent.set(bundle.bundleId, { bundle, cores, notUseful: new Set() });
     const why = bundle.entries.length === 0 ? 'empty' : bundle.lowConfidence ? 'low-confidence' : null;
-    if (!why) return;
+    if (why) await this.append(bundle, cores, why);
+  }
+
+  /**
+   * Hears a rating from a bundle this log saw: once every entry of the bundle was rated not useful
+   * (below 0.5), its task is logged as not answered.
+   */
+  async rated(bundleId: string, entryId: string, useful: number): Promise<void> {
+    const seen = this.recent.get(bundleId);
+    if (!seen || useful >= 0.5) return;
+    seen.notUseful.add(entryId);
+    if (seen.bundle.entries.every((e) => seen.notUseful.has(e.entry.id))) {
+      this.recent.delete(bundleId);
+      await this.append(seen.bundle, seen.cores, 'rated-not-useful');
+    }
+  }
+
+  private async append(bundle: ContextBundle, cores: string[] | undefined, why: GapRecord['why']): Promise<void> {
     const record: GapRecord = { at: new Date().toISOString(), task: bundle.task.slice(0, LOGGED_TASK_CHARS), cores: cores ?? null, why, bestScore: bundle.entries[0]?.score ?? null };
     await appendFile(join(this.dir, FILE), `${JSON.stringify(record)}\n`).catch(() => undefined);
   }

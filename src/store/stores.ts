@@ -349,7 +349,10 @@ export class Stores {
       if (intent.manifests) await writeManifests(this.dir, intent.manifests);
       return { upserted, deleted };
     }
-    if (intent.op === 'feedback') return { upserted: [], deleted: [], signals: await writeSignals(this.dir, intent.signals) };
+    if (intent.op === 'feedback') {
+      const held = opts.replay ? undefined : (await this.effectiveness()).keys;
+      return { upserted: [], deleted: [], signals: await writeSignals(this.dir, intent.signals, held) };
+    }
     await this.table.delete(intent.ids);
     await this.graph.deleteEntries(intent.ids);
     return { upserted: [], deleted: intent.ids };
