@@ -122,7 +122,7 @@ describe('entry columns in memory', () => {
         const s = stored(`e${i} '\\ ü`, i % 7 === 0 ? at(1) : i % 5 === 0 ? at(-3) : null, i % 6 === 0 ? at(-1) : i % 4 === 0 ? now : null, created);
         Object.assign(s.entry, {
           coreId: cores[i % 4]!, entryType: types[i % 3]!, confidence: CONFIDENCE_LEVELS[i % 3]!, sensitivity: SENSITIVITY_LEVELS[(i >> 2) % 3]!,
-          tags: tags.filter((_, k) => (i >> k) % 2 === 1), importance: (i % 10) + 1,
+          tags: tags.filter((_, k) => (i >> k) % 2 === 1), importance: (i % 10) + 1, source: i % 2 ? null : `src '\\ ${i % 4} ü`,
         });
         s.vector = Float32Array.from([i + 1, -i / 2, 0.25, (i % 3) - 1]);
         return s;
@@ -137,7 +137,8 @@ describe('entry columns in memory', () => {
       const similarities = columns.similarities([...rows.map((r) => r.entry.id), 'absent'], query);
       rows.forEach((r, i) => expect(similarities[i]).toBeCloseTo(cosineSimilarity(query, r.vector), 2));
       expect(similarities[rows.length]).toBeNaN();
-      expect(columns.featuresIfPassing({})("e37 '\\ ü")).toEqual({ confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: at(-29) });
+      expect(columns.featuresIfPassing({})("e37 '\\ ü")).toEqual({ coreId: 'c\\d', source: null, confidence: CONFIDENCE_LEVELS[37 % 3], importance: 8, updatedAt: at(-29) });
+      expect(columns.featuresIfPassing({})("e38 '\\ ü")).toMatchObject({ coreId: 'ядро-🔑', source: "src '\\ 2 ü" });
       const filters: EntryFilter[] = [
         {}, { cores: [cores[0]!, cores[2]!] }, { entryTypes: ["it's"] }, { minConfidence: 'medium' }, { minConfidence: 'high', cores: ['plain'] },
         { cores: ['nowhere', 'plain'], entryTypes: ['nothing', 'fact'] }, { cores: ['nowhere'] },

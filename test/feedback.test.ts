@@ -1,6 +1,7 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openMemory } from '../src/index.js';
+import { openMemory, serializeMemoryDocument } from '../src/index.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 const TASK = 'rotate refresh tokens on every use';
@@ -26,7 +27,12 @@ describe('feedback: ratings move ranking through effectiveness', () => {
       expect(after.bundleId).not.toBe(before.bundleId); // a rating is a write: the cached bundle is gone
       const rated = scoreOf(after);
       expect(rated.score).toBeCloseTo(target.score - 0.2 * (0.5 - 0.5 * 0.7 ** 5), 6);
-      expect(rated.why).toContainEqual({ kind: 'feedback', effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6), signals: 5 });
+      expect(rated.why).toContainEqual({ kind: 'feedback', effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6), signals: 5, of: 'entry' });
+      // an entry of the same core never rated (and of another source) moves by a quarter of that
+      const sibling = before.entries.find((e) => e.entry.id !== target.entry.id && e.entry.coreId === target.entry.coreId && e.entry.source !== target.entry.source)!;
+      const siblingAfter = after.entries.find((e) => e.entry.id === sibling.entry.id)!;
+      expect(siblingAfter.score).toBeCloseTo(sibling.score - 0.25 * 0.2 * (0.5 - 0.5 * 0.7 ** 5), 6);
+      expect(siblingAfter.why).toContainEqual({ kind: 'feedback', effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6), signals: 5, of: 'core' });
       expect(after.entries.indexOf(rated)).toBeGreaterThanOrEqual(0);
 
       // from a bundle, the same entry counts once
@@ -67,6 +73,34 @@ describe('feedback: ratings move ranking through effectiveness', () => {
       expect((await m.gaps()).map((g) => [g.task, g.tasks.map((t) => t.why)])).toEqual([[TASK, ['rated-not-useful']]]);
     } finally {
       await m.close();
+    }
+  });
+
+  it('exports ratings with the memory, and an import counts each once', async () => {
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    const copy = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      const bundle = await m.buildTaskContext(TASK, { maxEntries: 3 });
+      await m.feedback({ entryId: bundle.entries[0]!.entry.id, useful: false, bundleId: bundle.bundleId!, note: 'outdated' });
+      await m.feedback({ entryId: bundle.entries[1]!.entry.id, useful: 0.75 });
+      const doc = await m.exportMemory();
+      expect(doc.feedback).toHaveLength(2);
+      expect(doc.feedback![0]).toMatchObject({ entry_id: bundle.entries[0]!.entry.id, useful: 0, bundle_id: bundle.bundleId, note: 'outdated' });
+      for (const format of ['jsonl', 'yaml'] as const) {
+        const file = join(await tempDir(), `memory.${format}`);
+        await writeFile(file, serializeMemoryDocument(doc, format));
+        const r = await copy.ingest(file);
+        expect(r.feedback).toBe(format === 'jsonl' ? 2 : 0); // the second import finds both keys held
+      }
+      const [mine, theirs] = [await m.effectivenessReport(), await copy.effectivenessReport()];
+      expect(theirs.entries.map((e) => [e.id, e.signals])).toEqual(mine.entries.map((e) => [e.id, e.signals]));
+      theirs.entries.forEach((e, i) => expect(e.value).toBeCloseTo(mine.entries[i]!.value, 6));
+      // a rating of an entry neither the file nor the store holds is refused, naming the record
+      await expect(copy.ingestDocument({ feedback: [{ entry_id: 'nowhere', useful: 1 }] })).rejects.toThrow(/feedback\[0\].*unknown entry id "nowhere"/);
+    } finally {
+      await m.close();
+      await copy.close();
     }
   });
 

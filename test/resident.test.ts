@@ -151,7 +151,7 @@ describe('keyword index (BM25 in memory)', () => {
 describe('entry columns', () => {
   it('estimate the share of entries a filter passes: exact up to the sample size, close above it, and removed entries do not count', () => {
     const row = (i: number) => ({
-      id: `e${i}`, coreId: i % 10 < 3 ? 'a' : 'b', entryType: 'lesson', confidenceRank: 2, importance: 5, tags: [],
+      id: `e${i}`, coreId: i % 10 < 3 ? 'a' : 'b', source: null, entryType: 'lesson', confidenceRank: 2, importance: 5, tags: [],
       sensitivity: 'public', createdAt: 0, updatedAt: 0, validFrom: null, validTo: null,
     });
     const small = new EntryColumns(2, Array.from({ length: 10 }, (_, i) => row(i)), new Float32Array(20).fill(1));

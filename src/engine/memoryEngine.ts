@@ -42,7 +42,7 @@ import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/chec
 import { withFingerprints } from '../code/fingerprintLocations.js';
 import { withFreshness } from '../code/bundleFreshness.js';
 import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
-import type { Effectiveness, FeedbackSignal } from '../feedback/effectiveness.js';
+import { readSignals, type Effectiveness, type FeedbackSignal } from '../feedback/effectiveness.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
@@ -768,7 +768,7 @@ export class MemoryEngine {
     const filter = resolveFilter({ ...(options.cores ? { cores: options.cores } : {}), ...options });
     const entries = (await this.stores.table.read({ ...(filter.cores ? { cores: filter.cores } : {}), sensitivity: filter.sensitivity })).map((s) => s.entry);
     const graph = this.stores.graph;
-    return exportDocument(entries, await graph.allCodeLocations(), await graph.allGoldenPaths(), await graph.allRelations());
+    return exportDocument(entries, await graph.allCodeLocations(), await graph.allGoldenPaths(), await graph.allRelations(), await readSignals(this.stores.dir));
   }
 
   /**

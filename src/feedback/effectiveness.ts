@@ -3,9 +3,9 @@
  * `rate_memory`), each rating a signal from 0 (not useful) to 1 (useful), kept in
  * `<db>/feedback.jsonl` through the journal. Each entry, source and core has an effectiveness: an
  * exponential moving average of its signals (α 0.3), drifting back toward neutral (0.5) with a
- * half-life of 90 days without signals. The scorer folds an entry's own effectiveness in
- * (score.ts, weight `effectiveness`); with no signals it is neutral and ranking is exactly as
- * without feedback.
+ * half-life of 90 days without signals. The scorer folds in an entry's own effectiveness, else
+ * its source's at half, else its core's at a quarter (score.ts, weight `effectiveness`); with no
+ * signals it is neutral and ranking is exactly as without feedback.
  */
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -82,6 +82,15 @@ export class Effectiveness {
   of(entryId: string, now = Date.now()): { value: number; signals: number } | undefined {
     const a = this.entries.get(entryId);
     return a && { value: this.decayed(a, now), signals: a.signals };
+  }
+
+  /**
+   * What ratings say about an entry for ranking: its own effectiveness when it was rated; else its
+   * source's, counted at half; else its core's, at a quarter (`share`). Undefined when none was rated.
+   */
+  forRanking(entryId: string, source: string | null, coreId: string, now = Date.now()): { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined {
+    const pick = (a: Average | undefined, of: 'entry' | 'source' | 'core', share: number) => a && { value: this.decayed(a, now), signals: a.signals, of, share };
+    return pick(this.entries.get(entryId), 'entry', 1) ?? pick(source === null ? undefined : this.sources.get(source), 'source', 0.5) ?? pick(this.cores.get(coreId), 'core', 0.25);
   }
 
   /** Every rated entry, source and core with its effectiveness now. */

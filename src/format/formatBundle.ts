@@ -20,7 +20,7 @@ export function describeReason(r: Reason): string {
   if (r.kind === 'keyword') return `keyword #${r.rank}, bm25 ${r.bm25.toFixed(2)}`;
   if (r.kind === 'mention') return `named in the task ("${r.mention}")`;
   if (r.kind === 'code') return `references changed code ${r.code}`;
-  if (r.kind === 'feedback') return `rated ${r.signals} time${r.signals === 1 ? '' : 's'}, effectiveness ${r.effectiveness.toFixed(2)}`;
+  if (r.kind === 'feedback') return `${r.of === 'entry' ? '' : `its ${r.of} `}rated ${r.signals} time${r.signals === 1 ? '' : 's'}, effectiveness ${r.effectiveness.toFixed(2)}`;
   const hops = r.path.map((h) => `${h.from} -${h.type}-> ${h.to}`).join(', ');
   return `graph ${r.hops} hop${r.hops === 1 ? '' : 's'} from ${r.seedId}: ${hops}`;
 }

@@ -10,6 +10,7 @@ import { refuseSupersedesCycles } from './supersedesCycles.js';
 import { serializeStored, type Stores } from '../store/stores.js';
 import { capText } from '../embed/chunkText.js';
 import { planSync, type SourcePart, type SyncReport } from './syncSource.js';
+import type { FeedbackSignal } from '../feedback/effectiveness.js';
 
 export interface IngestReport {
   /** Where the records came from (file path or a caller's label). */
@@ -28,6 +29,8 @@ export interface IngestReport {
   changed: boolean;
   /** What a sync removed or kept (`sync: true`, and the importers); absent otherwise. */
   sync?: SyncReport;
+  /** Ratings the file held that were recorded (those already held are skipped); absent when it held none. */
+  feedback?: number;
 }
 
 export function contentHash(title: string, content: string): string {
@@ -254,7 +257,7 @@ export async function indexDocument(
   const graphChanged = stores.meta.sources[source] !== fingerprint;
   const removal = plan && plan.removal.entries.length + plan.removal.codeLocations.length + plan.removal.goldenPaths.length + plan.removal.relations.length > 0 ? plan.removal : undefined;
   report.changed = toWrite.length > 0 || graphChanged || removal !== undefined;
-  if (!report.changed && !plan?.manifests.length) return report;
+  if (!report.changed && !plan?.manifests.length) return withFeedback(stores, doc, report);
 
   throwIfAborted(signal);
   const blobs: Float32Array[] = [];
@@ -263,5 +266,27 @@ export async function indexDocument(
     op: 'upsert', entries, newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint },
     ...(removal ? { remove: removal } : {}), ...(plan?.manifests.length ? { manifests: plan.manifests } : {}),
   }, { blobs, upserted: toWrite });
-  return report;
+  return withFeedback(stores, doc, report);
+}
+
+/**
+ * Records the document's ratings (after its entries, which they may name), each once: a rating
+ * without a key gets one from what it says, so ingesting the same file again adds none.
+ */
+async function withFeedback(stores: Stores, doc: MemoryDocument, report: IngestReport): Promise<IngestReport> {
+  if (!doc.feedback?.length) return report;
+  const inDoc = new Map(doc.entries.map((e) => [e.id, e]));
+  const missing = doc.feedback.map((f) => f.entryId).filter((id) => !inDoc.has(id));
+  const stored = new Map((missing.length > 0 ? await stores.table.read({ ids: [...new Set(missing)] }) : []).map((s) => [s.entry.id, s.entry]));
+  const now = new Date().toISOString();
+  const signals: FeedbackSignal[] = doc.feedback.map((f) => {
+    const entry = (inDoc.get(f.entryId) ?? stored.get(f.entryId))!;
+    const at = f.at?.toISOString() ?? null;
+    const key = f.key ?? `file:${createHash('sha256').update(JSON.stringify([f.entryId, f.useful, at, f.bundleId, f.note])).digest('hex').slice(0, 32)}`;
+    return { key, at: at ?? now, entryId: f.entryId, coreId: entry.coreId, source: entry.source, bundleId: f.bundleId, useful: f.useful, ...(f.note !== null ? { note: f.note } : {}) };
+  });
+  const held = (await stores.effectiveness()).keys;
+  const fresh = [...new Map(signals.filter((s) => !held.has(s.key)).map((s) => [s.key, s])).values()];
+  if (fresh.length > 0) await stores.apply({ op: 'feedback', signals: fresh });
+  return { ...report, feedback: fresh.length };
 }

@@ -11,6 +11,7 @@ const JSONL_SECTIONS: Record<string, string> = {
   code_location: 'code_locations',
   golden_path: 'golden_paths',
   relation: 'relations',
+  feedback: 'feedback',
 };
 
 export type MemoryFileFormat = 'json' | 'jsonl' | 'yaml';

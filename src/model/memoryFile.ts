@@ -39,6 +39,18 @@ export interface MemoryDocument {
   codeLocations: CodeLocation[];
   goldenPaths: GoldenPathInput[];
   relations: Relation[];
+  /** Ratings of entries (`feedback` in the file). */
+  feedback?: FeedbackInput[];
+}
+
+/** A rating as a memory file states it, validated. */
+export interface FeedbackInput {
+  entryId: string;
+  useful: number;
+  at: Date | null;
+  bundleId: string | null;
+  note: string | null;
+  key: string | null;
 }
 
 /** Where a relation endpoint must live. */
@@ -68,7 +80,7 @@ export interface ExternalReference {
   id: string;
   kind: EndpointKind;
   record: string;
-  field: 'from' | 'to' | 'code';
+  field: 'from' | 'to' | 'code' | 'entry_id';
 }
 
 const schemaUrl = new URL('../../schema/memory-file.schema.json', import.meta.url);
@@ -85,7 +97,7 @@ function schemaValidator(): ValidateFunction {
 /** A memory file is read whole into memory. */
 export const MAX_FILE_BYTES = 512 * 2 ** 20;
 /** Records one write (a file, or one ingestDocument / upsert / link call) may hold: it is validated, embedded and journaled as one. */
-export const MAX_RECORDS = { entries: 250_000, code_locations: 250_000, golden_paths: 50_000, relations: 2_500_000 } as const;
+export const MAX_RECORDS = { entries: 250_000, code_locations: 250_000, golden_paths: 50_000, relations: 2_500_000, feedback: 1_000_000 } as const;
 
 /** Default entry id: stable across re-ingests of the same core and title. */
 export function deriveEntryId(coreId: string, title: string): string {
@@ -147,7 +159,10 @@ export interface MemoryDocumentRecord {
   code_locations?: CodeLocationRecord[];
   golden_paths?: GoldenPathRecord[];
   relations?: RelationRecord[];
+  feedback?: FeedbackRecord[];
 }
+/** A rating as a memory file holds it (`memcore export` writes them). */
+export interface FeedbackRecord { entry_id: string; useful: number; at?: string; bundle_id?: string; note?: string; key?: string }
 type RawEntry = EntryRecord;
 type RawCode = CodeLocationRecord;
 type RawPath = GoldenPathRecord;
@@ -352,5 +367,12 @@ export function validateMemoryDocument(
     });
   });
 
-  return { document: { entries, codeLocations, goldenPaths, relations }, external };
+  const feedback = (raw.feedback ?? []).map((f, i): FeedbackInput => {
+    const record = name('feedback', i);
+    checkReference(f.entry_id, record, 'entry_id');
+    requireEndpoint('entry', f.entry_id, record, 'entry_id');
+    return { entryId: f.entry_id, useful: f.useful, at: parseTime(file, record, 'at', f.at), bundleId: f.bundle_id ?? null, note: f.note ?? null, key: f.key ?? null };
+  });
+
+  return { document: { entries, codeLocations, goldenPaths, relations, ...(feedback.length > 0 ? { feedback } : {}) }, external };
 }

@@ -112,8 +112,11 @@ export type Reason =
    * changed file itself, or other code in that file.
    */
   | { kind: 'code'; rank: number; code: string; match: CodeMatch }
-  /** Ratings moved the score: the entry's effectiveness (0 not useful … 1 useful; 0.5 neutral) over `signals` ratings. */
-  | { kind: 'feedback'; effectiveness: number; signals: number }
+  /**
+   * Ratings moved the score: the effectiveness (0 not useful … 1 useful; 0.5 neutral) over
+   * `signals` ratings of the entry itself, else of its source (counted at half), else its core (a quarter).
+   */
+  | { kind: 'feedback'; effectiveness: number; signals: number; of: 'entry' | 'source' | 'core' }
   | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
 
 export interface ScoredEntry {

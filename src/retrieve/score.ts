@@ -29,9 +29,9 @@ export interface ScoringWeights {
    */
   code: number;
   /**
-   * Weight of what ratings say (`memory.feedback`): the entry's effectiveness minus neutral (0.5),
-   * so an entry never rated scores exactly as without feedback. Default 0.2: five "not useful"
-   * ratings in a row (effectiveness 0.08) cost 0.083.
+   * Weight of what ratings say (`memory.feedback`): the entry's effectiveness minus neutral (0.5);
+   * for an entry never rated, its source's at half, else its core's at a quarter; nothing rated,
+   * nothing changes. Default 0.2: five "not useful" ratings in a row (effectiveness 0.08) cost 0.083.
    */
   effectiveness: number;
   /** Weight of the graph score: personalised PageRank, or proximity to the seeds (a direct hit counts as its own similarity). Default 0.5. */
@@ -146,8 +146,8 @@ export function scoreCandidates(
   candidates: ScorableHit[],
   opts: {
     weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number>; combination?: ScoreCombination;
-    /** An entry's effectiveness from ratings, when it has any (Stores.effectiveness). */
-    effectiveness?: (id: string) => { value: number; signals: number } | undefined;
+    /** What ratings say about a candidate, and the share it counts at (Effectiveness.forRanking). */
+    effectiveness?: (id: string, features: EntryFeatures) => { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined;
   } = {},
 ): ScoredHit[] {
   const product = opts.combination === 'product';
@@ -171,10 +171,10 @@ export function scoreCandidates(
         w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1));
       const importance = f.importance / 10;
       const recency = Math.pow(0.5, age / halfLifeMs);
-      const rated = opts.effectiveness?.(c.id);
-      const used = rated && w.effectiveness > 0 ? w.effectiveness * (rated.value - 0.5) : 0;
+      const rated = opts.effectiveness?.(c.id, f);
+      const used = rated && w.effectiveness > 0 ? w.effectiveness * rated.share * (rated.value - 0.5) : 0;
       const base = product ? relevance * importance * recency : relevance + w.importance * importance + w.recency * recency;
-      const why: Reason[] = used !== 0 ? [...c.why, { kind: 'feedback', effectiveness: rated!.value, signals: rated!.signals }] : c.why;
+      const why: Reason[] = used !== 0 ? [...c.why, { kind: 'feedback', effectiveness: rated!.value, signals: rated!.signals, of: rated!.of }] : c.why;
       return { id: c.id, score: base + used, similarity: c.similarity, why };
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));

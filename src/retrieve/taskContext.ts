@@ -343,7 +343,7 @@ export async function buildTaskContext(
   }
   const effectiveness = await stores.effectiveness();
   const now = (options.asOf ?? new Date()).getTime();
-  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores, combination: o.scoreCombination, effectiveness: (id) => effectiveness.of(id, now) });
+  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores, combination: o.scoreCombination, effectiveness: (id, f) => effectiveness.forRanking(id, f.source, f.coreId, now) });
   if (o.diversity > 0) {
     const vectors = new Map(scored.slice(0, o.maxEntries * 3).flatMap((c) => { const v = columns.vector(c.id); return v ? [[c.id, v] as const] : []; }));
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);

@@ -389,7 +389,7 @@ export class EntriesTable {
     dimensions: number,
     hold: { smallDimensions?: number; entries?: boolean } = {},
   ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entryAt?: (i: number) => MemoryEntry }> {
-    const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'created_at', 'updated_at', 'valid_from', 'valid_to'];
+    const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'source'];
     const { smallDimensions, entries } = hold;
     const result = await this.table
       .query()
@@ -404,7 +404,7 @@ export class EntriesTable {
       into.set((values.values as Float32Array).subarray(values.offset, values.offset + batch.numRows * width), rows.length * width);
     };
     for (const batch of result.batches) {
-      const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to] = narrow.map((name) => batch.getChild(name)!);
+      const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to, source] = narrow.map((name) => batch.getChild(name)!);
       copyVectors(batch, 'vector', vectors, dimensions);
       if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, smallDimensions!);
       for (let i = 0; i < batch.numRows; i++) {
@@ -412,6 +412,7 @@ export class EntriesTable {
         rows.push({
           id: id!.get(i) as string,
           coreId: core!.get(i) as string,
+          source: (source!.get(i) as string | null) ?? null,
           entryType: type!.get(i) as string,
           confidenceRank: rank!.get(i) as number,
           importance: importance!.get(i) as number,

@@ -7,6 +7,9 @@ import { TopK } from './topK.js';
 
 /** What scoring needs of an entry, known before its row is read. */
 export interface EntryFeatures {
+  coreId: string;
+  /** Where the entry came from (`source`), which ratings also average over. */
+  source: string | null;
   confidence: Confidence;
   importance: number;
   /** The entry's own date, which recency runs from: `updated_at` (see MemoryEntry.updatedAt). */
@@ -17,6 +20,7 @@ export interface EntryFeatures {
 export interface EntryColumnRow {
   id: string;
   coreId: string;
+  source: string | null;
   entryType: string;
   confidenceRank: number;
   importance: number;
@@ -32,6 +36,7 @@ export function columnRow(e: MemoryEntry): EntryColumnRow {
   return {
     id: e.id,
     coreId: e.coreId,
+    source: e.source,
     entryType: e.entryType,
     confidenceRank: CONFIDENCE_LEVELS.indexOf(e.confidence) + 1,
     importance: e.importance,
@@ -92,10 +97,15 @@ type HeldRow = Pick<EntryColumnRow, 'id' | 'tags' | 'importance' | 'updatedAt'>;
 /** A string column's values as small integer codes, in order of first appearance. */
 class Codes {
   private readonly codeOf = new Map<string, number>();
+  /** The values by code. */
+  readonly values: string[] = [];
 
   code(value: string): number {
     let code = this.codeOf.get(value);
-    if (code === undefined) this.codeOf.set(value, (code = this.codeOf.size));
+    if (code === undefined) {
+      this.codeOf.set(value, (code = this.codeOf.size));
+      this.values.push(value);
+    }
     return code;
   }
 
@@ -115,6 +125,9 @@ class FilterColumns {
   readonly cores = new Codes();
   readonly entryTypes = new Codes();
   readonly sensitivity = new Codes();
+  /** Sources, not a filter: what ratings average over (scoring features); -1 is no source. */
+  readonly sources = new Codes();
+  sourceCodes = new Int32Array(16);
   coreCodes = new Int32Array(16);
   typeCodes = new Int32Array(16);
   sensitivityCodes = new Int32Array(16);
@@ -128,6 +141,7 @@ class FilterColumns {
 
   ensureCapacity(slots: number): void {
     this.coreCodes = grown(this.coreCodes, slots, (n) => new Int32Array(n));
+    this.sourceCodes = grown(this.sourceCodes, slots, (n) => new Int32Array(n));
     this.typeCodes = grown(this.typeCodes, slots, (n) => new Int32Array(n));
     this.sensitivityCodes = grown(this.sensitivityCodes, slots, (n) => new Int32Array(n));
     this.confidenceRanks = grown(this.confidenceRanks, slots, (n) => new Int8Array(n));
@@ -139,6 +153,7 @@ class FilterColumns {
 
   set(slot: number, row: EntryColumnRow): void {
     this.coreCodes[slot] = this.cores.code(row.coreId);
+    this.sourceCodes[slot] = row.source === null ? -1 : this.sources.code(row.source);
     this.typeCodes[slot] = this.entryTypes.code(row.entryType);
     this.sensitivityCodes[slot] = this.sensitivity.code(row.sensitivity);
     this.confidenceRanks[slot] = row.confidenceRank;
@@ -462,7 +477,11 @@ export class EntryColumns {
       if (slot === undefined || !test(slot)) return undefined;
       const r = rows[slot]!;
       const confidence = CONFIDENCE_LEVELS[filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
-      return { confidence, importance: r.importance, updatedAt: new Date(r.updatedAt) };
+      const source = filterColumns.sourceCodes[slot]!;
+      return {
+        coreId: filterColumns.cores.values[filterColumns.coreCodes[slot]!]!, source: source < 0 ? null : filterColumns.sources.values[source]!,
+        confidence, importance: r.importance, updatedAt: new Date(r.updatedAt),
+      };
     };
   }
 
