@@ -11,16 +11,6 @@ import { memoryPart, type EvalFile, type EvalQuery } from './evalFile.js';
 export const STRATEGIES = ['vector', 'matryoshka', 'keyword', 'hybrid', 'graph', 'graph-ppr', 'context'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
-export const STRATEGY_HELP: Record<Strategy, string> = {
-  vector: 'exact cosine on full vectors (semanticSearch)',
-  matryoshka: 'two-stage: vector_small candidates, full-vector rerank',
-  keyword: 'BM25 keyword search (keywordSearch)',
-  hybrid: 'two-stage vector + BM25, weighted fusion (hybridSearch)',
-  graph: 'hybrid + mention seeds, 2-hop graph expansion, proximity scoring',
-  'graph-ppr': 'hybrid + mention seeds, 2-hop expansion, personalised PageRank',
-  context: 'buildTaskContext with default options',
-};
-
 /** Ranked entry ids for one query under one strategy. */
 async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number, context: EvalContextOptions): Promise<string[]> {
   const cores = q.cores ? { cores: q.cores } : {};

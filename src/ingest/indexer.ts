@@ -61,10 +61,7 @@ function sameEntry(a: MemoryEntry, b: Omit<MemoryEntry, 'updatedAt'>): boolean {
   );
 }
 
-/**
- * Writes a validated memory document: checks references against the store, embeds only new or
- * changed text (one batched call), then applies everything as one journaled write.
- */
+/** How a memory document is written (ingest, ingestDocument, the importers). */
 export interface IngestOptions {
   /** Find mention links (titles, aliases, code symbols and paths in entry text). Default off. */
   autoLink?: boolean | AutoLinkOptions;
@@ -134,6 +131,10 @@ function sourceParts(source: string, doc: MemoryDocument, parts: SourcePart[] | 
   return parts.map((p, i) => (added[i]!.length === 0 ? p : { ...p, doc: { ...p.doc, relations: [...p.doc.relations, ...added[i]!] } }));
 }
 
+/**
+ * Writes a validated memory document: checks references against the store, embeds only new or
+ * changed text (in slices saved to the embedding cache), then applies everything as one journaled write.
+ */
 export async function indexDocument(
   stores: Stores,
   embedder: Embedder,

@@ -6,13 +6,13 @@
 import type { EntryEdgeType } from '../model/types.js';
 
 export interface PageRankOptions {
-  /** Probability of jumping back to a seed at each step. Default 0.15 (PageRank's damping 0.85); measured best of 0.15–0.7 on HotpotQA, 2Wiki and LoCoMo. */
-  restart?: number;
-  /** Default 20. */
-  iterations?: number;
   /** Weight of an edge by type (edges are walked both ways). */
   edgeWeights: Record<EntryEdgeType, number>;
 }
+
+/** Probability of jumping back to a seed at each step (PageRank's damping 0.85): measured best of 0.15–0.7 on HotpotQA, 2Wiki and LoCoMo. */
+const RESTART = 0.15;
+const ITERATIONS = 20;
 
 /**
  * Scores in [0, 1] for every node of the subgraph: the walk's mass that reaches it over edges,
@@ -48,10 +48,10 @@ export function personalizedPageRank(
   }
   if (seedMass === 0) return new Map();
   for (let i = 0; i < n; i++) teleport[i]! /= seedMass;
-  const restart = options.restart ?? 0.15;
+  const restart = RESTART;
   let rank = Float64Array.from(teleport);
   let inflow = new Float64Array(n); // what arrived over edges in the last step
-  for (let it = 0; it < (options.iterations ?? 20); it++) {
+  for (let it = 0; it < ITERATIONS; it++) {
     const next = new Float64Array(n);
     let dangling = 0;
     for (let i = 0; i < n; i++) {

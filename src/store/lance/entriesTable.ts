@@ -476,13 +476,14 @@ export class EntriesTable {
    */
   async nearest(
     vector: Float32Array,
-    opts: { column?: 'vector' | 'vector_small'; filter?: EntryFilter; limit: number; nprobes?: number },
+    opts: { column?: 'vector' | 'vector_small'; filter?: EntryFilter; limit: number },
   ): Promise<VectorHit[]> {
     let q = this.table
       .vectorSearch(Array.from(vector))
       .column(opts.column ?? 'vector')
       .distanceType('cosine')
-      .nprobes(opts.nprobes ?? 20)
+      // Partitions of the IVF index a search probes (stores past scanMaxEntries search the index); LanceDB's default.
+      .nprobes(20)
       .select(['id', '_distance'])
       .limit(opts.limit);
     const where = opts.filter && (await this.whereSql(opts.filter));

@@ -21,7 +21,6 @@ const stems = new Map<string, string>();
 function term(word: string): string {
   let t = stems.get(word);
   if (t === undefined) {
-    // eslint-disable-next-line no-control-regex
     const folded = /[^\u0000-\u007f]/.test(word) ? word.normalize('NFKD').replace(/\p{M}/gu, '') : word;
     t = /^[a-z]+$/.test(folded) ? porter2(folded) : folded;
     if (stems.size < 1_000_000) stems.set(word, t);
@@ -35,7 +34,6 @@ function term(word: string): string {
  */
 export function analyze(text: string): string[] {
   const lower = text.toLowerCase();
-  // eslint-disable-next-line no-control-regex
   const out: string[] = [];
   if (/[^\u0000-\u007f]/.test(lower)) {
     for (const m of lower.matchAll(/[\p{L}\p{N}]+/gu)) keep(out, m[0]);
