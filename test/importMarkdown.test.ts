@@ -6,7 +6,8 @@ import { EXIT, main } from '../src/cli/main.js';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { supersessionIn } from '../src/import/conventions.js';
 import { embedProgress } from '../src/ingest/indexer.js';
-import { markdownSections } from '../src/import/markdownSections.js';
+import { MarkdownParser } from '../src/import/markdownParser.js';
+import { refuseDeepNesting, sectionsOfTree } from '../src/import/markdownSections.js';
 import { capturedIo, tempDir, wordHashEmbedder } from './helpers.js';
 
 const EXAMPLE_DOCS = fileURLToPath(new URL('../examples/import-docs', import.meta.url));
@@ -173,18 +174,27 @@ describe('importMarkdown: documents as memory', () => {
 });
 
 describe('markdown sections and supersession phrases', () => {
-  it('splits on real headings only, keeps parents and GitHub anchors, and refuses hostile nesting', () => {
-    const doc = markdownSections('x.md', '---\ntags: [a]\n---\nIntro\n\n# Top\n\nbody\n\n## Same\n\none\n\n## Same\n\ntwo\n\nSetext\n------\n\n```\n# fenced\n```\n');
-    expect(doc.frontMatter).toEqual({ tags: ['a'] });
-    expect(doc.title).toBe('Top');
-    expect(doc.sections.map((s) => [s.heading, s.parents.join('/'), s.anchor])).toEqual([
-      [null, '', ''], ['Top', '', 'top'], ['Same', 'Top', 'same'], ['Same', 'Top', 'same-1'], ['Setext', 'Top', 'setext'],
-    ]);
-    expect(doc.sections.at(-1)!.content).toBe('```\n# fenced\n```');
-    const long = markdownSections('y.md', `# ${'word '.repeat(100_000)}\n\ntext\n`);
-    expect([...long.sections[0]!.heading!].length).toBe(200);
-    expect(() => markdownSections('z.md', `${'1. '.repeat(33)}x\n`)).toThrow(/z\.md: line 1 opens 33 block quotes and lists/);
-    expect(() => markdownSections('w.md', '---\n: : :\n---\n')).toThrow(/w\.md: the front matter is not valid YAML/);
+  it('splits on real headings only, keeps parents and GitHub anchors, and refuses hostile nesting', async () => {
+    const parser = new MarkdownParser();
+    const markdownSections = async (file: string, text: string) => {
+      refuseDeepNesting(file, text);
+      return sectionsOfTree(file, text, await parser.parse(file, text));
+    };
+    try {
+      const doc = await markdownSections('x.md', '---\ntags: [a]\n---\nIntro\n\n# Top\n\nbody\n\n## Same\n\none\n\n## Same\n\ntwo\n\nSetext\n------\n\n```\n# fenced\n```\n');
+      expect(doc.frontMatter).toEqual({ tags: ['a'] });
+      expect(doc.title).toBe('Top');
+      expect(doc.sections.map((s) => [s.heading, s.parents.join('/'), s.anchor])).toEqual([
+        [null, '', ''], ['Top', '', 'top'], ['Same', 'Top', 'same'], ['Same', 'Top', 'same-1'], ['Setext', 'Top', 'setext'],
+      ]);
+      expect(doc.sections.at(-1)!.content).toBe('```\n# fenced\n```');
+      const long = await markdownSections('y.md', `# ${'word '.repeat(100_000)}\n\ntext\n`);
+      expect([...long.sections[0]!.heading!].length).toBe(200);
+      await expect(markdownSections('z.md', `${'1. '.repeat(33)}x\n`)).rejects.toThrow(/z\.md: line 1 opens 33 block quotes and lists/);
+      await expect(markdownSections('w.md', '---\n: : :\n---\n')).rejects.toThrow(/w\.md: the front matter is not valid YAML/);
+    } finally {
+      await parser.close();
+    }
   });
 
   it('reads which records a decision supersedes or is superseded by', () => {

@@ -1,13 +1,12 @@
 import { resolve, sep } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import type { Embedder } from '../embed/embedder.js';
 import { LOCAL_EMBEDDER_OPTIONS, localEmbedder, type LocalEmbedderOptions } from '../embed/localEmbedder.js';
 import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
-import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
+import { invalidInput, MemcoreError, requireFolder, throwIfAborted } from '../model/errors.js';
 import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocument, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
 import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
@@ -268,10 +267,7 @@ function checkIngestOptions(where: string, options: IngestOptions, allowed: read
 
 /** The document with its code locations fingerprinted against `repo`, when one is given. */
 async function fingerprinted(where: string, document: MemoryDocument, repo: string | undefined): Promise<MemoryDocument> {
-  if (repo === undefined) return document;
-  const root = resolve(repo);
-  if (!(await stat(root).catch(() => null))?.isDirectory()) throw invalidInput(`${where}: repo ${repo} is not a folder`);
-  return withFingerprints(document, root);
+  return repo === undefined ? document : withFingerprints(document, await requireFolder(`${where}: repo`, repo));
 }
 
 function checkLimit(v: unknown, name = 'limit'): number {
@@ -600,8 +596,7 @@ export class MemoryEngine {
     return this.serialized(async () => {
       checkOptionNames('checkCode', options, CHECK_CODE_OPTIONS);
       if (typeof options.repo !== 'string' || options.repo === '') throw invalidInput('checkCode needs repo: the folder code locations are relative to');
-      const repo = resolve(options.repo);
-      if (!(await stat(repo).catch(() => null))?.isDirectory()) throw invalidInput(`checkCode: ${options.repo} is not a folder`);
+      const repo = await requireFolder('checkCode', options.repo);
       if (options.codebase !== undefined) checkId('checkCode: codebase', options.codebase);
       if (options.fix !== undefined && typeof options.fix !== 'boolean') throw invalidInput('checkCode: fix must be true or false');
       return checkCode(this.stores, this.embedder, { ...options, repo });
@@ -1020,8 +1015,7 @@ export class MemoryEngine {
       if (typeof source.repo !== 'string' || source.repo === '') throw invalidInput('contextForDiff: repo must be the path of a git repository');
       if (source.range !== undefined && typeof source.range !== 'string') throw invalidInput('contextForDiff: range must be a string like main..HEAD');
       if (source.staged !== undefined && typeof source.staged !== 'boolean') throw invalidInput('contextForDiff: staged must be true or false');
-      if (!(await stat(resolve(source.repo)).catch(() => null))?.isDirectory()) throw invalidInput(`contextForDiff: ${source.repo} is not a folder`);
-      source = { ...source, repo: resolve(source.repo) };
+      source = { ...source, repo: await requireFolder('contextForDiff', source.repo) };
     } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
     resolveTaskContextOptions(options, 'contextForDiff');
     const bundle = await contextForDiff(this.stores, this.queryEmbedder, source, options, this.chat);

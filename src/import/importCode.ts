@@ -9,12 +9,12 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { relative, resolve, sep } from 'node:path';
+import { relative, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { findLinks } from '../ingest/autoLink.js';
 import { indexDocument, type IngestReport } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
-import { invalidInput, throwIfAborted } from '../model/errors.js';
+import { requireFolder, throwIfAborted } from '../model/errors.js';
 import { deriveCodeLocationId, validateMemoryDocument, type CodeLocationRecord, type RelationRecord } from '../model/memoryFile.js';
 import type { CodeLocation } from '../model/types.js';
 import { readManifests } from '../store/sourceManifests.js';
@@ -53,8 +53,7 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 
 /** Imports the code under `repo` (the engine serialises the call). */
 export async function importCode(stores: Stores, embedder: Embedder, repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
-  const root = resolve(repo);
-  if (!(await stat(root).catch(() => null))?.isDirectory()) throw invalidInput(`${repo}: not a folder (import-code reads a repository or a folder of code)`);
+  const root = await requireFolder('import-code', repo);
   const prefix = `code:${options.codebase}:`;
   const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir]);
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.

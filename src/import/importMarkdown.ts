@@ -21,7 +21,7 @@ import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
 import { adrNumber, documentKind, supersessionIn, type DocumentKind } from './conventions.js';
 import { MarkdownParser } from './markdownParser.js';
-import { MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
+import { linksUnder, MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
 import { walkDocuments } from './walkFiles.js';
 
 export interface ImportMarkdownOptions {
@@ -102,14 +102,7 @@ function statements(tree: Root): { text: string; urls: string[] }[] {
   while (stack.length > 0) {
     const node = stack.pop()!;
     if (node.type === 'paragraph' || node.type === 'heading' || node.type === 'tableCell') {
-      const urls: string[] = [];
-      const inner: Nodes[] = [node];
-      while (inner.length > 0) {
-        const n = inner.pop()!;
-        if (n.type === 'link') urls.push(n.url);
-        if ('children' in n) inner.push(...(n.children as Nodes[]));
-      }
-      out.push({ text: toString(node), urls });
+      out.push({ text: toString(node), urls: linksUnder(node) });
     } else if (node.type === 'yaml') {
       out.push({ text: node.value, urls: [] });
     } else if ('children' in node) {

@@ -7,10 +7,6 @@
 import GithubSlugger from 'github-slugger';
 import type { Heading, Link, Nodes, Root, Yaml } from 'mdast';
 import { toString } from 'mdast-util-to-string';
-import remarkFrontmatter from 'remark-frontmatter';
-import remarkGfm from 'remark-gfm';
-import remarkParse from 'remark-parse';
-import { unified } from 'unified';
 import { parse as parseYaml } from 'yaml';
 
 export interface MarkdownSection {
@@ -44,8 +40,6 @@ export class MarkdownError extends Error {}
 /** Headings longer than this are cut (with "…") to make a title. */
 export const MAX_HEADING_CHARS = 200;
 
-const parser = unified().use(remarkParse).use(remarkFrontmatter, ['yaml']).use(remarkGfm);
-
 const clean = (text: string) => text.replace(/\s+/g, ' ').trim();
 const cut = (text: string) => ([...text].length > MAX_HEADING_CHARS ? `${[...text].slice(0, MAX_HEADING_CHARS - 1).join('')}…` : text);
 
@@ -62,7 +56,7 @@ function parseFrontMatter(node: Yaml, file: string): Record<string, unknown> {
 }
 
 /** Every link URL under `node`, in order (iterative: a hostile file may nest deeply). */
-function linksUnder(node: Nodes): string[] {
+export function linksUnder(node: Nodes): string[] {
   const out: string[] = [];
   const stack: Nodes[] = [node];
   while (stack.length > 0) {
@@ -91,25 +85,7 @@ export function refuseDeepNesting(file: string, text: string): void {
   }
 }
 
-/** Parses markdown as the importer does (CommonMark, GFM, YAML front matter), on this thread. */
-export function parseMarkdown(text: string): Root {
-  return parser.parse(text);
-}
-
-/** Splits `text` (the file's content; `file` names it in errors) into sections, parsing it here. */
-export function markdownSections(file: string, text: string): MarkdownDocument {
-  refuseDeepNesting(file, text);
-  let tree: Root;
-  try {
-    tree = parseMarkdown(text);
-  } catch (e) {
-    // micromark recurses on nesting: a pathological file can exhaust the stack.
-    throw new MarkdownError(`${file}: cannot be parsed as markdown (${(e as Error).message})`);
-  }
-  return sectionsOfTree(file, text, tree);
-}
-
-/** The sections of `text`, given its syntax tree. */
+/** The sections of `text` (`file` names it in errors), given its syntax tree (MarkdownParser). */
 export function sectionsOfTree(file: string, text: string, tree: Root): MarkdownDocument {
   let frontMatter: Record<string, unknown> = {};
   const blocks = tree.children;

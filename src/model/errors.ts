@@ -1,3 +1,6 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+
 /** Every error memcore throws on purpose is a MemcoreError with a stable `code`. */
 export class MemcoreError extends Error {
   constructor(
@@ -27,6 +30,13 @@ export class MemoryFileError extends MemcoreError {
 
 export function invalidInput(message: string): MemcoreError {
   return new MemcoreError(message, 'INVALID_INPUT');
+}
+
+/** `path` made absolute, or INVALID_INPUT (`${where}: <path> is not a folder`) when it is not a folder. */
+export async function requireFolder(where: string, path: string): Promise<string> {
+  const abs = resolve(path);
+  if (!(await stat(abs).catch(() => null))?.isDirectory()) throw invalidInput(`${where}: ${path} is not a folder`);
+  return abs;
 }
 
 /** Throws the signal's reason as an AbortError when it has fired. */
