@@ -750,6 +750,7 @@ const COMMANDS: Record<string, Command> = {
           `relations: ${Object.entries(s.relations).map(([k, n]) => `${k} ${n}`).join(', ')}`,
           `embedder: ${s.embedder.id} (${s.embedder.dimensions}-d)`,
           `generation: ${s.generation}`,
+          `search runs on: exact ${s.search.exact}, stage 1 ${s.search.stage1}, entries ${s.search.entries}`,
         ].join('\n'),
       );
       return EXIT.ok;

@@ -28,7 +28,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'db', env: 'MEMCORE_DB', kind: 'string', default: '.memcore', help: 'database folder' },
   { key: 'repo', env: 'MEMCORE_REPO', kind: 'string', help: 'the folder code locations are relative to, for check and context --diff (default the working directory)' },
   { key: 'smallDimensions', env: 'MEMCORE_SMALL_DIMENSIONS', kind: 'int', help: 'length of vector_small for a new database' },
-  { key: 'residentMaxEntries', env: 'MEMCORE_RESIDENT_MAX_ENTRIES', kind: 'int', default: 250_000, help: 'stores up to this size have the entries of a bundle read from memory (0: always LanceDB)' },
+  { key: 'residentMaxEntries', env: 'MEMCORE_RESIDENT_MAX_ENTRIES', kind: 'int', default: 250_000, help: 'stores up to this size have the entries of a bundle read from memory, and semanticSearch run exactly from memory (0: always LanceDB)' },
   { key: 'scanMaxEntries', env: 'MEMCORE_SCAN_MAX_ENTRIES', kind: 'int', default: 2_000_000, help: 'stores up to this size run stage 1 as a scan of small vectors in memory (0: always LanceDB\'s index)' },
   { key: 'scanThreadMinEntries', env: 'MEMCORE_SCAN_THREAD_MIN_ENTRIES', kind: 'int', default: 32_768, help: 'stores from this size run that scan on a helper thread, beside the keyword search (0: any size; above scanMaxEntries: never)' },
   { key: 'embedder.provider', env: 'MEMCORE_EMBEDDER', kind: { enum: ['local', 'openai'] }, default: 'local', help: 'local (offline) or openai (any OpenAI-compatible server)' },

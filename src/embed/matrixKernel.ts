@@ -161,6 +161,9 @@ export interface Products {
   step: number;
 }
 
+/** The arguments of the kernel's `dots`: byte offsets of x, of the first row and of the output, a row count and the row stride. */
+type DotsArgs = readonly [x: number, rows: number, k: number, rowBytes: number, out: number];
+
 /** Bytes of a row value and of an x value, and values a row is padded to a multiple of. */
 const LAYOUT = { f32: { row: 4, x: 4, pad: 8 }, i8: { row: 1, x: 2, pad: 32 } } as const;
 
@@ -241,6 +244,24 @@ export class MatrixKernel {
     for (let r = 0; r < rows; r++) this.setRow(r, matrix instanceof Float32Array ? matrix.subarray(r * columns, (r + 1) * columns) : Array.from({ length: columns }, (_, c) => matrix[r * columns + c]!));
   }
 
+  /**
+   * i8: the largest magnitude x is quantised to. 32,767 fills the i16 lanes, but past 516 columns
+   * a row of 127s against an x of 32,767s would overflow the i32 sums, so wider matrices take
+   * fewer levels: no product can then wrap, which the error bounds of an exact search rely on.
+   */
+  private get queryLevels(): number {
+    return Math.min(32_767, Math.floor(0x7fff_ffff / (127 * this.columns)));
+  }
+
+  /**
+   * i8 only: the rows as stored (row r's values at `r · stride`, value = stored × `scales[r]`).
+   * Views into the kernel's memory, valid until a row is appended past the capacity.
+   */
+  quantisedRows(): { values: Int8Array; stride: number; scales: Float32Array } {
+    if (!this.quantised) throw new RangeError('quantisedRows needs an i8 kernel');
+    return { values: new Int8Array(this.wasmMemory.buffer, this.rowAt(0), this.capacity * this.stride), stride: this.stride, scales: this.rowScales };
+  }
+
   /** Rows held. */
   get rows(): number {
     return this.rowCount;
@@ -309,10 +330,20 @@ export class MatrixKernel {
   /**
    * i8 only: the matrix times `x` as the kernel leaves it, row r's value being
    * `sums[r] · scales[r] · step`, so that a scan can rank on `sums[r] · scales[r]` without first
-   * writing every value out. The arrays are views, valid until the next call.
+   * writing every value out. The arrays are views, valid until the next call. With a helper
+   * thread running, it takes the first half of the rows while this thread does the rest.
    */
   products(x: ArrayLike<number>): Products {
-    return this.startProducts(x)();
+    const { step, args, products } = this.prepareProducts(x);
+    const half = args[2] >> 1;
+    const finish = half > 0 ? this.runOnHelper([args[0], args[1], half, args[3], args[4]]) : undefined;
+    if (!finish) {
+      this.dots(...args);
+      return products();
+    }
+    this.dots(args[0], this.rowAt(half), args[2] - half, args[3], args[4] + 4 * half);
+    finish();
+    return products();
   }
 
   /**
@@ -322,40 +353,57 @@ export class MatrixKernel {
    * one synchronous stretch of code, with no `await` between.
    */
   startProducts(x: ArrayLike<number>): () => Products {
+    const { args, products } = this.prepareProducts(x);
+    const finish = this.runOnHelper(args);
+    if (!finish) {
+      this.dots(...args);
+      return products;
+    }
+    return () => {
+      finish();
+      return products();
+    };
+  }
+
+  /** Quantises `x` into the kernel's memory: the arguments of a scan of every row, and how to read its result. */
+  private prepareProducts(x: ArrayLike<number>): { step: number; args: DotsArgs; products: () => Products } {
     this.assertIdle();
     if (!this.quantised) throw new RangeError('products needs an i8 kernel');
     if (x.length !== this.columns) throw new RangeError(`vector has ${x.length} values, the matrix ${this.columns} columns`);
     let max = 0;
     for (let i = 0; i < this.columns; i++) max = Math.max(max, Math.abs(x[i]!));
-    const step = max > 0 ? max / 32_767 : 1;
+    const step = max > 0 ? max / this.queryLevels : 1;
     const into = new Int16Array(this.wasmMemory.buffer, 0, this.columns);
     for (let i = 0; i < this.columns; i++) into[i] = Math.round(x[i]! / step);
-    const args = [0, this.rowAt(0), this.rowCount, this.stride, this.rowAt(this.capacity)] as const;
-    const products = (): Products => ({ sums: new Int32Array(this.wasmMemory.buffer, args[4], this.rowCount), scales: this.rowScales, step });
+    const args: DotsArgs = [0, this.rowAt(0), this.rowCount, this.stride, this.rowAt(this.capacity)];
+    return { step, args, products: () => ({ sums: new Int32Array(this.wasmMemory.buffer, args[4], this.rowCount), scales: this.rowScales, step }) };
+  }
+
+  /**
+   * Starts `dots(...args)` on the helper thread, when one is ready: the function returned waits
+   * for it (or, when the helper is stuck, does the work here and retires it). Undefined without
+   * a helper: the caller runs the scan itself.
+   */
+  private runOnHelper(args: DotsArgs): (() => void) | undefined {
     const helper = this.readyHelper();
-    if (!helper) {
-      this.dots(...args);
-      return products;
-    }
+    if (!helper) return undefined;
     const c = helper.control;
     c.set(args, ARG0);
     Atomics.store(c, STATE, RUN);
     Atomics.notify(c, STATE);
     this.scanning = true;
     return () => {
-      if (this.scanning) {
-        this.scanning = false;
-        while (Atomics.load(c, STATE) === RUN) {
-          if (Atomics.wait(c, STATE, RUN, HELPER_TIMEOUT_MS) !== 'timed-out') continue;
-          // Stuck or starved: do it here, and stop using the helper.
-          helper.dead = true;
-          void helper.worker.terminate();
-          this.dots(...args);
-          break;
-        }
-        Atomics.store(c, STATE, IDLE);
+      if (!this.scanning) return;
+      this.scanning = false;
+      while (Atomics.load(c, STATE) === RUN) {
+        if (Atomics.wait(c, STATE, RUN, HELPER_TIMEOUT_MS) !== 'timed-out') continue;
+        // Stuck or starved: do it here, and stop using the helper.
+        helper.dead = true;
+        void helper.worker.terminate();
+        this.dots(...args);
+        break;
       }
-      return products();
+      Atomics.store(c, STATE, IDLE);
     };
   }
 

@@ -18,12 +18,12 @@ import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivi
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { buildTaskContext, embedOrExplain, resolveFilter, resolveSensitivity, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
-import { twoStageCandidates, vectorCandidates } from '../retrieve/vectorCandidates.js';
+import { exactNearest, twoStageCandidates } from '../retrieve/vectorCandidates.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
-import type { Hit } from '../retrieve/candidate.js';
+import type { Candidate, Hit } from '../retrieve/candidate.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
@@ -83,7 +83,9 @@ export interface OpenMemoryOptions {
   /**
    * Stores of at most this many entries are held whole in memory once the first query loads them,
    * and the bundle's entries are read from there rather than from LanceDB (~4 ms for a dozen rows
-   * at 100K entries). Costs a held entry about its text's size. Default 250,000; 0 always reads LanceDB.
+   * at 100K entries). Costs a held entry about its text's size. Up to the same size,
+   * `semanticSearch` runs exactly from memory on a second 8-bit level of the full vectors (one
+   * byte a dimension more); past it, as a LanceDB scan. Default 250,000; 0 always reads LanceDB.
    */
   residentMaxEntries?: number;
   /**
@@ -824,7 +826,12 @@ export class MemoryEngine {
     return new Set((await this.stores.table.read({ ids: wanted, sensitivity })).map((s) => s.entry.id));
   }
 
-  /** Nearest entries to the query by exact cosine similarity on the full vector; filters pushed down before the limit. */
+  /**
+   * Nearest entries to the query by exact cosine similarity on the full vector, filters applied
+   * before the limit. Up to `residentMaxEntries`, from memory (a bounded 8-bit scan, then the few
+   * rows that can rank read with their float vectors: ~4 ms at 100K entries); past it, a LanceDB
+   * scan. `stats().search.exact` says which.
+   */
   async semanticSearch(query: string, options: SemanticSearchOptions = {}): Promise<SearchHit[]> {
     using _reading = await this.reading();
     checkOptionNames('semanticSearch', options, SEMANTIC_SEARCH_OPTIONS);
@@ -832,7 +839,7 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    return this.current(limit, { ...options, filter, rankedBy: 'similarity' }, (n) => vectorCandidates(this.stores.table, vector, { filter, limit: n, threshold, signal: options.signal }));
+    return this.current(limit, { ...options, filter, rankedBy: 'similarity' }, async (n) => (await exactNearest(this.stores, vector, { filter, limit: n, threshold, signal: options.signal })).hits);
   }
 
   /**
@@ -842,14 +849,16 @@ export class MemoryEngine {
   private async current(
     limit: number,
     options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder?: boolean; asOf?: Date; signal?: AbortSignal; rankedBy: 'similarity' | 'keyword' | 'fused' },
-    fetch: (n: number) => Promise<Hit[]>,
+    fetch: (n: number) => Promise<(Hit | Candidate)[]>,
   ): Promise<SearchHit[]> {
     for (let n = limit + 16; ; n *= 4) {
       const got = await fetch(n);
       const { kept } = await dropSuperseded(this.stores.graph, this.stores.table, got, { asOf: options.asOf, signal: options.signal });
       if (kept.length >= limit || got.length < n) {
         if (!options.exactOrder) {
-          const read = await hydrateHits(this.stores.table, kept.slice(0, limit), options);
+          // Hits that come with their entries (an exact search read them to rank) are not read again.
+          const top = kept.slice(0, limit);
+          const read = top.every((h) => 'entry' in h) ? (top as Candidate[]) : await hydrateHits(this.stores.table, top, options);
           return read.map((h) => ({ entry: h.entry, score: rankScore(h, options.rankedBy), similarity: h.similarity, why: h.why }));
         }
         // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their
@@ -1102,6 +1111,7 @@ export class MemoryEngine {
       relations: graph.relations,
       embedder: { id: this.embedder.id, dimensions: this.embedder.dimensions },
       generation: await this.stores.currentGeneration(),
+      search: await this.stores.searchRunsOn(rows.length),
     };
   }
 

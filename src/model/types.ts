@@ -179,4 +179,12 @@ export interface StoreStats {
   relations: Record<RelationType, number>;
   embedder: { id: string; dimensions: number };
   generation: number;
+  /**
+   * Where each search runs at this store's size (see `residentMaxEntries` and `scanMaxEntries`):
+   * `memory` on structures held in memory, `lancedb` on the table. `exact`: semanticSearch;
+   * `stage1`: the first stage of two-stage vector search; `entries`: reading the hits' entries.
+   */
+  search: { exact: SearchRunsOn; stage1: SearchRunsOn; entries: SearchRunsOn };
 }
+
+export type SearchRunsOn = 'memory' | 'lancedb';

