@@ -858,12 +858,12 @@ export class MemoryEngine {
         if (!options.exactOrder) {
           // Hits that come with their entries (an exact search read them to rank) are not read again.
           const top = kept.slice(0, limit);
-          const read = top.every((h) => 'entry' in h) ? (top as Candidate[]) : await hydrateHits(this.stores.table, top, options);
+          const read = top.every((h) => 'entry' in h) ? (top as Candidate[]) : await hydrateHits(this.stores, top, options);
           return read.map((h) => ({ entry: h.entry, score: rankScore(h, options.rankedBy), similarity: h.similarity, why: h.why }));
         }
         // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their
         // exact vectors and the list is ordered by the exact cosine it reports.
-        const read = await hydrateHits(this.stores.table, kept.slice(0, limit + EXACT_ORDER_MARGIN), options);
+        const read = await hydrateHits(this.stores, kept.slice(0, limit + EXACT_ORDER_MARGIN), options);
         return read
           .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
           .slice(0, limit)
