@@ -1,10 +1,13 @@
 /**
- * npm run bench [-- --sizes 10000,100000 --queries 200 --keep]
+ * npm run bench [-- --sizes 10000,100000 --queries 200 --keep --peers --ballast 2]
  * Ingest throughput (precomputed vectors), buildTaskContext latency cold and warm with a per-stage
- * breakdown, two-stage recall@10 against exact search, cache-hit latency, peak RSS; side by side
- * with the naive pipeline and plain LanceDB vector search. Prints a table, writes JSON and an SVG
- * chart to bench/results/.
+ * breakdown, two-stage recall@10 against exact search, cache-hit latency, peak RSS; every public
+ * search method's latency; side by side with the naive pipeline and plain LanceDB vector search,
+ * and with --peers LanceDB's and Orama's own searches on the same vectors. Prints tables, writes
+ * JSON and an SVG chart to bench/results/.
  */
+import { spawnSync } from 'node:child_process';
+import { getHeapStatistics } from 'node:v8';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,23 +16,36 @@ import { fileURLToPath } from 'node:url';
 import { openMemory } from '../src/index.js';
 import { NaivePipeline } from './naivePipeline.js';
 import { ingestSynthetic, lookupEmbedder, percentile, stats, syntheticStore } from './synthetic.js';
+import { allocateBallast, timeSearchMethods, type MethodTiming } from './searchMethods.js';
+import { buildPeers, PEERS } from '../src/eval/peers.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
 
-const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [--out <name>] [--keep]
+const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [--out <name>] [--keep] [--peers] [--ballast <GB>]
 
   --sizes <n,…>   store sizes to build and measure, each ≥ 100 (default 10000,100000)
   --queries <n>   queries per size, ≥ 10 (default 200)
   --out <name>    results go to bench/results/<name>.json and .svg (default: bench-<sizes>)
   --keep          leave each store's database in place (it holds the bench's embedder id,
                   bench:precomputed-512, so open it with an Embedder of that id)
+  --peers         also build LanceDB (flat vector, FTS, hybrid with RRF) and Orama (hybrid,
+                  vector, full-text) on the same entries and vectors, and time them
+                  interleaved with memcore's methods; a peer too slow for every query is
+                  timed on 20 (the table says so)
+  --ballast <GB>  then hold that many GB of live JS objects in the process (a host's heap) and
+                  time buildTaskContext and semanticSearch again beside it
   -h, --help      this text
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 
 function parseBenchArgs() {
   try {
-    return parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } }).values;
+    return parseArgs({
+      options: {
+        sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false },
+        peers: { type: 'boolean', default: false }, ballast: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
   } catch (e) {
     console.error(`${(e as Error).message}\n\n${USAGE}`);
     process.exit(2);
@@ -42,9 +58,16 @@ if (values.help) {
 }
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
-if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
-  console.error(`bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, and --out a plain file name\n\n${USAGE}`);
+const ballastGb = values.ballast === undefined ? 0 : Number(values.ballast);
+if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out)) || !(ballastGb >= 0 && ballastGb <= 64)) {
+  console.error(`bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name and --ballast a number of GB from 0 to 64\n\n${USAGE}`);
   process.exit(2);
+}
+// Orama's index of 100K 512-d vectors and the ballast need more heap than Node's default: the bench runs itself again with enough.
+const heapMb = 4096 + ballastGb * 2048 + (values.peers ? 8192 : 0);
+if ((values.peers || ballastGb > 0) && getHeapStatistics().heap_size_limit < heapMb * 1024 ** 2 && !process.env.MEMCORE_BENCH_RESPAWNED) {
+  const run = spawnSync(process.execPath, [...process.execArgv, `--max-old-space-size=${heapMb}`, process.argv[1]!, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, MEMCORE_BENCH_RESPAWNED: '1' } });
+  process.exit(run.status ?? 1);
 }
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
@@ -60,6 +83,12 @@ interface SizeResult {
   twoStageRecallAt10With100: number;
   naive: ReturnType<typeof stats>;
   plainVector: ReturnType<typeof stats>;
+  /** Every public search method, and with --peers each peer's search, interleaved query by query (k = 10). */
+  methods: Record<string, MethodTiming>;
+  /** Seconds each peer took to build its index (--peers). */
+  peerBuildSeconds?: Partial<Record<'lancedb' | 'orama', number>>;
+  /** With --ballast: buildTaskContext and semanticSearch again, with that many GB of live objects held. */
+  ballast?: { gigabytes: number; heapUsedMb: number; context: ReturnType<typeof stats>; semanticSearch: ReturnType<typeof stats> };
   speedupVsNaive: number;
   peakRssMb: number;
 }
@@ -112,6 +141,16 @@ async function benchSize(n: number): Promise<SizeResult> {
       overlap.default += share((await m.matryoshkaSearch(q.text, { limit: 10 })).hits);
       overlap.at100 += share((await m.matryoshkaSearch(q.text, { limit: 10, candidates: 100 })).hits);
     }
+    const peers = values.peers
+      ? await buildPeers(store.doc.entries.map((e) => ({ id: e.id!, core: e.core_id!, text: `${e.title}\n${e.content}`, vector: store.vectors.get(`${e.title}\n${e.content}`)! })), PEERS, (p) => progress(`${n}: ${p}`))
+      : undefined;
+    let methods: Record<string, MethodTiming>;
+    try {
+      methods = await timeSearchMethods(m, store, cores, peers?.peers ?? [], (p) => progress(`${n}: ${p}`));
+    } finally {
+      await peers?.close();
+    }
+    const ballast = ballastGb > 0 ? await withBallast(m, store, cores, n) : undefined;
     await m.close();
 
     const projection = JSON.parse(await readFile(join(dir, 'projection.json'), 'utf8').catch(() => 'null')) as Projection | null;
@@ -140,6 +179,9 @@ async function benchSize(n: number): Promise<SizeResult> {
       naive: naiveStats,
       plainVector: stats(plainMs),
       speedupVsNaive: naiveStats.p50 / coldStats.p50,
+      methods,
+      ...(peers ? { peerBuildSeconds: peers.buildSeconds } : {}),
+      ...(ballast ? { ballast } : {}),
       peakRssMb: process.resourceUsage().maxRSS / 1024,
     };
   } finally {
@@ -149,16 +191,43 @@ async function benchSize(n: number): Promise<SizeResult> {
   }
 }
 
+/** buildTaskContext and semanticSearch on fresh texts, with `--ballast` GB of live objects held meanwhile. */
+async function withBallast(m: Awaited<ReturnType<typeof openMemory>>, store: ReturnType<typeof syntheticStore>, cores: string[], n: number): Promise<NonNullable<SizeResult['ballast']>> {
+  progress(`${n}: allocating ${ballastGb} GB of ballast …`);
+  const ballast = allocateBallast(ballastGb);
+  const heapUsedMb = process.memoryUsage().heapUsed / 1024 ** 2;
+  const context: number[] = [];
+  const semantic: number[] = [];
+  for (const [i, q] of store.queries.entries()) {
+    progress(`${n}: with ballast ${i}/${store.queries.length}`);
+    const text = `${q.text} zzballast`;
+    store.vectors.set(text, q.vector);
+    let t = performance.now();
+    await m.buildTaskContext(text, { cores, maxEntries: 12 });
+    context.push(performance.now() - t);
+    t = performance.now();
+    await m.semanticSearch(q.text, { limit: 10 });
+    semantic.push(performance.now() - t);
+  }
+  ballast.length = 0; // held live until here
+  return { gigabytes: ballastGb, heapUsedMb, context: stats(context), semanticSearch: stats(semantic) };
+}
+
 function svgChart(results: SizeResult[]): string {
-  const W = 640, H = 360, L = 70, B = 50, T = 30, R = 150;
-  const series: [string, string, (r: SizeResult) => number][] = [
-    ['buildTaskContext p50 (cold)', '#1f77b4', (r) => r.context.cold.p50],
-    ['naive pipeline p50', '#d62728', (r) => r.naive.p50],
-    ['plain LanceDB vector p50', '#2ca02c', (r) => r.plainVector.p50],
-    ['cache hit p50', '#9467bd', (r) => r.context.warm.p50],
+  const palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354'];
+  const methodNames = [...new Set(results.flatMap((r) => Object.keys(r.methods)))];
+  const measures: [string, (r: SizeResult) => number][] = [
+    ['buildTaskContext p50 (cold)', (r) => r.context.cold.p50],
+    ['naive pipeline p50', (r) => r.naive.p50],
+    ['plain LanceDB vector p50', (r) => r.plainVector.p50],
+    ['cache hit p50', (r) => r.context.warm.p50],
+    ...methodNames.filter((k) => k !== 'buildTaskContext').map((k): [string, (r: SizeResult) => number] => [`${k} p50${results[0]!.methods[k]?.kind === 'peer' ? ' (peer)' : ''}`, (r) => r.methods[k]?.p50 ?? NaN]),
   ];
+  const series = measures.map(([name, f], i) => [name, palette[i % palette.length]!, f] as const);
+  const W = 720, L = 70, B = 50, T = 30, R = 230;
+  const H = Math.max(360, T + series.length * 18 + B);
   const xs = results.map((r) => Math.log10(r.size));
-  const all = results.flatMap((r) => series.map(([, , f]) => Math.max(0.001, f(r))));
+  const all = results.flatMap((r) => series.map(([, , f]) => f(r)).filter((v) => Number.isFinite(v)).map((v) => Math.max(0.001, v)));
   const [ymin, ymax] = [Math.floor(Math.log10(Math.min(...all))), Math.ceil(Math.log10(Math.max(...all)))];
   const [xmin, xmax] = [Math.min(...xs) - 0.2, Math.max(...xs) + 0.2];
   const px = (x: number) => L + ((x - xmin) / (xmax - xmin)) * (W - L - R);
@@ -169,9 +238,10 @@ function svgChart(results: SizeResult[]): string {
   results.forEach((r) => parts.push(`<text x="${px(Math.log10(r.size))}" y="${H - B + 16}" text-anchor="middle">${r.size.toLocaleString('en')}</text>`));
   parts.push(`<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">entries</text>`);
   series.forEach(([name, color, f], i) => {
-    const pts = results.map((r) => `${px(Math.log10(r.size))},${py(f(r))}`).join(' ');
+    const measured = results.filter((r) => Number.isFinite(f(r)));
+    const pts = measured.map((r) => `${px(Math.log10(r.size))},${py(f(r))}`).join(' ');
     parts.push(`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"/>`);
-    results.forEach((r) => parts.push(`<circle cx="${px(Math.log10(r.size))}" cy="${py(f(r))}" r="3" fill="${color}"/>`));
+    measured.forEach((r) => parts.push(`<circle cx="${px(Math.log10(r.size))}" cy="${py(f(r))}" r="3" fill="${color}"/>`));
     parts.push(`<rect x="${W - R + 10}" y="${T + i * 18}" width="10" height="10" fill="${color}"/><text x="${W - R + 24}" y="${T + i * 18 + 9}">${name}</text>`);
   });
   parts.push('</svg>');
@@ -186,9 +256,26 @@ const rows = [
   ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB'],
   ...results.map((r) => [r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50), `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0)]),
 ];
-const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+const printTable = (table: string[][]) => {
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  for (const r of table) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
+};
 console.log('latencies in ms; ctx = buildTaskContext with the query vector given (cold cache), hit = cache hit, naive = the seed design\'s pipeline, plain = one LanceDB vector search');
-for (const r of rows) console.log(r.map((c, i) => c.padStart(widths[i]!)).join('  '));
+printTable(rows);
+for (const r of results) {
+  const base = r.methods.buildTaskContext!.p50;
+  console.log(`\n${r.size.toLocaleString('en')} entries: every search method, interleaved query by query (k = 10; ratio = p50 ÷ buildTaskContext p50)`);
+  printTable([
+    ['method', 'p50', 'p95', 'p99', 'queries', 'ratio'],
+    ...Object.entries(r.methods).map(([name, t]) => [t.kind === 'peer' ? `${name} (peer)` : name, f(t.p50), f(t.p95), f(t.p99), `${t.queries}${t.capped ? ' (capped)' : ''}`, `${f(t.p50 / base, 2)}×`]),
+    ...(r.ballast ? [
+      [`buildTaskContext, ${r.ballast.gigabytes} GB ballast`, f(r.ballast.context.p50), f(r.ballast.context.p95), f(r.ballast.context.p99), String(queryCount), `${f(r.ballast.context.p50 / base, 2)}×`],
+      [`semanticSearch, ${r.ballast.gigabytes} GB ballast`, f(r.ballast.semanticSearch.p50), f(r.ballast.semanticSearch.p95), f(r.ballast.semanticSearch.p99), String(queryCount), `${f(r.ballast.semanticSearch.p50 / base, 2)}×`],
+    ] : []),
+  ]);
+  if (r.peerBuildSeconds) console.log(`peers built in: ${Object.entries(r.peerBuildSeconds).map(([k, v]) => `${k} ${f(v, 1)} s`).join(', ')}`);
+  if (r.ballast) console.log(`ballast: ${r.ballast.gigabytes} GB of live objects, heap used ${f(r.ballast.heapUsedMb / 1024, 1)} GB`);
+}
 for (const r of results) console.log(`${r.size}: stages (median ms) ${Object.entries(r.context.stages).map(([k, v]) => `${k} ${f(v)}`).join(', ')}; first query after ingest ${f(r.context.firstQueryMs / 1000, 2)} s; ingest entries ${f(r.ingest.entriesMs / 1000, 1)} s, relations ${f(r.ingest.relationsMs / 1000, 1)} s, index ${f(r.ingest.indexMs / 1000, 1)} s`);
 await mkdir(resultsDir, { recursive: true });
 const json = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, queries: queryCount, results };

@@ -233,6 +233,8 @@ eval options:
   --simulate-feedback       rate the context bundles of half of each core's queries (gold useful, the rest
                             not), then score the other half with and without the ratings (ratings stay in
                             --keep-db: use a copy)
+  --peers                   also score LanceDB (flat vector, FTS, RRF hybrid) and Orama (hybrid, vector,
+                            full-text) on the same entries and vectors (needs a clone's devDependencies)
 
 traverse options: --depth <n> (default 2), --relations <types>, --direction outgoing|incoming|both
 index options: --ann-min-rows <n> (ANN index on vector_small from this many entries; default 50000)
@@ -479,7 +481,7 @@ const COMMANDS: Record<string, Command> = {
       strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
       'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
       out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' }, 'simulate-feedback': { type: 'boolean', default: false },
-      'score-combination': { type: 'string' },
+      peers: { type: 'boolean', default: false }, 'score-combination': { type: 'string' },
     },
     args: [1, 1],
     uses: 'nothing',
@@ -514,6 +516,7 @@ const COMMANDS: Record<string, Command> = {
         ...(typeof v['keep-db'] === 'string' ? { keepDb: v['keep-db'] } : {}),
         ...(misses !== undefined ? { misses } : {}),
         ...(v['simulate-feedback'] ? { simulateFeedback: true } : {}),
+        ...(v.peers ? { peers: true } : {}),
         ...(combination !== undefined ? { context: { scoreCombination: combination } } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });

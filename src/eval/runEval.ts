@@ -7,6 +7,12 @@ import type { AutoLinkOptions } from '../ingest/autoLink.js';
 import { invalidInput } from '../model/errors.js';
 import { aggregate, allGoldAt, type MetricRow } from './metrics.js';
 import { memoryPart, type EvalFile, type EvalQuery } from './evalFile.js';
+import { buildPeers, PEERS, type PeerDocument, type PeerName } from './peers.js';
+import { EntriesTable } from '../store/lance/entriesTable.js';
+import { readMeta } from '../store/meta.js';
+import { capText } from '../embed/chunkText.js';
+import { EMBEDDED_CHARS } from '../retrieve/queryText.js';
+import { embeddingText } from '../ingest/indexer.js';
 
 export const STRATEGIES = ['vector', 'matryoshka', 'keyword', 'hybrid', 'graph', 'graph-ppr', 'context'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -60,6 +66,8 @@ export interface EvalReport {
   ingestMs: number;
   embedder: string;
   strategies: Partial<Record<Strategy, StrategyResult>>;
+  /** With `peers`: LanceDB's and Orama's own searches on the same entries and vectors, scored alike (src/eval/peers.ts). */
+  peers?: Partial<Record<PeerName, StrategyResult>>;
   /** With `misses`: the cut-off, and how deep each strategy's list was searched for the gold ranks. */
   misses?: { k: number; depth: number };
   /** With `simulateFeedback`: the rated half, and the other half's context scores with and without the ratings. */
@@ -95,6 +103,8 @@ export interface RunEvalOptions {
    * with `keepDb`, use a copy.
    */
   simulateFeedback?: boolean;
+  /** Also score the peers (LanceDB flat vector, FTS, RRF hybrid; Orama hybrid, vector, full-text) on the stored entries and vectors. */
+  peers?: boolean;
   onProgress?: (message: string) => void;
 }
 
@@ -115,6 +125,11 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
     progress(`ingesting ${(memory.entries as unknown[] | undefined)?.length ?? 0} entries${options.autoLink ? ' with auto-linking' : ''} …`);
     const ingest = await m.ingestDocument(memory, { source: file.name ?? 'eval', autoLink: options.autoLink });
     const ingestMs = performance.now() - started;
+    const score = (results: { ranked: string[]; gold: string[]; category: string }[], ms: number): StrategyResult => {
+      const byCategory: Record<string, MetricRow> = {};
+      for (const c of [...new Set(results.map((r) => r.category))].sort()) byCategory[c] = aggregate(results.filter((r) => r.category === c), ks);
+      return { overall: aggregate(results, ks), byCategory, msPerQuery: ms / Math.max(1, results.length), ...(options.misses ? { misses: missesAt(file.queries, results, options.misses) } : {}) };
+    };
     const report: EvalReport = {
       name: file.name ?? 'eval', entries: ingest.entries.added + ingest.entries.updated + ingest.entries.unchanged,
       relations: ingest.relations, queries: file.queries.length, ks, ingestMs, embedder: m.embedder.id, strategies: {},
@@ -127,12 +142,10 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
         results.push({ ranked: await rank(m, s, q, maxK, options.context ?? {}), gold: q.gold, category: String(q.category ?? 'all') });
         if ((i + 1) % 25 === 0) progress(`${s}: ${i + 1}/${file.queries.length} queries`);
       }
-      const msPerQuery = (performance.now() - t0) / Math.max(1, results.length);
-      const byCategory: Record<string, MetricRow> = {};
-      for (const c of [...new Set(results.map((r) => r.category))].sort()) byCategory[c] = aggregate(results.filter((r) => r.category === c), ks);
-      report.strategies[s] = { overall: aggregate(results, ks), byCategory, msPerQuery, ...(options.misses ? { misses: missesAt(file.queries, results, options.misses) } : {}) };
+      report.strategies[s] = score(results, performance.now() - t0);
       progress(`${s}: done`);
     }
+    if (options.peers) report.peers = await scorePeers(m, dir, file.queries, maxK, score, progress);
     // After the strategies, so that their numbers are without ratings.
     if (options.simulateFeedback) report.feedback = await simulateFeedback(m, file.queries, ks, maxK, options.context ?? {}, progress);
     return report;
@@ -140,6 +153,41 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
     await m.close();
     if (options.keepDb === undefined) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The peers built on the entries and vectors stored in `dir`, each query embedded as the engine embeds it, scored by `score`. */
+async function scorePeers(
+  m: MemoryEngine,
+  dir: string,
+  queries: EvalQuery[],
+  k: number,
+  score: (results: { ranked: string[]; gold: string[]; category: string }[], ms: number) => StrategyResult,
+  progress: (message: string) => void,
+): Promise<NonNullable<EvalReport['peers']>> {
+  const meta = (await readMeta(dir))!;
+  const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
+  const documents: PeerDocument[] = [];
+  try {
+    for await (const batch of table.scanStored(5_000)) for (const s of batch) documents.push({ id: s.entry.id, core: s.entry.coreId, text: embeddingText(s.entry), vector: s.vector });
+  } finally {
+    table.close();
+  }
+  progress(`peers: embedding ${queries.length} queries …`);
+  const vectors = await m.embedder.embed(queries.map((q) => capText(q.text, EMBEDDED_CHARS)));
+  const set = await buildPeers(documents, PEERS, progress);
+  const out: NonNullable<EvalReport['peers']> = {};
+  try {
+    for (const peer of set.peers) {
+      const results: { ranked: string[]; gold: string[]; category: string }[] = [];
+      const t0 = performance.now();
+      for (const [i, q] of queries.entries()) results.push({ ranked: await peer.search(q.text, vectors[i]!, k, q.cores), gold: q.gold, category: String(q.category ?? 'all') });
+      out[peer.name] = score(results, performance.now() - t0);
+      progress(`${peer.name}: done`);
+    }
+  } finally {
+    await set.close();
+  }
+  return out;
 }
 
 /** Entries of a bundle the simulated agent rates. */
@@ -189,7 +237,8 @@ const pct = (x: number) => (100 * x).toFixed(1);
 /** The report as a table: one row per strategy, recall@k and all-gold@k, nDCG@10, MRR, ms/query. */
 export function formatReport(r: EvalReport, reference: string[] = []): string {
   const head = ['strategy', ...r.ks.map((k) => `R@${k}`), ...r.ks.map((k) => `AG@${k}`), 'nDCG@10', 'MRR', 'ms/q'];
-  const rows = (Object.entries(r.strategies) as [Strategy, StrategyResult][]).map(([s, res]) => [
+  const named = [...Object.entries(r.strategies), ...Object.entries(r.peers ?? {}).map(([p, res]) => [`${p} (peer)`, res] as const)] as [string, StrategyResult][];
+  const rows = named.map(([s, res]) => [
     s, ...r.ks.map((k) => pct(res.overall.recall[k]!)), ...r.ks.map((k) => pct(res.overall.allGold[k]!)),
     pct(res.overall.ndcg10), pct(res.overall.mrr), res.msPerQuery.toFixed(1),
   ]);
@@ -206,12 +255,12 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
   const categories = Object.keys(Object.values(r.strategies)[0]?.byCategory ?? {});
   if (categories.length > 1) {
     out.push('', `per category, R@${r.ks.join('/R@')}:`);
-    const catRows = (Object.entries(r.strategies) as [Strategy, StrategyResult][]).map(([s, res]) => [
+    const catRows = named.map(([s, res]) => [
       s, ...categories.map((c) => r.ks.map((k) => pct(res.byCategory[c]!.recall[k]!)).join('/')),
     ]);
     out.push(table(['strategy', ...categories.map((c) => `cat ${c} (${Object.values(r.strategies)[0]!.byCategory[c]!.queries})`)], catRows));
   }
-  for (const [s, res] of Object.entries(r.strategies) as [Strategy, StrategyResult][]) {
+  for (const [s, res] of named) {
     if (!res.misses) continue;
     out.push('', `${s}: ${res.misses.length} of ${r.queries} queries miss a gold id in the top ${r.misses?.k} (gold ranks; – = not in the top ${r.misses?.depth}):`);
     for (const miss of res.misses) out.push(`  ${miss.id}  ${miss.text.includes('\n') ? `${miss.text.split('\n')[0]} …` : miss.text}`, `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`);
