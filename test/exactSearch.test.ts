@@ -53,6 +53,8 @@ function buildStore(count: number, dimensions: number, seed: number): Built {
   }));
   const supersededBy = new Map<string, string>();
   for (let i = 1; i < count; i += 9) supersededBy.set(entries[i]!.id, entries[i + 1 < count ? i + 1 : 0]!.id);
+  // Most of the first cluster is superseded: a query near its centre must look past dozens of nearer entries.
+  for (let i = 0; i < Math.min(count - 1, 300); i += 12) supersededBy.set(entries[i]!.id, entries[i + 1]!.id);
   return { vectors, queries, entries, supersededBy };
 }
 

@@ -23,7 +23,7 @@ import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
-import type { Candidate, Hit } from '../retrieve/candidate.js';
+import type { Hit } from '../retrieve/candidate.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
@@ -839,7 +839,9 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    return this.current(limit, { ...options, filter, rankedBy: 'similarity' }, async (n) => (await exactNearest(this.stores, vector, { filter, limit: n, threshold, signal: options.signal })).hits);
+    const keep = async (hits: Hit[]) => (await dropSuperseded(this.stores.graph, this.stores.table, hits, { asOf: options.asOf, signal: options.signal })).kept;
+    const { hits } = await exactNearest(this.stores, vector, { filter, limit, threshold, keep, signal: options.signal });
+    return hits.map(({ entry, similarity, why }) => ({ entry, score: similarity, similarity, why }));
   }
 
   /**
@@ -849,16 +851,14 @@ export class MemoryEngine {
   private async current(
     limit: number,
     options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder?: boolean; asOf?: Date; signal?: AbortSignal; rankedBy: 'similarity' | 'keyword' | 'fused' },
-    fetch: (n: number) => Promise<(Hit | Candidate)[]>,
+    fetch: (n: number) => Promise<Hit[]>,
   ): Promise<SearchHit[]> {
     for (let n = limit + 16; ; n *= 4) {
       const got = await fetch(n);
       const { kept } = await dropSuperseded(this.stores.graph, this.stores.table, got, { asOf: options.asOf, signal: options.signal });
       if (kept.length >= limit || got.length < n) {
         if (!options.exactOrder) {
-          // Hits that come with their entries (an exact search read them to rank) are not read again.
-          const top = kept.slice(0, limit);
-          const read = top.every((h) => 'entry' in h) ? (top as Candidate[]) : await hydrateHits(this.stores, top, options);
+          const read = await hydrateHits(this.stores, kept.slice(0, limit), options);
           return read.map((h) => ({ entry: h.entry, score: rankScore(h, options.rankedBy), similarity: h.similarity, why: h.why }));
         }
         // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their

@@ -81,8 +81,9 @@ async function lanceDbPeers(documents: readonly PeerDocument[], progress: (messa
   const ids = async (q: { toArray(): Promise<{ id: string }[]> }) => (await q.toArray()).map((r) => String(r.id));
   const where = (cores?: readonly string[]) => (cores && cores.length > 0 ? sqlIn('core', cores) : undefined);
   // No vector index: a flat scan is exact, and LanceDB's own advice below ~100K rows.
-  const vector = (v: Float32Array, k: number, cores?: readonly string[]) => {
-    let q = t.vectorSearch(Array.from(v)).distanceType('cosine').select(['id']).limit(k);
+  // The score column is selected where it can be, so that LanceDB does not warn on every query that it adds it.
+  const vector = (v: Float32Array, k: number, cores?: readonly string[], columns = ['id', '_distance']) => {
+    let q = t.vectorSearch(Array.from(v)).distanceType('cosine').select(columns).limit(k);
     const w = where(cores);
     if (w) q = q.where(w);
     return q;
@@ -92,13 +93,13 @@ async function lanceDbPeers(documents: readonly PeerDocument[], progress: (messa
     {
       name: 'lancedb-fts',
       search: (text, _v, k, cores) => {
-        let q = t.query().fullTextSearch(text).select(['id']).limit(k);
+        let q = t.query().fullTextSearch(text).select(['id', '_score']).limit(k);
         const w = where(cores);
         if (w) q = q.where(w);
         return ids(q);
       },
     },
-    { name: 'lancedb-hybrid', search: (text, v, k, cores) => ids(vector(v, k, cores).fullTextSearch(text).rerank(rrf)) },
+    { name: 'lancedb-hybrid', search: (text, v, k, cores) => ids(vector(v, k, cores, ['id']).fullTextSearch(text).rerank(rrf)) },
   ];
   return {
     peers,

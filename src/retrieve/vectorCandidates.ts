@@ -3,6 +3,7 @@ import type { MemoryEntry } from '../model/types.js';
 import type { VectorHit } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';
+import { kthLowerBound } from '../store/resident/fullVectors.js';
 import type { Stores } from '../store/stores.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { makeHit, type Candidate, type Hit } from './candidate.js';
@@ -13,39 +14,62 @@ const asHits = (hits: VectorHit[], threshold: number): Hit[] =>
     .map((h, i) => makeHit(h.id, h.similarity, [{ kind: 'vector', rank: i + 1, similarity: h.similarity }]));
 
 /**
- * Exact nearest entries on the full vector, the `limit` best passing the filter, those below the
- * similarity threshold dropped; each hit carries its entry and its exact cosine (float64 over the
- * stored float32 vectors), ties in id order.
+ * Exact nearest entries on the full vector: the `limit` best that pass the filter and that `keep`
+ * keeps (it drops superseded entries), those below the similarity threshold left out; each hit
+ * carries its entry and its exact cosine (float64 over the stored float32 vectors), ties in id
+ * order.
  *
  * While the store is held for it (EntryColumns.exactCandidates), from memory: a two-level 8-bit
- * scan whose error bounds keep every entry that could be in the top `limit`, then one read of
- * those few rows with their float vectors, which ranks them exactly. Otherwise a LanceDB scan
- * (`via: 'lancedb'`), the filter pushed down so that the limit counts only matching rows.
+ * scan whose error bounds keep every entry that could rank, `keep` on those ids, then one read of
+ * the float vectors of the few that can still make the top `limit`, which ranks them exactly.
+ * Otherwise a LanceDB scan (`via: 'lancedb'`), the filter pushed down so that the limit counts
+ * only matching rows. Either way it asks for more while `keep` dropped too many.
  */
 export async function exactNearest(
   stores: Stores,
   queryVector: Float32Array,
-  opts: { filter: EntryFilter; limit: number; threshold: number; signal?: AbortSignal },
+  opts: { filter: EntryFilter; limit: number; threshold: number; keep: (hits: Hit[]) => Promise<Hit[]>; signal?: AbortSignal },
 ): Promise<{ hits: Candidate[]; via: 'memory' | 'lancedb' }> {
   throwIfAborted(opts.signal);
   const columns = await stores.columns();
+  if (!columns.holdsExactVectors) return { hits: await exactNearestInLanceDb(stores, queryVector, opts), via: 'lancedb' };
   // A zero vector has no cosine to anything: no query, and no entry, of one is ever a hit.
-  if (!queryVector.some((x) => x !== 0)) return { hits: [], via: columns.holdsExactVectors ? 'memory' : 'lancedb' };
-  const bounded = columns.exactCandidates(queryVector, opts.filter, opts.limit);
-  if (!bounded) {
-    const nearest = await stores.table.nearest(queryVector, { filter: opts.filter, limit: opts.limit });
+  if (!queryVector.some((x) => x !== 0)) return { hits: [], via: 'memory' };
+  const { limit } = opts;
+  let kept: { id: string; cosine: number; bound: number }[];
+  for (let n = limit + 16; ; n *= 4) {
+    const found = columns.exactCandidates(queryVector, opts.filter, n)!;
+    const byId = new Map(found.candidates.map((c) => [c.id, c]));
+    kept = (await opts.keep(found.candidates.map((c) => makeHit(c.id, c.cosine, [])))).map((h) => byId.get(h.id)!);
     throwIfAborted(opts.signal);
-    const rows = nearest.length === 0 ? [] : await stores.table.read({ ...opts.filter, ids: nearest.map((h) => h.id) }, { withVectors: true });
-    return { hits: rankExactly(rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })), queryVector, opts), via: 'lancedb' };
+    // Enough kept entries are surely above every entry the scan left out, or none was left out.
+    if (kept.filter((c) => c.cosine - c.bound >= found.floor).length >= limit || found.candidates.length < n) break;
   }
+  const floor = kthLowerBound(kept, limit);
+  const ids = kept.filter((c) => c.cosine + c.bound >= floor).map((c) => c.id);
   // The entries come from memory while the store is held whole (Stores.readEntries): only the vectors are read.
-  const [vectors, entries] = await Promise.all([stores.table.vectorsOf(bounded.map((c) => c.id)), stores.readEntries(bounded.map((c) => c.id))]);
+  const [vectors, entries] = await Promise.all([stores.table.vectorsOf(ids), stores.readEntries(ids)]);
   throwIfAborted(opts.signal);
   const read = entries.flatMap((entry) => {
     const vector = vectors.get(entry.id);
     return vector ? [{ id: entry.id, vector, entry }] : [];
   });
   return { hits: rankExactly(read, queryVector, opts), via: 'memory' };
+}
+
+/** Rows near ties LanceDB ranked on float32 distances may swap: this many more are read and ranked exactly. */
+const EXACT_ORDER_MARGIN = 8;
+
+async function exactNearestInLanceDb(stores: Stores, queryVector: Float32Array, opts: Parameters<typeof exactNearest>[2]): Promise<Candidate[]> {
+  for (let n = opts.limit + 16; ; n *= 4) {
+    const nearest = await stores.table.nearest(queryVector, { filter: opts.filter, limit: n });
+    const kept = await opts.keep(nearest.map((h) => makeHit(h.id, h.similarity, [])));
+    throwIfAborted(opts.signal);
+    if (kept.length < opts.limit && nearest.length === n) continue;
+    const ids = kept.slice(0, opts.limit + EXACT_ORDER_MARGIN).map((h) => h.id);
+    const rows = ids.length === 0 ? [] : await stores.table.read({ ...opts.filter, ids }, { withVectors: true });
+    return rankExactly(rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })), queryVector, opts);
+  }
 }
 
 /** Rows ranked by their exact cosine to the query, ties in id order; zero vectors (no cosine) and those below the threshold left out. */

@@ -475,15 +475,16 @@ export class EntryColumns {
   }
 
   /**
-   * Ids that hold the `limit` entries passing `filter` nearest `query` by exact cosine, with a
-   * cosine within ~1e-4, best first: possibly a few more than `limit` (see
-   * FullVectors.exactCandidates), which the caller ranks on their float vectors. Undefined when
-   * the store is past `hold.exact`: search LanceDB then.
+   * Ids that hold the `limit` entries passing `filter` nearest `query` by exact cosine, best first,
+   * with a cosine and its error bound (~1e-4), and the floor every entry left out is below: see
+   * FullVectors.exactCandidates. The caller ranks them on their float vectors. Undefined when the
+   * store is past `hold.exact`: search LanceDB then.
    */
-  exactCandidates(query: Float32Array, filter: EntryFilter, limit: number): { id: string; similarity: number }[] | undefined {
+  exactCandidates(query: Float32Array, filter: EntryFilter, limit: number): { candidates: { id: string; cosine: number; bound: number }[]; floor: number } | undefined {
     const test = this.slotTest(filter);
     const rows = this.rows;
-    return this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot))?.map(({ slot, cosine }) => ({ id: rows[slot]!.id, similarity: cosine }));
+    const found = this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot));
+    return found && { candidates: found.candidates.map(({ slot, cosine, bound }) => ({ id: rows[slot]!.id, cosine, bound })), floor: found.floor };
   }
 
   /** Whether exact search runs from memory (`exactCandidates` answers). */

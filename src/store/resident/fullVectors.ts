@@ -9,6 +9,18 @@ import { TopK } from './topK.js';
  */
 const ROUNDING_SLACK = 1e-9;
 
+/** See FullVectors.exactCandidates. */
+export interface ExactCandidates {
+  candidates: { slot: number; cosine: number; bound: number }[];
+  floor: number;
+}
+
+/** The `k`-th best lower bound (cosine − bound) of `items`; −∞ when there are fewer. */
+export function kthLowerBound(items: readonly { cosine: number; bound: number }[], k: number): number {
+  if (items.length < k) return -Infinity;
+  return items.map((r) => r.cosine - r.bound).sort((a, b) => b - a)[k - 1]!;
+}
+
 /** The residual level, held while exact search runs from memory (see `exact`). */
 interface Residuals {
   /** v − v̂ of each slot quantised to −127…127 by `scales[slot]`, `dimensions` a slot. */
@@ -155,17 +167,19 @@ export class FullVectors {
 
   /**
    * Slots that hold the `limit` nearest to `query` by exact cosine among those `passes` lets
-   * through (which decides which slots are in use), with their two-level cosine (within ~1e-4),
-   * best first; possibly a few more than `limit`, never fewer than pass when fewer pass. Slots
-   * whose vector or the query is zero are never among them. Undefined without the residual level.
+   * through (which decides which slots are in use), best first, each with its two-level cosine
+   * and a bound on that cosine's error (~1e-4); possibly a few more than `limit`, and all that
+   * pass when fewer pass. `floor`: every slot left out has an exact cosine below it (−∞ when
+   * none was). Slots whose vector or the query is zero are never among them. Undefined without
+   * the residual level.
    */
-  exactCandidates(query: Float32Array, limit: number, passes: (slot: number) => boolean): { slot: number; cosine: number }[] | undefined {
+  exactCandidates(query: Float32Array, limit: number, passes: (slot: number) => boolean): ExactCandidates | undefined {
     const residuals = this.residuals;
     if (!residuals) return undefined;
     let queryNorm = 0;
     for (let d = 0; d < this.dimensions; d++) queryNorm += query[d]! * query[d]!;
     queryNorm = Math.sqrt(queryNorm);
-    if (!(queryNorm > 0)) return [];
+    if (!(queryNorm > 0)) return { candidates: [], floor: -Infinity };
     const { sums, step } = this.kernel.products(query);
     // ‖x − x̂‖ of the query as the kernel quantised it.
     let queryError = 0;
@@ -207,12 +221,10 @@ export class FullVectors {
       const cosine = (first * scales[slot]! + second * residuals.scales[slot]!) / denominator;
       return { slot, cosine, bound: (queryNorm * residuals.errors[slot]!) / denominator + ROUNDING_SLACK };
     });
-    const lows = refined.map((r) => r.cosine - r.bound).sort((a, b) => b - a);
-    const floor2 = lows.length >= limit ? lows[limit - 1]! : -Infinity;
-    return refined
-      .filter((r) => r.cosine + r.bound >= floor2)
-      .sort((a, b) => b.cosine - a.cosine)
-      .map(({ slot, cosine }) => ({ slot, cosine }));
+    const floor2 = kthLowerBound(refined, limit);
+    // A slot left at level one is below the first floor, one left at level two below the second.
+    const floor = lower.full ? Math.max(toBeat, floor2) : -Infinity;
+    return { candidates: refined.filter((r) => r.cosine + r.bound >= floor2).sort((a, b) => b.cosine - a.cosine), floor };
   }
 
   close(): void {
