@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { openMemory } from '../src/index.js';
 import { NaivePipeline } from './naivePipeline.js';
 import { ingestSynthetic, lookupEmbedder, percentile, stats, syntheticStore } from './synthetic.js';
-import { allocateBallast, timeSearchMethods, type MethodTiming } from './searchMethods.js';
+import { allocateBallast, heapAllocatedPerCall, timeSearchMethods, type MethodTiming } from './searchMethods.js';
 import { buildPeers, PEERS } from '../src/eval/peers.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
@@ -85,6 +85,8 @@ interface SizeResult {
   plainVector: ReturnType<typeof stats>;
   /** Every public search method, and with --peers each peer's search, interleaved query by query (k = 10). */
   methods: Record<string, MethodTiming>;
+  /** KB a call allocates on the JS heap (what GC must reclaim), over 50 queries. */
+  heapAllocatedKb: { buildTaskContext: number; semanticSearch: number };
   /** Seconds each peer took to build its index (--peers). */
   peerBuildSeconds?: Partial<Record<'lancedb' | 'orama', number>>;
   /** With --ballast: buildTaskContext and semanticSearch again, with that many GB of live objects held. */
@@ -150,6 +152,16 @@ async function benchSize(n: number): Promise<SizeResult> {
     } finally {
       await peers?.close();
     }
+    progress(`${n}: heap allocated per query …`);
+    const sample = store.queries.slice(0, 50);
+    const heapAllocatedKb = {
+      buildTaskContext: (await heapAllocatedPerCall(sample, (q, i) => {
+        const text = `${q.text} zzalloc${i}`;
+        store.vectors.set(text, q.vector);
+        return m.buildTaskContext(text, { cores, maxEntries: 12 });
+      })) / 1024,
+      semanticSearch: (await heapAllocatedPerCall(sample, (q) => m.semanticSearch(q.text, { limit: 10 }))) / 1024,
+    };
     const ballast = ballastGb > 0 ? await withBallast(m, store, cores, n) : undefined;
     await m.close();
 
@@ -180,6 +192,7 @@ async function benchSize(n: number): Promise<SizeResult> {
       plainVector: stats(plainMs),
       speedupVsNaive: naiveStats.p50 / coldStats.p50,
       methods,
+      heapAllocatedKb,
       ...(peers ? { peerBuildSeconds: peers.buildSeconds } : {}),
       ...(ballast ? { ballast } : {}),
       peakRssMb: process.resourceUsage().maxRSS / 1024,
@@ -275,6 +288,7 @@ for (const r of results) {
   ]);
   if (r.peerBuildSeconds) console.log(`peers built in: ${Object.entries(r.peerBuildSeconds).map(([k, v]) => `${k} ${f(v, 1)} s`).join(', ')}`);
   if (r.ballast) console.log(`ballast: ${r.ballast.gigabytes} GB of live objects, heap used ${f(r.ballast.heapUsedMb / 1024, 1)} GB`);
+  console.log(`JS heap allocated per query: buildTaskContext ${f(r.heapAllocatedKb.buildTaskContext, 0)} KB, semanticSearch ${f(r.heapAllocatedKb.semanticSearch, 0)} KB`);
 }
 for (const r of results) console.log(`${r.size}: stages (median ms) ${Object.entries(r.context.stages).map(([k, v]) => `${k} ${f(v)}`).join(', ')}; first query after ingest ${f(r.context.firstQueryMs / 1000, 2)} s; ingest entries ${f(r.ingest.entriesMs / 1000, 1)} s, relations ${f(r.ingest.relationsMs / 1000, 1)} s, index ${f(r.ingest.indexMs / 1000, 1)} s`);
 await mkdir(resultsDir, { recursive: true });

@@ -3,6 +3,7 @@
  * (src/eval/peers.ts), timed on one store, interleaved query by query so that each sees the
  * same machine state: one query through every system, then the next.
  */
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import type { MemoryEngine } from '../src/index.js';
 import type { Peer } from '../src/eval/peers.js';
 import { stats, type SyntheticStore } from './synthetic.js';
@@ -80,4 +81,19 @@ export function allocateBallast(gigabytes: number): unknown[] {
   const objects = Math.round((gigabytes * 1024 ** 3) / 80);
   for (let i = 0; i < objects; i += 1_000_000) ballast.push(Array.from({ length: Math.min(1_000_000, objects - i) }, (_, j) => ({ id: i + j, weight: j * 0.5, next: null })));
   return ballast;
+}
+
+/**
+ * Bytes allocated on the JS heap per call of `run`, over `queries`: the heap's growth plus what
+ * every collection meanwhile freed (v8.GCProfiler). What a query allocates is what the collector
+ * must later reclaim, and in a process with a large live heap that is what GC pauses cost.
+ */
+export async function heapAllocatedPerCall(queries: readonly Query[], run: (q: Query, i: number) => Promise<unknown>): Promise<number> {
+  const profiler = new GCProfiler();
+  const before = getHeapStatistics().used_heap_size;
+  profiler.start();
+  for (const [i, q] of queries.entries()) await run(q, i);
+  const after = getHeapStatistics().used_heap_size;
+  const freed = profiler.stop().statistics.reduce((sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0);
+  return (after - before + freed) / queries.length;
 }
