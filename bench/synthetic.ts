@@ -31,7 +31,11 @@ export interface SyntheticStore {
   queries: { text: string; vector: Float32Array }[];
 }
 
-export function syntheticStore(n: number, opts: { dimensions?: number; clusters?: number; queries?: number; seed?: number } = {}): SyntheticStore {
+/**
+ * `hub` (default true): every entry also links to `e0`, as every lesson in a real store links to
+ * the project's conventions, so that the bench sees a hub with `n` − 1 edges (see HUB_DEGREE).
+ */
+export function syntheticStore(n: number, opts: { dimensions?: number; clusters?: number; queries?: number; seed?: number; hub?: boolean } = {}): SyntheticStore {
   const d = opts.dimensions ?? 512;
   const rand = rng(opts.seed ?? 7);
   const clusters = Array.from({ length: opts.clusters ?? Math.max(8, Math.round(Math.sqrt(n) / 2)) }, () => unit(Float32Array.from({ length: d }, () => gaussian(rand))));
@@ -66,6 +70,7 @@ export function syntheticStore(n: number, opts: { dimensions?: number; clusters?
       relations.push(type === 'RELATED' ? { type, from: `e${i}`, to, weight: 0.5 } : { type, from: `e${i}`, to });
     }
     if (i % 3 === 0) relations.push({ type: 'REFERENCES_CODE', from: `e${i}`, to: `c${i % codes}`, relevance: 0.8 });
+    if (opts.hub !== false && i > 0) relations.push({ type: 'RELATED', from: `e${i}`, to: 'e0', weight: 0.5 });
   }
   const paths = Math.max(2, Math.floor(n / 1000));
   const golden_paths = Array.from({ length: paths }, (_, i) => ({ id: `g${i}`, name: `path ${i}`, concept: words(2), steps: [0, 1, 2].map((s) => ({ code: `c${(i * 3 + s) % codes}` })) }));

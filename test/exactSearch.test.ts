@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory, type Embedder, type MemoryEngine, type SemanticSearchOptions } from '../src/index.js';
 import { mulberry32 } from '../src/embed/matryoshka.js';
+import { cosineSimilarity } from '../src/embed/embedder.js';
 import { tempDir } from './helpers.js';
 
 /**
@@ -87,25 +88,13 @@ async function ingest(m: MemoryEngine, built: Built): Promise<void> {
   });
 }
 
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
-}
-
 type Filter = Pick<SemanticSearchOptions, 'cores' | 'entryTypes' | 'tags' | 'minImportance' | 'sensitivity' | 'threshold'>;
 
 function bruteForce(built: Built, query: Float32Array, limit: number, f: Filter): { id: string; similarity: number }[] {
   return built.entries
-    .map((e, i) => ({ e, similarity: cosine(query, built.vectors[i]!) }))
-    .filter(({ e, similarity }) =>
-      Number.isFinite(similarity) &&
+    .map((e, i) => ({ e, similarity: cosineSimilarity(query, built.vectors[i]!), zero: built.vectors[i]!.every((x) => x === 0) }))
+    .filter(({ e, similarity, zero }) =>
+      !zero &&
       similarity >= (f.threshold ?? -1) &&
       !built.supersededBy.has(e.id) &&
       (!e.secret || (f.sensitivity ?? []).includes('secret')) &&

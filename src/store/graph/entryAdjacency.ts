@@ -65,8 +65,18 @@ export class EntryAdjacency {
     return this.byKey.has(edgeKey(e));
   }
 
-  /** Every seed's entries within `depth` hops over `edgeTypes`, each with its fewest hops (the seed itself left out). */
-  reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): GraphHit[] {
+  /** Edges touching the entry, of every type. */
+  degree(id: string): number {
+    return this.edgesOf.get(id)?.length ?? 0;
+  }
+
+  /**
+   * Every seed's entries within `depth` hops over `edgeTypes`, each with its fewest hops (the seed
+   * itself left out). An entry with more than `hubDegree` edges is reached, not walked from: one
+   * entry linked from everything would otherwise put the whole store two hops from every seed.
+   */
+  reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction; hubDegree?: number }): GraphHit[] {
+    const hubDegree = opts.hubDegree ?? Infinity;
     const types = new Set(opts.edgeTypes);
     const direction = opts.direction ?? 'both';
     const hits: GraphHit[] = [];
@@ -75,7 +85,9 @@ export class EntryAdjacency {
       for (let frontier = [seedId], hops = 1; frontier.length > 0 && hops <= opts.depth; hops++) {
         const next: string[] = [];
         for (const node of frontier) {
-          for (const e of this.edgesOf.get(node) ?? NO_EDGES) {
+          const edges = this.edgesOf.get(node) ?? NO_EDGES;
+          if (edges.length > hubDegree) continue;
+          for (const e of edges) {
             if (!types.has(e.type)) continue;
             // Along the edge, against it, or (a self loop aside) to its other end.
             const target = e.from === node && direction !== 'incoming' ? e.to : e.to === node && direction !== 'outgoing' ? e.from : undefined;

@@ -1,5 +1,5 @@
 import type { EntryEdgeType, PathHop } from '../../model/types.js';
-import type { Direction, GraphEdge, GraphReach, GraphStore } from './graphStore.js';
+import type { GraphEdge, GraphReach, GraphStore, ReachOptions } from './graphStore.js';
 
 /**
  * The entries within `depth` hops of the seeds, each with one shortest path, from two graph reads:
@@ -10,10 +10,13 @@ import type { Direction, GraphEdge, GraphReach, GraphStore } from './graphStore.
 export async function expandWithPaths(
   graph: GraphStore,
   seedIds: readonly string[],
-  opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction; alsoAmong?: readonly string[] },
+  opts: ReachOptions & { alsoAmong?: readonly string[] },
 ): Promise<{ reaches: GraphReach[]; edges: GraphEdge[] }> {
   const hits = await graph.reach(seedIds, opts);
-  const edges = await graph.edgesAmong([...new Set([...seedIds, ...hits.map((h) => h.targetId), ...(opts.alsoAmong ?? [])])], opts.edgeTypes);
+  const among = [...new Set([...seedIds, ...hits.map((h) => h.targetId), ...(opts.alsoAmong ?? [])])];
+  const edges = await graph.edgesAmong(among, opts.edgeTypes);
+  // The paths walk as the reach did: out of a hub, none.
+  const hubs = opts.hubDegree === undefined ? new Set<string>() : await graph.hubsAmong(among, opts.hubDegree);
   const direction = opts.direction ?? 'both';
   const next = new Map<string, { node: string; hop: PathHop }[]>();
   const link = (a: string, b: string, hop: PathHop) => {
@@ -32,6 +35,7 @@ export async function expandWithPaths(
     for (let frontier = [seed], hop = 0; frontier.length > 0 && hop < opts.depth; hop++) {
       const reached: string[] = [];
       for (const node of frontier) {
+        if (hubs.has(node)) continue;
         for (const { node: to, hop: edge } of next.get(node) ?? []) {
           if (paths.has(to)) continue;
           paths.set(to, [...paths.get(node)!, edge]);

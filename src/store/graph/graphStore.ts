@@ -13,6 +13,13 @@ export interface EntryNode {
 export type Direction = 'outgoing' | 'incoming' | 'both';
 
 /** An entry reached from a seed through the graph, and in how many hops at least. */
+export interface ReachOptions {
+  depth: number;
+  edgeTypes: readonly EntryEdgeType[];
+  direction?: Direction;
+  hubDegree?: number;
+}
+
 export interface GraphHit {
   seedId: string;
   targetId: string;
@@ -86,8 +93,14 @@ export interface GraphStore {
   edgesInto(ids: readonly string[], types: readonly RelationType[]): Promise<RelationRef[]>;
   /** Which of `ids` exist, per node kind. */
   existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>>;
-  /** Entries within `depth` hops over `edgeTypes` (in `direction`, default both) of every seed, with the fewest hops. */
-  reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphHit[]>;
+  /**
+   * Entries within `depth` hops over `edgeTypes` (in `direction`, default both) of every seed, with
+   * the fewest hops. With `hubDegree`, an entry with more edges than that (a hub: the conventions
+   * entry every lesson links to) is reached but not walked through.
+   */
+  reach(seedIds: readonly string[], opts: ReachOptions): Promise<GraphHit[]>;
+  /** Of `ids`, the entries with more than `degree` edges to other entries (hubs, see `reach`). */
+  hubsAmong(ids: readonly string[], degree: number): Promise<Set<string>>;
   /** Golden paths whose name, concept, description or step key concepts contain any of the concepts (case-insensitive), most concepts matched first. */
   findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]>;
   /** For each id that a newer entry supersedes: the id of the newer entry. */

@@ -3,7 +3,7 @@ import kuzu from 'kuzu';
 import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
 import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type Relation, type RelationType } from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
-import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphRemoval, GraphStore, RelationRef } from './graphStore.js';
+import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphRemoval, GraphStore, ReachOptions, RelationRef } from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
 import { FolderInUseError, nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
@@ -340,13 +340,18 @@ export class KuzuGraphStore implements GraphStore {
     return new Set(rows.map((r) => String(r.id)));
   }
 
-  async reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction }): Promise<GraphHit[]> {
+  async reach(seedIds: readonly string[], opts: ReachOptions): Promise<GraphHit[]> {
     if (seedIds.length === 0 || opts.edgeTypes.length === 0) return [];
     if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
     checkEdgeTypes(opts.edgeTypes);
     const direction = opts.direction ?? 'both';
     if (!['outgoing', 'incoming', 'both'].includes(direction)) throw invalidInput(`direction must be outgoing, incoming or both, got "${String(direction)}"`);
     return (await this.entryEdges()).reach(seedIds, { ...opts, direction });
+  }
+
+  async hubsAmong(ids: readonly string[], degree: number): Promise<Set<string>> {
+    const adjacency = await this.entryEdges();
+    return new Set(ids.filter((id) => adjacency.degree(id) > degree));
   }
 
   async findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]> {

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { openMemory } from '../src/index.js';
+import { HUB_DEGREE } from '../src/retrieve/expandThroughGraph.js';
+import { tempDir, wordHashEmbedder } from './helpers.js';
+
+/**
+ * One entry that everything links to (the project's conventions) must not put the whole store two
+ * hops from every seed: the hub is reached, not walked through. Explicit traversal still walks it.
+ */
+describe('a hub entry', () => {
+  it('is reached by the expansion but not walked through; traverse still walks it', async () => {
+    const spokes = HUB_DEGREE + 100;
+    const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder(1024), env: {} });
+    try {
+      await m.ingestDocument({
+        entries: [
+          { id: 'alpha', core_id: 'c', title: 'Alpha deploy checklist', content: 'Run the alpha deploy checklist before every release.', entry_type: 'convention' },
+          { id: 'beta', core_id: 'c', title: 'Rollback notes', content: 'How a release is rolled back.', entry_type: 'lesson' },
+          { id: 'hub', core_id: 'c', title: 'Project conventions', content: 'House rules every change follows.', entry_type: 'convention' },
+          ...Array.from({ length: spokes }, (_, i) => ({ id: `spoke-${i}`, core_id: 'c', title: `Spoke ${i} zq${i}`, content: `Unrelated note zz${i}.`, entry_type: 'lesson' })),
+        ],
+        relations: [
+          { type: 'RELATED', from: 'alpha', to: 'beta' },
+          { type: 'RELATED', from: 'alpha', to: 'hub' },
+          ...Array.from({ length: spokes }, (_, i) => ({ type: 'RELATED' as const, from: `spoke-${i}`, to: 'hub' })),
+        ],
+      });
+      const bundle = await m.buildTaskContext('alpha deploy checklist', { maxEntries: 60, threshold: 0.2 });
+      const graphReached = (id: string) => bundle.entries.find((e) => e.entry.id === id)?.why.some((r) => r.kind === 'graph') ?? false;
+      expect(graphReached('beta')).toBe(true);
+      expect(graphReached('hub')).toBe(true);
+      // No spoke is there by way of the hub (a few may be there by a word's hash colliding with the task's).
+      expect(bundle.entries.filter((e) => e.entry.id.startsWith('spoke-') && graphReached(e.entry.id)).map((e) => e.entry.id)).toEqual([]);
+      // Asked for outright, the walk goes through the hub to every spoke.
+      const walked = await m.traverse('alpha', { depth: 2 });
+      expect(walked.filter((h) => h.entry.id.startsWith('spoke-')).length).toBe(spokes);
+    } finally {
+      await m.close();
+    }
+  });
+});
