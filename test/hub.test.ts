@@ -39,3 +39,31 @@ describe('a hub entry', () => {
     }
   });
 });
+
+describe('EntryAdjacency around a hub', () => {
+  it('finds the same edges among candidates and the same successors as a walk of every edge', async () => {
+    const { EntryAdjacency } = await import('../src/store/graph/entryAdjacency.js');
+    const ids = Array.from({ length: 3000 }, (_, i) => `e${i}`);
+    const edges = [
+      ...ids.slice(1).map((id) => ({ from: id, to: 'e0', type: 'RELATED' as const, weight: 0.5 })),
+      ...ids.slice(1, 40).map((id, i) => ({ from: 'e0', to: ids[i + 100]!, type: 'DEPENDS_ON' as const, weight: 1 })),
+      ...ids.slice(5, 60).map((id, i) => ({ from: ids[i + 200]!, to: id, type: 'SUPERSEDES' as const, weight: 1 })),
+      { from: 'e7', to: 'e0', type: 'SUPERSEDES' as const, weight: 1 },
+    ];
+    const adjacency = new EntryAdjacency(ids, edges);
+    const among = ['e0', ...ids.slice(1, 300).filter((_, i) => i % 3 === 0)];
+    const wanted = new Set(among);
+    const key = (e: { from: string; to: string; type: string }) => `${e.type} ${e.from} ${e.to}`;
+    const expected = edges.filter((e) => wanted.has(e.from) && wanted.has(e.to) && e.type !== 'SUPERSEDES').map(key).sort();
+    expect(adjacency.edgesAmong(among, ['RELATED', 'DEPENDS_ON']).map(key).sort()).toEqual(expected);
+    const successors = (live: typeof edges) => new Map(ids.flatMap((id) => {
+      const newer = live.filter((e) => e.type === 'SUPERSEDES' && e.to === id).map((e) => e.from).sort()[0];
+      return newer ? [[id, newer] as const] : [];
+    }));
+    expect(adjacency.supersededBy(ids)).toEqual(successors(edges));
+    // Removing entries forgets their supersessions, at either end.
+    adjacency.removeEntries(['e205', 'e8', 'e0']);
+    const gone = new Set(['e205', 'e8', 'e0']);
+    expect(adjacency.supersededBy(ids.filter((id) => !gone.has(id)))).toEqual(successors(edges.filter((e) => !gone.has(e.from) && !gone.has(e.to))));
+  });
+});

@@ -17,6 +17,11 @@ export class EntryAdjacency {
   /** Every edge touching an entry, listed under both ends (one shared object per edge). */
   private readonly edgesOf = new Map<string, GraphEdge[]>();
   private readonly byKey = new Map<string, GraphEdge>();
+  /**
+   * SUPERSEDES edges by the entry they supersede: what `supersededBy` asks of every candidate,
+   * without walking the edges of a hub (100K of them) to find the one or two.
+   */
+  private readonly supersededVia = new Map<string, GraphEdge[]>();
   private readonly entries: Set<string>;
 
   constructor(entryIds: Iterable<string> = [], edges: Iterable<GraphEdge> = []) {
@@ -44,6 +49,11 @@ export class EntryAdjacency {
       this.byKey.set(edgeKey(e), edge);
       this.listOf(e.from).push(edge);
       if (e.to !== e.from) this.listOf(e.to).push(edge);
+      if (edge.type === 'SUPERSEDES') {
+        const list = this.supersededVia.get(edge.to);
+        if (list) list.push(edge);
+        else this.supersededVia.set(edge.to, [edge]);
+      }
     }
   }
 
@@ -55,7 +65,10 @@ export class EntryAdjacency {
         const list = this.edgesOf.get(other);
         if (other !== id && list) this.edgesOf.set(other, list.filter((x) => x !== e));
         this.byKey.delete(edgeKey(e));
+        const via = e.type === 'SUPERSEDES' ? this.supersededVia.get(e.to) : undefined;
+        if (via) this.supersededVia.set(e.to, via.filter((x) => x !== e));
       }
+      this.supersededVia.delete(id);
       this.edgesOf.delete(id);
       this.entries.delete(id);
     }
@@ -103,14 +116,23 @@ export class EntryAdjacency {
     return hits;
   }
 
-  /** Every edge of `edgeTypes` whose two ends are both among `ids`. */
+  /**
+   * Every edge of `edgeTypes` whose two ends are both among `ids`, each found at its `from` end.
+   * One entry among them with far more edges than there are ids (a hub) is not walked: its edges
+   * to the others are found at their ends instead.
+   */
   edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): GraphEdge[] {
     const wanted = new Set(ids);
     const types = new Set(edgeTypes);
+    const big = [...wanted].filter((id) => this.degree(id) > Math.max(1024, 4 * wanted.size));
+    const hub = big.length === 1 ? big[0] : undefined;
     const found: GraphEdge[] = [];
     for (const id of wanted) {
+      if (id === hub) continue;
       for (const e of this.edgesOf.get(id) ?? NO_EDGES) {
-        if (e.from === id && types.has(e.type) && wanted.has(e.to)) found.push({ from: e.from, to: e.to, type: e.type, weight: e.weight });
+        if (!types.has(e.type)) continue;
+        const from = e.from === id ? wanted.has(e.to) : e.to === id && e.from === hub;
+        if (from) found.push({ from: e.from, to: e.to, type: e.type, weight: e.weight });
       }
     }
     return found;
@@ -121,8 +143,8 @@ export class EntryAdjacency {
     const by = new Map<string, string>();
     for (const id of ids) {
       let newer: string | undefined;
-      for (const e of this.edgesOf.get(id) ?? NO_EDGES) {
-        if (e.type === 'SUPERSEDES' && e.to === id && e.from !== id && (newer === undefined || e.from < newer)) newer = e.from;
+      for (const e of this.supersededVia.get(id) ?? NO_EDGES) {
+        if (e.from !== id && (newer === undefined || e.from < newer)) newer = e.from;
       }
       if (newer !== undefined) by.set(id, newer);
     }
