@@ -64,7 +64,7 @@ if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(quer
   process.exit(2);
 }
 // Orama's index of 100K 512-d vectors and the ballast need more heap than Node's default: the bench runs itself again with enough.
-const heapMb = 4096 + ballastGb * 2048 + (values.peers ? 8192 : 0);
+const heapMb = Math.ceil(4096 + ballastGb * 2048 + (values.peers ? 8192 : 0));
 if ((values.peers || ballastGb > 0) && getHeapStatistics().heap_size_limit < heapMb * 1024 ** 2 && !process.env.MEMCORE_BENCH_RESPAWNED) {
   const run = spawnSync(process.execPath, [...process.execArgv, `--max-old-space-size=${heapMb}`, process.argv[1]!, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, MEMCORE_BENCH_RESPAWNED: '1' } });
   process.exit(run.status ?? 1);
