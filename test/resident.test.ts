@@ -4,7 +4,6 @@ import { NameIndex } from '../src/retrieve/mentionCandidates.js';
 import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
 import { entryRecord } from '../src/store/resident/entryRecord.js';
 import { analyze, KeywordIndex } from '../src/store/resident/keywordIndex.js';
-import type { Stores } from '../src/store/stores.js';
 import { syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('keyword index (BM25 in memory)', () => {
@@ -278,11 +277,11 @@ describe('stage-1 scan on a helper thread', () => {
     const here = await openMemory({ path: dirB, embedder: wordHashEmbedder(), cache: { ttlMs: 0 } });
     try {
       for (const m of [threaded, here]) await m.ingestDocument({ entries: syntheticEntries(80) }, { source: 'first' });
-      const columns = await (threaded as unknown as { stores: Stores }).stores.columns();
+      const columns = await threaded.unsafeExposeInternals().stores.columns();
       await threaded.buildTaskContext('cache eviction', {}); // starts the thread
       for (let i = 0; i < 500 && !columns.scansOnThread; i++) await new Promise((r) => setTimeout(r, 10));
       expect(columns.scansOnThread).toBe(true);
-      expect((await (here as unknown as { stores: Stores }).stores.columns()).scansOnThread).toBe(false);
+      expect((await here.unsafeExposeInternals().stores.columns()).scansOnThread).toBe(false);
       for (const task of ['cache eviction leaks memory', 'retry the queue consumer', 'token rotation schema']) {
         const [a, b] = await Promise.all([threaded.buildTaskContext(task), here.buildTaskContext(task)]);
         expect(a.entries.map((e) => e.entry.id)).toEqual(b.entries.map((e) => e.entry.id));
@@ -306,7 +305,7 @@ describe('structures held in memory follow the writes', () => {
       await m.ingestDocument({ entries: syntheticEntries(60) }, { source: 'first' });
       // loads all three
       expect((await m.buildTaskContext('cache eviction leaks memory', { maxEntries: 3 })).entries.length).toBeGreaterThan(0);
-      const stores = (m as unknown as { stores: Stores }).stores;
+      const stores = m.unsafeExposeInternals().stores;
       const loaded = await Promise.all([stores.columns(), stores.keywords()]);
 
       await m.upsert([

@@ -3,7 +3,6 @@ import { openMemory, type Embedder, type MemoryEngine, type SearchHit } from '..
 import { fitPca, project } from '../src/embed/matryoshka.js';
 import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import { defaultStage1Candidates, stage1Calibration } from '../src/retrieve/stage1Calibration.js';
-import type { Stores } from '../src/store/stores.js';
 import { EXAMPLE_FILE, gaussianEmbedder, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
 
 // Stage 1 scans small vectors in memory up to scanMaxEntries, and searches LanceDB past it (0 here);
@@ -29,7 +28,7 @@ describe('matryoshkaSearch default stage-1 candidates', () => {
   const opened = async (embedder: Embedder, n: number) => {
     const m = await openMemory({ path: await tempDir(), embedder, smallDimensions: 4 });
     await m.upsert(Array.from({ length: n }, (_, i) => ({ id: `g${i}`, core_id: 'g', title: `entry ${i}`, content: `text ${i}` })));
-    const stores = (m as unknown as { stores: Stores }).stores;
+    const stores = m.unsafeExposeInternals().stores;
     return { m, stores, columns: await stores.columns() };
   };
 
@@ -82,7 +81,7 @@ describe.each(STAGE1_MODES)('two-stage Matryoshka search, stage 1 %s (local mode
     const m = await openMemory({ path: dir, ...resident });
     try {
       await m.upsert(syntheticEntries(300));
-      const columns = await (m as unknown as { stores: Stores }).stores.columns();
+      const columns = await m.unsafeExposeInternals().stores.columns();
       expect({ small: columns.holdsSmallVectors, entries: columns.holdsEntries }).toEqual(holds);
       const queries = ['token refresh breaks when pods start', 'migrations and schema changes', 'payment retries by customers', 'disk full during backups', 'webhook timeouts', 'cookies expire', 'noon traffic spikes and rate limits', 'vendor api changes exports'];
       for (const q of queries) {
@@ -519,7 +518,7 @@ describe('refitting the small-vector projection', () => {
     const m = await openMemory({ path: await tempDir() });
     try {
       await m.upsert(syntheticEntries(450));
-      const stores = (m as unknown as { stores: Stores }).stores;
+      const stores = m.unsafeExposeInternals().stores;
       const before = await stores.table.read({}, { withVectors: true });
       // the sample is the rows fitPca would pick of all of them
       const vectors = before.map((s) => s.vector!);

@@ -11,6 +11,9 @@ export function withQueryCache(embedder: Embedder, max = 1000): Embedder {
     id: embedder.id,
     dimensions: embedder.dimensions,
     truncatable: embedder.truncatable,
+    // The wrapped model's optional traits pass through: a store opened with the wrapper checks them.
+    ...(embedder.matryoshkaDimensions ? { matryoshkaDimensions: embedder.matryoshkaDimensions } : {}),
+    ...(embedder.cacheVectors !== undefined ? { cacheVectors: embedder.cacheVectors } : {}),
     async embed(texts, signal) {
       const missing = [...new Set(texts.filter((t) => !cache.has(t)))];
       if (missing.length > 0) {

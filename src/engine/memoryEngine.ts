@@ -135,7 +135,7 @@ export interface KeywordSearchOptions extends SearchFilterOptions {
   signal?: AbortSignal;
 }
 
-export interface HybridSearchOptions extends MatryoshkaSearchOptions {
+export interface HybridSearchOptions extends Omit<MatryoshkaSearchOptions, 'smallDims'> {
   /**
    * 'weighted' (default: each list's score min-max normalised, times its weight) or 'rrf' (k = 60).
    * Default weights: [0.3, 1] for weighted, which measured best with the local embedder (SciFact,
@@ -415,6 +415,16 @@ export class MemoryEngine {
     throwIfAborted(signal);
     const [vector] = await this.queryEmbedder.embed([capText(query, EMBEDDED_CHARS)], signal);
     return vector!;
+  }
+
+  /**
+   * The stores behind this engine, for tests that check what is held in memory against the
+   * tables. Not part of the API: no stability is promised, and a caller that writes through them
+   * bypasses the journal.
+   * @internal
+   */
+  unsafeExposeInternals(): { stores: Stores } {
+    return { stores: this.stores };
   }
 
   /** The database folder. */
