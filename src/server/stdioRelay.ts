@@ -20,6 +20,9 @@ export interface Ownership {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Failures other than the folder's lock being held that reachOrBecomeOwner tries again. */
+const OTHER_FAILURES_RETRIED = 3;
+
 /**
  * Connects to the folder's owner, or becomes it when there is none. Kuzu's lock decides a race:
  * of processes that find no owner at once, one opens the folder, and the others wait for its
@@ -32,18 +35,36 @@ export async function reachOrBecomeOwner(
   timeoutMs = 30_000,
 ): Promise<{ socket: Socket; ownership?: Ownership }> {
   const deadline = Date.now() + timeoutMs;
+  // Another error than a race for the lock (an owner that died moments ago, a machine too busy to
+  // answer in time) gets a few more tries before it is reported.
+  let otherFailures = 0;
   for (;;) {
-    const reached = await connectToOwner(dir, hello);
-    if (reached) return { socket: withRest(reached.socket, reached.rest) };
+    let ownership: Ownership;
     try {
-      const ownership = await become();
-      const self = await connectToOwner(dir, hello);
-      if (!self) throw new Error(`could not reach the socket this process opened at ${ownership.owner.socket}`);
-      return { socket: withRest(self.socket, self.rest), ownership };
+      const reached = await connectToOwner(dir, hello);
+      if (reached) return { socket: withRest(reached.socket, reached.rest) };
+      ownership = await become();
     } catch (e) {
-      if (!(e instanceof FolderInUseError) || Date.now() > deadline) throw e;
-      await sleep(50 + Math.random() * 150);
+      if (Date.now() > deadline || (!(e instanceof FolderInUseError) && ++otherFailures > OTHER_FAILURES_RETRIED)) throw e;
+      await sleep(e instanceof FolderInUseError ? 50 + Math.random() * 150 : 250 * otherFailures);
+      continue;
     }
+    // Owner now: a failure from here on is not one to become the owner again over.
+    return { socket: await connectToSelf(dir, hello, ownership), ownership };
+  }
+}
+
+/** This process's own socket, just opened by becoming the owner: a busy machine gets a few tries. */
+async function connectToSelf(dir: string, hello: Hello, ownership: Ownership): Promise<Socket> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const self = await connectToOwner(dir, hello);
+      if (self) return withRest(self.socket, self.rest);
+      if (attempt > OTHER_FAILURES_RETRIED) throw new Error(`could not reach the socket this process opened at ${ownership.owner.socket}`);
+    } catch (e) {
+      if (attempt > OTHER_FAILURES_RETRIED) throw e;
+    }
+    await sleep(250 * attempt);
   }
 }
 
