@@ -64,6 +64,10 @@ describe('EntryAdjacency around a hub', () => {
     // Removing entries forgets their supersessions, at either end.
     adjacency.removeEntries(['e205', 'e8', 'e0']);
     const gone = new Set(['e205', 'e8', 'e0']);
-    expect(adjacency.supersededBy(ids.filter((id) => !gone.has(id)))).toEqual(successors(edges.filter((e) => !gone.has(e.from) && !gone.has(e.to))));
+    const live = edges.filter((e) => !gone.has(e.from) && !gone.has(e.to));
+    expect(adjacency.supersededBy(ids.filter((id) => !gone.has(id)))).toEqual(successors(live));
+    const still = among.filter((id) => !gone.has(id));
+    expect(adjacency.edgesAmong(still, ['RELATED', 'DEPENDS_ON', 'SUPERSEDES']).map(key).sort()).toEqual(live.filter((e) => still.includes(e.from) && still.includes(e.to)).map(key).sort());
+    expect(adjacency.degree('e1')).toBe(0);
   });
 });
