@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { openMemory, type Embedder, type MemoryEngine, type SemanticSearchOptions } from '../src/index.js';
 import { mulberry32 } from '../src/embed/matryoshka.js';
 import { cosineSimilarity } from '../src/embed/embedder.js';
-import { tempDir } from './helpers.js';
+import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
+import { embeddingText } from '../src/ingest/indexer.js';
 
 /**
  * semanticSearch against a brute-force reference on stores built to be hard for an 8-bit scan:
@@ -177,6 +178,30 @@ describe('semanticSearch is exact', () => {
       expect(ids((o) => o === 0)).not.toContain('e0011');
       expect(ids((o) => o > 0)).not.toContain('late');
       expect(ids((o) => o > 0)).toContain('e0011');
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('ranks findRelatedToCode by the exact cosine among the entries on that code', async () => {
+    const embedder = wordHashEmbedder(64);
+    const m = await openMemory({ path: await tempDir(), embedder, env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      for (const [file, query] of [['src/auth/', 'refresh token rotation'], ['src/', 'database migration lock'], ['src/db/', 'idempotent retries']] as const) {
+        const refs = await m.findByCodeReference({ filePath: file });
+        const [q] = await embedder.embed([query]);
+        const onCode = [...new Map(refs.map((r) => [r.entry.id, r.entry])).values()];
+        const vectors = await embedder.embed(onCode.map((e) => embeddingText(e)));
+        const want = onCode
+          .map((e, i) => ({ id: e.id, similarity: cosineSimilarity(q!, vectors[i]!) }))
+          .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
+          .slice(0, 5);
+        const got = await m.findRelatedToCode(file, query, { limit: 5 });
+        expect(onCode.length, file).toBeGreaterThan(0);
+        expectSameUpToTies(got.map((h) => ({ id: h.entry.id, similarity: h.similarity })), want, `${file} ${query}`);
+        for (const h of got) expect(h.references.every((r) => r.code.filePath.includes(file))).toBe(true);
+      }
     } finally {
       await m.close();
     }

@@ -217,3 +217,37 @@ describe('a graph made before code locations had a kind and a fingerprint', () =
     }
   });
 });
+
+describe('code references held in memory', () => {
+  it('find the entries on matching code as the stored references say, across writes and deletes', async () => {
+    const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
+    const rand = mulberry32(3);
+    const entries = Array.from({ length: 30 }, (_, i) => `e${i}`);
+    const code = Array.from({ length: 12 }, (_, i) => ({
+      id: `c${i}`, codebaseId: i % 2 ? 'api' : 'web', filePath: `src/${['auth', 'orders', "it's"][i % 3]}/file${i}.ts`, symbol: i % 4 === 0 ? 'handler' : `fn${i}`,
+      startLine: i % 5 === 0 ? null : 10 - (i % 4), endLine: null, language: 'ts', kind: null, fingerprint: null, revision: null,
+    }));
+    const references = entries.flatMap((from) => code.filter(() => rand() < 0.2).map((c) => ({ type: 'REFERENCES_CODE' as const, from, to: c.id, relevance: [0.5, 1, 0.25][Math.floor(rand() * 3)]! })));
+    try {
+      await g.write({ entries: entries.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })), codeLocations: code, goldenPaths: [], relations: references });
+      const queries = [{ filePath: 'src/auth/' }, { filePath: "it's" }, { symbol: 'handler' }, { codebaseId: 'api', symbol: 'handler' }, { filePath: 'nowhere' }];
+      const expected = (live: typeof references) => (q: { filePath?: string; symbol?: string; codebaseId?: string }) =>
+        live
+          .map((r) => ({ r, c: code.find((c) => c.id === r.to)! }))
+          .filter(({ c }) => (q.filePath === undefined || c.filePath.includes(q.filePath)) && (q.symbol === undefined || c.symbol === q.symbol) && (q.codebaseId === undefined || c.codebaseId === q.codebaseId))
+          .map(({ r }) => `${r.from} ${r.to} ${r.relevance}`)
+          .sort();
+      const got = async (q: (typeof queries)[number]) => (await g.findByCodeReference(q)).map((r) => `${r.entryId} ${r.code.id} ${r.relevance}`);
+      for (const q of queries) {
+        expect((await got(q)).slice().sort(), JSON.stringify(q)).toEqual(expected(references)(q));
+        const relevances = (await g.findByCodeReference(q)).map((r) => r.relevance);
+        expect(relevances).toEqual([...relevances].sort((a, b) => b - a));
+      }
+      await g.deleteEntries(['e1', 'e2', 'e3']);
+      const live = references.filter((r) => !['e1', 'e2', 'e3'].includes(r.from));
+      for (const q of queries) expect((await got(q)).sort(), JSON.stringify(q)).toEqual(expected(live)(q));
+    } finally {
+      await g.close();
+    }
+  });
+});

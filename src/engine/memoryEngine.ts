@@ -23,12 +23,11 @@ import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
-import type { Hit } from '../retrieve/candidate.js';
+import { makeHit, type Hit } from '../retrieve/candidate.js';
 import type { EntryFilter } from '../store/lance/filter.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { expandWithPaths } from '../store/graph/expandWithPaths.js';
-import { cosineSimilarity } from '../embed/embedder.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
 import { resolveConfig } from '../config/config.js';
@@ -993,15 +992,10 @@ export class MemoryEngine {
     const vector = await this.embedQuery(query, options.signal);
     const refs = await this.stores.graph.findByCodeReference({ filePath });
     throwIfAborted(options.signal);
-    const stored = await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date(), sensitivity: resolveSensitivity(options.sensitivity) }, { withVectors: true });
-    return stored
-      .map(({ entry, vector: v }) => ({
-        entry,
-        similarity: v ? cosineSimilarity(vector, v) : 0,
-        references: refs.filter((r) => r.entryId === entry.id).map((r) => ({ code: r.code, relevance: r.relevance })),
-      }))
-      .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
-      .slice(0, limit);
+    // The exact search, over the referencing entries only: no row is read but the hits'.
+    const filter = { ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date(), sensitivity: resolveSensitivity(options.sensitivity) };
+    const { hits } = await exactNearest(this.stores, vector, { filter, limit, threshold: -1, keep: async (h) => h, signal: options.signal });
+    return hits.map(({ entry, similarity }) => ({ entry, similarity, references: refs.filter((r) => r.entryId === entry.id).map((r) => ({ code: r.code, relevance: r.relevance })) }));
   }
 
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
@@ -1096,7 +1090,9 @@ export class MemoryEngine {
       if (query[k] !== undefined && (typeof query[k] !== 'string' || query[k] === '')) throw invalidInput(`${k} must be a non-empty string`);
     }
     const refs = await this.stores.graph.findByCodeReference(query);
-    const entries = new Map((await this.stores.table.read({ ids: [...new Set(refs.map((r) => r.entryId))], sensitivity: resolveSensitivity(options.sensitivity) })).map((s) => [s.entry.id, s.entry]));
+    const ids = [...new Set(refs.map((r) => r.entryId))];
+    const read = await hydrateHits(this.stores, ids.map((id) => makeHit(id, 0, [])), { filter: { sensitivity: resolveSensitivity(options.sensitivity) } });
+    const entries = new Map(read.map((h) => [h.id, h.entry]));
     return refs.flatMap((r) => {
       const entry = entries.get(r.entryId);
       return entry ? [{ entry, relevance: r.relevance, code: r.code }] : [];

@@ -1,5 +1,5 @@
 import type { CodeLocation, GoldenPath } from '../../model/types.js';
-import type { EntryCodeReference } from './graphStore.js';
+import type { CodeReferenceQuery, EntryCodeReference } from './graphStore.js';
 
 function listIn<T>(map: Map<string, T[]>, key: string): T[] {
   let list = map.get(key);
@@ -19,6 +19,8 @@ export class CodeLinks {
   private readonly pathsOf = new Map<string, string[]>();
   private readonly code: Map<string, CodeLocation>;
   private readonly paths: Map<string, GoldenPath>;
+  /** The entries referencing each code location: what `findByCodeReference` answers from. */
+  private readonly referencedBy = new Map<string, { entryId: string; relevance: number }[]>();
 
   constructor(data: {
     references: { entryId: string; codeId: string; relevance: number }[];
@@ -26,7 +28,10 @@ export class CodeLinks {
     codeLocations: CodeLocation[];
     goldenPaths: GoldenPath[];
   }) {
-    for (const r of data.references) listIn(this.refsOf, r.entryId).push({ codeId: r.codeId, relevance: r.relevance });
+    for (const r of data.references) {
+      listIn(this.refsOf, r.entryId).push({ codeId: r.codeId, relevance: r.relevance });
+      listIn(this.referencedBy, r.codeId).push({ entryId: r.entryId, relevance: r.relevance });
+    }
     for (const i of data.implementations) listIn(this.pathsOf, i.entryId).push(i.pathId);
     this.code = new Map(data.codeLocations.map((c) => [c.id, c]));
     this.paths = new Map(data.goldenPaths.map((p) => [p.id, p]));
@@ -55,9 +60,32 @@ export class CodeLinks {
     return [...found.values()];
   }
 
+  /**
+   * References to the code locations that match every field given (`filePath` as a substring,
+   * `symbol` and `codebaseId` exactly, as the Cypher query did), most relevant first, then by
+   * file, first line and entry.
+   */
+  findByCodeReference(q: CodeReferenceQuery): EntryCodeReference[] {
+    const found: EntryCodeReference[] = [];
+    for (const code of this.code.values()) {
+      if (q.filePath !== undefined && !code.filePath.includes(q.filePath)) continue;
+      if (q.symbol !== undefined && code.symbol !== q.symbol) continue;
+      if (q.codebaseId !== undefined && code.codebaseId !== q.codebaseId) continue;
+      for (const { entryId, relevance } of this.referencedBy.get(code.id) ?? []) found.push({ entryId, relevance, code });
+    }
+    const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    return found.sort((a, b) =>
+      b.relevance - a.relevance || byText(a.code.filePath, b.code.filePath) || (a.code.startLine ?? Infinity) - (b.code.startLine ?? Infinity) || byText(a.entryId, b.entryId),
+    );
+  }
+
   /** Forgets the links of deleted entries. */
   removeEntries(ids: Iterable<string>): void {
     for (const id of ids) {
+      for (const { codeId } of this.refsOf.get(id) ?? []) {
+        const list = this.referencedBy.get(codeId);
+        if (list) this.referencedBy.set(codeId, list.filter((r) => r.entryId !== id));
+      }
       this.refsOf.delete(id);
       this.pathsOf.delete(id);
     }
