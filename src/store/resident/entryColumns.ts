@@ -483,7 +483,9 @@ export class EntryColumns {
   exactCandidates(query: Float32Array, filter: EntryFilter, limit: number): { candidates: { id: string; cosine: number; bound: number }[]; floor: number } | undefined {
     const test = this.slotTest(filter);
     const rows = this.rows;
-    const found = this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot));
+    // A filter naming a few ids (a small part of the store) is searched on those slots alone.
+    const among = filter.ids && filter.ids.length * 8 < this.size ? filter.ids.flatMap((id) => this.slotOf.get(id) ?? []) : undefined;
+    const found = this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot), among && [...new Set(among)]);
     return found && { candidates: found.candidates.map(({ slot, cosine, bound }) => ({ id: rows[slot]!.id, cosine, bound })), floor: found.floor };
   }
 

@@ -173,13 +173,19 @@ export class FullVectors {
    * none was). Slots whose vector or the query is zero are never among them. Undefined without
    * the residual level.
    */
-  exactCandidates(query: Float32Array, limit: number, passes: (slot: number) => boolean): ExactCandidates | undefined {
+  exactCandidates(query: Float32Array, limit: number, passes: (slot: number) => boolean, among?: readonly number[]): ExactCandidates | undefined {
     const residuals = this.residuals;
     if (!residuals) return undefined;
     let queryNorm = 0;
     for (let d = 0; d < this.dimensions; d++) queryNorm += query[d]! * query[d]!;
     queryNorm = Math.sqrt(queryNorm);
     if (!(queryNorm > 0)) return { candidates: [], floor: -Infinity };
+    if (among) {
+      // A few slots named up front (the entries on some code): no scan, every one refined.
+      const refined = this.refine(query, queryNorm, among.filter((slot) => this.exactNorms[slot]! > 0 && passes(slot)), residuals);
+      const floor = kthLowerBound(refined, limit);
+      return { candidates: refined.filter((r) => r.cosine + r.bound >= floor).sort((a, b) => b.cosine - a.cosine), floor };
+    }
     const { sums, step } = this.kernel.products(query);
     // ‖x − x̂‖ of the query as the kernel quantised it.
     let queryError = 0;
@@ -206,9 +212,18 @@ export class FullVectors {
     const level1 = seen.filter((_, i) => uppers[i]! >= toBeat);
 
     // Level two, on the float query: the same selection with the residual's much smaller bound.
+    const refined = this.refine(query, queryNorm, level1, residuals);
+    const floor2 = kthLowerBound(refined, limit);
+    // A slot left at level one is below the first floor, one left at level two below the second.
+    const floor = lower.full ? Math.max(toBeat, floor2) : -Infinity;
+    return { candidates: refined.filter((r) => r.cosine + r.bound >= floor2).sort((a, b) => b.cosine - a.cosine), floor };
+  }
+
+  /** The slots' cosines on both levels with the float query, and the bound on each (‖x‖·‖v − v̂ − r̂‖ over the norms). */
+  private refine(query: Float32Array, queryNorm: number, slots: readonly number[], residuals: Residuals): { slot: number; cosine: number; bound: number }[] {
     const { values, stride, scales } = this.kernel.quantisedRows();
-    const { dimensions } = this;
-    const refined = level1.map((slot) => {
+    const { dimensions, exactNorms } = this;
+    return slots.map((slot) => {
       const at = slot * stride;
       const rat = slot * dimensions;
       let first = 0;
@@ -221,10 +236,6 @@ export class FullVectors {
       const cosine = (first * scales[slot]! + second * residuals.scales[slot]!) / denominator;
       return { slot, cosine, bound: (queryNorm * residuals.errors[slot]!) / denominator + ROUNDING_SLACK };
     });
-    const floor2 = kthLowerBound(refined, limit);
-    // A slot left at level one is below the first floor, one left at level two below the second.
-    const floor = lower.full ? Math.max(toBeat, floor2) : -Infinity;
-    return { candidates: refined.filter((r) => r.cosine + r.bound >= floor2).sort((a, b) => b.cosine - a.cosine), floor };
   }
 
   close(): void {
