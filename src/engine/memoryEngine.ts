@@ -18,7 +18,7 @@ import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivi
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { buildTaskContext, embedOrExplain, resolveFilter, resolveSensitivity, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
-import { exactNearest, twoStageCandidates } from '../retrieve/vectorCandidates.js';
+import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from '../retrieve/vectorCandidates.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
@@ -281,9 +281,6 @@ function checkLimit(v: unknown, name = 'limit'): number {
  * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
  * the same folder share it (and see each other's writes at once); it closes with the last engine.
  */
-/** Hits past `limit` that a search ranked on 8-bit vectors reads to order its list by exact cosine. */
-const EXACT_ORDER_MARGIN = 8;
-
 const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
 
 /** The Embedder an EmbedderConfig names (reembed), checked as openMemory checks it. */

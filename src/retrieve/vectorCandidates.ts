@@ -32,9 +32,10 @@ export async function exactNearest(
 ): Promise<{ hits: Candidate[]; via: 'memory' | 'lancedb' }> {
   throwIfAborted(opts.signal);
   const columns = await stores.columns();
-  if (!columns.holdsExactVectors) return { hits: await exactNearestInLanceDb(stores, queryVector, opts), via: 'lancedb' };
+  const via = columns.holdsExactVectors ? 'memory' : 'lancedb';
   // A zero vector has no cosine to anything: no query, and no entry, of one is ever a hit.
-  if (!queryVector.some((x) => x !== 0)) return { hits: [], via: 'memory' };
+  if (!queryVector.some((x) => x !== 0)) return { hits: [], via };
+  if (via === 'lancedb') return { hits: await exactNearestInLanceDb(stores, queryVector, opts), via };
   const { limit } = opts;
   let kept: { id: string; cosine: number; bound: number }[];
   for (let n = limit + 16; ; n *= 4) {
@@ -57,8 +58,11 @@ export async function exactNearest(
   return { hits: rankExactly(read, queryVector, opts), via: 'memory' };
 }
 
-/** Rows near ties LanceDB ranked on float32 distances may swap: this many more are read and ranked exactly. */
-const EXACT_ORDER_MARGIN = 8;
+/**
+ * Hits past `limit` that a search ranked approximately (on 8-bit vectors, or LanceDB's float32
+ * distances) reads to order its list by exact cosine: near ties may come swapped.
+ */
+export const EXACT_ORDER_MARGIN = 8;
 
 async function exactNearestInLanceDb(stores: Stores, queryVector: Float32Array, opts: Parameters<typeof exactNearest>[2]): Promise<Candidate[]> {
   for (let n = opts.limit + 16; ; n *= 4) {
