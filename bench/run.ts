@@ -81,6 +81,12 @@ interface SizeResult {
   twoStageRecallAt10: number;
   /** The same with 100 candidates, as buildTaskContext's vector stage uses. */
   twoStageRecallAt10With100: number;
+  /**
+   * A fresh process on the database: open, and open + the first buildTaskContext, which loads
+   * what is held in memory (the cold start of a one-shot call or a restarted server), and that
+   * process's RSS after it: the engine's own memory.
+   */
+  freshProcess: { openMs: number; firstQueryMs: number; rssMb: number };
   naive: ReturnType<typeof stats>;
   plainVector: ReturnType<typeof stats>;
   /** Every public search method, and with --peers each peer's search, interleaved query by query (k = 10). */
@@ -164,6 +170,8 @@ async function benchSize(n: number): Promise<SizeResult> {
     };
     const ballast = ballastGb > 0 ? await withBallast(m, store, cores, n) : undefined;
     await m.close();
+    progress(`${n}: a fresh process: open and first query …`);
+    const freshProcess = await firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores);
 
     const projection = JSON.parse(await readFile(join(dir, 'projection.json'), 'utf8').catch(() => 'null')) as Projection | null;
     const naive = await NaivePipeline.open(dir);
@@ -191,6 +199,7 @@ async function benchSize(n: number): Promise<SizeResult> {
       naive: naiveStats,
       plainVector: stats(plainMs),
       speedupVsNaive: naiveStats.p50 / coldStats.p50,
+      freshProcess,
       methods,
       heapAllocatedKb,
       ...(peers ? { peerBuildSeconds: peers.buildSeconds } : {}),
@@ -201,6 +210,20 @@ async function benchSize(n: number): Promise<SizeResult> {
     await m.close();
     if (values.keep) console.error(`${n}: database kept at ${dir}`);
     else await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** bench/freshProcess.ts on the database just measured (closed by this process first). */
+async function firstQueryInFreshProcess(dir: string, vector: Float32Array, cores: string[]): Promise<SizeResult['freshProcess']> {
+  const vectorFile = join(dir, '..', `${dir.split('/').pop()}-first-query.f32`);
+  await writeFile(vectorFile, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+  try {
+    const script = fileURLToPath(new URL('./freshProcess.ts', import.meta.url));
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script, dir, vectorFile, cores.join(',')], { encoding: 'utf8', env: { ...process.env, RUST_LOG: 'error' } });
+    if (run.status !== 0) throw new Error(`the fresh process failed (${run.status}): ${run.stderr.slice(-500)}`);
+    return JSON.parse(run.stdout.trim().split('\n').pop()!) as SizeResult['freshProcess'];
+  } finally {
+    await rm(vectorFile, { force: true });
   }
 }
 
@@ -266,14 +289,18 @@ for (const n of sizes) results.push(await benchSize(n));
 progress('');
 const f = (x: number, d = 2) => x.toFixed(d);
 const rows = [
-  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB'],
-  ...results.map((r) => [r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50), `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0)]),
+  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB', 'fresh 1st s', 'fresh RSS'],
+  ...results.map((r) => [
+    r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50),
+    `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0), f(r.freshProcess.firstQueryMs / 1000), f(r.freshProcess.rssMb, 0),
+  ]),
 ];
 const printTable = (table: string[][]) => {
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
   for (const r of table) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
 };
-console.log('latencies in ms; ctx = buildTaskContext with the query vector given (cold cache), hit = cache hit, naive = the seed design\'s pipeline, plain = one LanceDB vector search');
+console.log('latencies in ms; ctx = buildTaskContext with the query vector given (cold cache), hit = cache hit, naive = the seed design\'s pipeline, plain = one LanceDB vector search;');
+console.log('fresh = a new process on the database: open + first query (s), and its RSS after it (MB, the engine\'s own memory)');
 printTable(rows);
 for (const r of results) {
   const base = r.methods.buildTaskContext!.p50;
