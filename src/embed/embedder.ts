@@ -23,6 +23,13 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
+/** Euclidean length of the first `length` values (all by default), summed in order: every norm of the query path is this one. */
+export function norm(v: ArrayLike<number>, length = v.length): number {
+  let sum = 0;
+  for (let i = 0; i < length; i++) sum += v[i]! * v[i]!;
+  return Math.sqrt(sum);
+}
+
 /** Scales a vector to unit length in place; rejects zero and non-finite vectors. */
 export function normalize(vector: Float32Array, model: string): Float32Array {
   let sum = 0;

@@ -1,4 +1,5 @@
 import { MatrixKernel } from './matrixKernel.js';
+import { norm } from './embedder.js';
 
 /**
  * The small search vector (`vector_small`) and how it is derived from the full one, locally (never
@@ -16,11 +17,10 @@ export type Projection =
   | { kind: 'pca'; dimensions: number; mean: number[]; /** k rows of length d, orthonormal */ components: number[][]; fittedOn: number };
 
 function normalizeInPlace(v: Float32Array): Float32Array {
-  let sum = 0;
-  for (const x of v) sum += x * x;
+  const length = norm(v);
   // A prefix can be all zeros (sparse vectors): it stays zero rather than failing the write.
-  if (sum > 0) {
-    const inv = 1 / Math.sqrt(sum);
+  if (length > 0) {
+    const inv = 1 / length;
     for (let i = 0; i < v.length; i++) v[i]! *= inv;
   }
   return v;

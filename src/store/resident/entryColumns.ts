@@ -1,3 +1,4 @@
+import { norm } from '../../embed/embedder.js';
 import { MatrixKernel } from '../../embed/matrixKernel.js';
 import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
@@ -58,11 +59,6 @@ export interface HeldEntry {
 
 const NO_VECTOR = new Float32Array(0);
 
-function norm(v: Float32Array, dimensions: number): number {
-  let sum = 0;
-  for (let d = 0; d < dimensions; d++) sum += v[d]! * v[d]!;
-  return Math.sqrt(sum);
-}
 
 /** Every entry's small vector, slot by slot with the columns, for the stage-1 scan. */
 interface SmallVectors {
@@ -268,9 +264,8 @@ export class EntryColumns {
       if (!small && !whole) return;
       const { vectorSmall, record } = heldOf!(i);
       if (small) {
-        let norm = 0;
-        for (const x of vectorSmall) norm += x * x;
-        small.kernel.setRow(slot, vectorSmall, norm > 0 ? 1 / Math.sqrt(norm) : 0);
+        const length = norm(vectorSmall);
+        small.kernel.setRow(slot, vectorSmall, length > 0 ? 1 / length : 0);
       }
       if (whole && record !== undefined) whole.records[slot] = record;
     });
@@ -396,9 +391,8 @@ export class EntryColumns {
   startNearestSmall(query: Float32Array): ((filter: EntryFilter, limit: number) => { id: string; similarity: number }[]) | undefined {
     const small = this.small;
     if (!small) return undefined;
-    let qq = 0;
-    for (const x of query) qq += x * x;
-    if (!(qq > 0)) return undefined;
+    const queryNorm = norm(query);
+    if (!(queryNorm > 0)) return undefined;
     const products = small.kernel.startProducts(query);
     return (filter, limit) => {
       // Ranked on sums · scales, the product without the query's own scale (`step`), in one pass.
@@ -412,7 +406,7 @@ export class EntryColumns {
         if (!(score >= toBeat)) continue;
         if (rows[slot] !== undefined && test(slot) && top.offer(slot, score) && top.full) toBeat = top.worstScore;
       }
-      const scale = step / Math.sqrt(qq);
+      const scale = step / queryNorm;
       return top.sorted().map((slot) => ({ id: rows[slot]!.id, similarity: sums[slot]! * scales[slot]! * scale }));
     };
   }

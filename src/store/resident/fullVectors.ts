@@ -1,3 +1,4 @@
+import { norm } from '../../embed/embedder.js';
 import { MatrixKernel } from '../../embed/matrixKernel.js';
 import { grown } from './grown.js';
 import { TopK } from './topK.js';
@@ -176,9 +177,7 @@ export class FullVectors {
   exactCandidates(query: Float32Array, limit: number, passes: (slot: number) => boolean, among?: readonly number[]): ExactCandidates | undefined {
     const residuals = this.residuals;
     if (!residuals) return undefined;
-    let queryNorm = 0;
-    for (let d = 0; d < this.dimensions; d++) queryNorm += query[d]! * query[d]!;
-    queryNorm = Math.sqrt(queryNorm);
+    const queryNorm = norm(query, this.dimensions);
     if (!(queryNorm > 0)) return { candidates: [], floor: -Infinity };
     if (among) {
       // A few slots named up front (the entries on some code): no scan, every one refined.
