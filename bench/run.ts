@@ -86,7 +86,10 @@ interface SizeResult {
    * what is held in memory (the cold start of a one-shot call or a restarted server), and that
    * process's RSS after it: the engine's own memory.
    */
-  freshProcess: { openMs: number; firstQueryMs: number; rssMb: number };
+  /** Open + first query in a fresh process, loading the snapshots the bench's close wrote, and building without them. */
+  freshProcess: { openMs: number; firstQueryMs: number; rssMb: number; built: { firstQueryMs: number; rssMb: number } };
+  /** Writing every snapshot once (what a close after writes, or `memcore index`, costs). */
+  snapshotWrite: { ms: number; mb: number };
   naive: ReturnType<typeof stats>;
   plainVector: ReturnType<typeof stats>;
   /** Every public search method, and with --peers each peer's search, interleaved query by query (k = 10). */
@@ -169,9 +172,17 @@ async function benchSize(n: number): Promise<SizeResult> {
       semanticSearch: (await heapAllocatedPerCall(sample, (q) => m.semanticSearch(q.text, { limit: 10 }))) / 1024,
     };
     const ballast = ballastGb > 0 ? await withBallast(m, store, cores, n) : undefined;
+    progress(`${n}: writing snapshots …`);
+    t0 = performance.now();
+    const written = await m.unsafeExposeInternals().stores.writeSnapshots({ rewrite: true });
+    const snapshotWrite = { ms: performance.now() - t0, mb: written.reduce((sum, w) => sum + w.bytes, 0) / 1024 ** 2 };
     await m.close();
-    progress(`${n}: a fresh process: open and first query …`);
-    const freshProcess = await firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores);
+    progress(`${n}: a fresh process: open and first query, without snapshots …`);
+    // Built from the stores first (the process writes the snapshots again as it closes), then loaded.
+    await rm(join(dir, 'snapshots'), { recursive: true, force: true });
+    const built = await firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores);
+    progress(`${n}: a fresh process: open and first query, from snapshots …`);
+    const freshProcess = { ...(await firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores)), built: { firstQueryMs: built.firstQueryMs, rssMb: built.rssMb } };
 
     const projection = JSON.parse(await readFile(join(dir, 'projection.json'), 'utf8').catch(() => 'null')) as Projection | null;
     const naive = await NaivePipeline.open(dir);
@@ -200,6 +211,7 @@ async function benchSize(n: number): Promise<SizeResult> {
       plainVector: stats(plainMs),
       speedupVsNaive: naiveStats.p50 / coldStats.p50,
       freshProcess,
+      snapshotWrite,
       methods,
       heapAllocatedKb,
       ...(peers ? { peerBuildSeconds: peers.buildSeconds } : {}),
@@ -214,14 +226,14 @@ async function benchSize(n: number): Promise<SizeResult> {
 }
 
 /** bench/freshProcess.ts on the database just measured (closed by this process first). */
-async function firstQueryInFreshProcess(dir: string, vector: Float32Array, cores: string[]): Promise<SizeResult['freshProcess']> {
+async function firstQueryInFreshProcess(dir: string, vector: Float32Array, cores: string[]): Promise<Omit<SizeResult['freshProcess'], 'built'>> {
   const vectorFile = join(dir, '..', `${dir.split('/').pop()}-first-query.f32`);
   await writeFile(vectorFile, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
   try {
     const script = fileURLToPath(new URL('./freshProcess.ts', import.meta.url));
     const run = spawnSync(process.execPath, ['--import', 'tsx', script, dir, vectorFile, cores.join(',')], { encoding: 'utf8', env: { ...process.env, RUST_LOG: 'error' } });
     if (run.status !== 0) throw new Error(`the fresh process failed (${run.status}): ${run.stderr.slice(-500)}`);
-    return JSON.parse(run.stdout.trim().split('\n').pop()!) as SizeResult['freshProcess'];
+    return JSON.parse(run.stdout.trim().split('\n').pop()!) as Omit<SizeResult['freshProcess'], 'built'>;
   } finally {
     await rm(vectorFile, { force: true });
   }
@@ -289,10 +301,11 @@ for (const n of sizes) results.push(await benchSize(n));
 progress('');
 const f = (x: number, d = 2) => x.toFixed(d);
 const rows = [
-  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB', 'fresh 1st s', 'fresh RSS'],
+  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB', 'fresh 1st s', 'fresh RSS', 'unsnap 1st s', 'snap write s'],
   ...results.map((r) => [
     r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50),
     `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0), f(r.freshProcess.firstQueryMs / 1000), f(r.freshProcess.rssMb, 0),
+    f(r.freshProcess.built.firstQueryMs / 1000), f(r.snapshotWrite.ms / 1000),
   ]),
 ];
 const printTable = (table: string[][]) => {

@@ -1,7 +1,7 @@
 export { openMemory, MemoryEngine } from './engine/memoryEngine.js';
 export type {
   OpenMemoryOptions, EmbedderConfig, SemanticSearchOptions, MatryoshkaSearchOptions, KeywordSearchOptions, HybridSearchOptions,
-  TraverseOptions, SearchHit, TraverseHit, RelatedToCodeHit, CodeReferenceHit, FeedbackInput,
+  TraverseOptions, SearchHit, TraverseHit, RelatedToCodeHit, CodeReferenceHit, FeedbackInput, IndexOptions, IndexResult,
 } from './engine/memoryEngine.js';
 export type { TaskContextOptions, SearchFilterOptions } from './retrieve/taskContext.js';
 export type { ScoringWeights } from './retrieve/score.js';

@@ -14,7 +14,8 @@ const ALL: Sensitivity[] = ['public', 'internal', 'secret'];
 async function everything(m: MemoryEngine) {
   const doc = await m.exportMemory({ sensitivity: ALL });
   const entries = await m.getEntries(doc.entries!.map((e) => e.id!), { sensitivity: ALL });
-  const { generation: _generation, ...stats } = await m.stats();
+  // What the store holds, not how often it was written or how this process loaded it.
+  const { generation: _generation, resident: _resident, ...stats } = await m.stats();
   return { doc, entries, stats };
 }
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { openMemory } from '../src/index.js';
-import { NameIndex } from '../src/retrieve/mentionCandidates.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ENTRY_EDGE_TYPES, type EntryEdgeType } from '../src/model/types.js';
+import { nameIndex, NameIndex } from '../src/retrieve/mentionCandidates.js';
+import { EntryAdjacency } from '../src/store/graph/entryAdjacency.js';
 import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
 import { entryRecord } from '../src/store/resident/entryRecord.js';
 import { analyze, KeywordIndex } from '../src/store/resident/keywordIndex.js';
@@ -183,7 +187,7 @@ describe('entry columns', () => {
     entries.forEach((e, i) => smallVectors.set(smallOf(e.id), i * 12));
     const columns = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
       small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors },
-      entries: { maxEntries: 400, entryAt: (i) => ({ ...entries[i]! }) },
+      entries: { maxEntries: 400, loaded: { ipc: new Uint8Array(), count: 300, entryAt: (i) => ({ ...entries[i]! }) } },
     });
     const live = new Map(entries.map((e) => [e.id, e]));
     const heldOf = (batch: ReturnType<typeof entry>[]) => (i: number) => ({ vectorSmall: smallOf(batch[i]!.id), record: entryRecord(batch[i]!) });
@@ -264,7 +268,7 @@ describe('entry columns', () => {
       threaded.close();
     }
     const twice = [entry(1), entry(2), entry(1), entry(3)];
-    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), { entries: { maxEntries: 10, entryAt: (i) => ({ ...twice[i]! }) } });
+    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), { entries: { maxEntries: 10, loaded: { ipc: new Uint8Array(), count: 4, entryAt: (i) => ({ ...twice[i]! }) } } });
     expect(misaligned.entries(['e2'])).toEqual([entry(2)]);
     expect(misaligned.entries(['e2', 'e3'])).toBeUndefined();
   });
@@ -317,38 +321,13 @@ describe('structures held in memory follow the writes', () => {
       const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
       expect(columns).toBe(loaded[0]); // followed in place, not reloaded
       expect(keywords).toBe(loaded[1]);
-      const smallDimensions = stores.meta.smallDimensions;
-      const { rows, vectors, smallVectors, entryAt } = await stores.table.columnRows(64, { smallDimensions, entries: true });
-      const freshColumns = new EntryColumns(64, rows, vectors, { small: { maxEntries: 1000, smallDimensions, vectors: smallVectors! }, entries: { maxEntries: 1000, entryAt: entryAt! } });
-      const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
-      const freshNames = new NameIndex(await stores.table.names());
-      const ids = [...rows.map((r) => r.id), 's5', 's6'];
-      const query = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i));
-      for (const filter of [{}, { cores: ['moved'] }, { tags: ['edge'] }, { minConfidence: 'high' as const }]) {
-        expect(ids.filter(columns.matcher(filter)), JSON.stringify(filter)).toEqual(ids.filter(freshColumns.matcher(filter)));
-        // features exactly where the filter passes
-        const passes = columns.matcher(filter);
-        const featuresOf = columns.featuresIfPassing(filter);
-        expect(ids.map(featuresOf), JSON.stringify(filter)).toEqual(ids.map((id) => (passes(id) ? columns.featuresIfPassing({})(id) : undefined)));
-      }
-      expect(ids.map(columns.featuresIfPassing({}))).toEqual(ids.map(freshColumns.featuresIfPassing({})));
-      expect(columns.similarities(ids, query)).toEqual(freshColumns.similarities(ids, query));
-      expect(columns.has('s5')).toBe(false);
-      // held whole: the same entries (as LanceDB reads them) and the same small-vector neighbours
-      expect(columns.holdsEntries).toBe(true);
-      expect(columns.entries(ids)).toEqual(freshColumns.entries(ids));
+      await expectAsBuiltAfresh(stores, ['s5', 's6']);
       expect(columns.entries(['new', 's3'])).toEqual((await stores.table.read({ ids: ['new', 's3'] })).map((r) => r.entry).sort((a, b) => (a.id === 'new' ? -1 : b.id === 'new' ? 1 : 0)));
-      const querySmall = Float32Array.from({ length: smallDimensions }, (_, i) => Math.cos(i));
-      for (const filter of [{}, { cores: ['moved'] }]) expect(columns.nearestSmall(querySmall, filter, 20)).toEqual(freshColumns.nearestSmall(querySmall, filter, 20));
-      for (const q of ['zephyr gateway', 'quokka nightly', 'refresh tokens must be idempotent', 'cache eviction']) {
-        expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
-        expect(keywords.search(q, { limit: 10, groups: ['synthetic'] })).toEqual(freshKeywords.search(q, { limit: 10, groups: ['synthetic'] }));
-      }
       expect(keywords.search('zephyr', { limit: 5 }).map((h) => h.id).sort()).toEqual(['new', 's3']);
       // the name index too: the task names the new entry and the renamed one by their new titles
       const task = 'why does the quokka scheduler wait for the Zephyr gateway';
       const named = (await m.buildTaskContext(task, { maxEntries: 5 })).entries.filter((e) => e.why.some((r) => r.kind === 'mention')).map((e) => e.entry.id).sort();
-      expect(named).toEqual(freshNames.match(task).map((n) => n.id).sort());
+      expect(named).toEqual(new NameIndex(await stores.table.names()).match(task).map((n) => n.id).sort());
       expect(named).toEqual(['new', 's3']);
       expect((await m.keywordSearch('eviction', { limit: 50 })).map((h) => h.entry.id)).not.toContain('s5');
     } finally {
@@ -356,3 +335,145 @@ describe('structures held in memory follow the writes', () => {
     }
   });
 });
+
+/** Entries linked every way the adjacency holds (a chain, dependencies, supersessions, a hub), over two cores. */
+function linkedDocument(n: number) {
+  const entries = syntheticEntries(n).map((e, i) => ({ ...e, core_id: i % 3 === 0 ? 'other' : 'synthetic', tags: i % 5 === 0 ? ['edge'] : [] }));
+  const relations = entries.flatMap((e, i) => [
+    ...(i > 0 ? [{ type: 'RELATED' as const, from: e.id, to: 's0', weight: 0.5 }] : []),
+    ...(i + 1 < n ? [{ type: 'RELATED' as const, from: e.id, to: `s${i + 1}`, weight: 0.8 }] : []),
+    ...(i + 7 < n ? [{ type: 'DEPENDS_ON' as const, from: e.id, to: `s${i + 7}` }] : []),
+    ...(i % 10 === 9 ? [{ type: 'SUPERSEDES' as const, from: e.id, to: `s${i - 1}` }] : []),
+  ]);
+  return { entries, relations };
+}
+
+describe('snapshots of the structures held in memory', () => {
+  const task = 'cache eviction leaks memory when the disk fills up';
+  const writeMore = async (m: Engine) => {
+    await m.upsert([
+      { id: 's3', core_id: 'moved', title: 'Zephyr gateway', content: 'The zephyr gateway rewrites headers.', importance: 9, confidence: 'high', tags: ['edge'] },
+      { id: 'new', core_id: 'synthetic', title: 'Quokka scheduler', aliases: ['QS'], content: 'Quokka runs the nightly jobs after the zephyr gateway drains.' },
+    ]);
+    await m.delete(['s5', 's6']);
+  };
+  // Scores move with the clock (recency): what was chosen, and why, may not.
+  const comparable = (b: Awaited<ReturnType<Engine['buildTaskContext']>>) => ({
+    entries: b.entries.map((e) => [e.entry.id, e.similarity, e.why]), related: b.relatedDecisions.map((e) => e.entry.id), code: b.codeRefs, notes: b.notes,
+  });
+  const loads = (m: Engine) => Object.fromEntries([...m.unsafeExposeInternals().stores.residentLoads].map(([key, load]) => [key, load.loadedFrom]));
+
+  it('are written on close and loaded by the next open, which answers as one built afresh', async () => {
+    const dir = await tempDir();
+    let expected;
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await first.ingestDocument(linkedDocument(150), { source: 'first' });
+      await first.buildTaskContext(task);
+      await writeMore(first);
+      expected = comparable(await first.buildTaskContext(task));
+      expect(loads(first)).toEqual({ columns: 'built', keywords: 'built', names: 'built', adjacency: 'built' });
+    } finally {
+      await first.close();
+    }
+    const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      expect(comparable(await second.buildTaskContext(task))).toEqual(expected);
+      expect(loads(second)).toEqual({ columns: 'snapshot', keywords: 'snapshot', names: 'snapshot', adjacency: 'snapshot' });
+      await expectAsBuiltAfresh(second.unsafeExposeInternals().stores, ['s5', 's6']);
+      // and they follow writes as built ones do
+      await second.upsert([{ id: 's7', core_id: 'other', title: 'Wombat cache', content: 'The wombat cache evicts on memory pressure.' }]);
+      await second.delete(['s8']);
+      await expectAsBuiltAfresh(second.unsafeExposeInternals().stores, ['s5', 's6', 's8']);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('of an older generation are brought up to date from the change log; a damaged or foreign one is rebuilt, with a note', async () => {
+    const dir = await tempDir();
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await first.ingestDocument(linkedDocument(150), { source: 'first' });
+    await first.buildTaskContext(task);
+    await first.close();
+    // A process that writes without loading them: the change log carries its writes.
+    const writer = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await writeMore(writer);
+    await writer.close();
+    const third = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await third.buildTaskContext(task);
+      // the writer's graph writes loaded the edges from their snapshot and followed them
+      expect(loads(third)).toEqual({ columns: 'caught-up', keywords: 'caught-up', names: 'caught-up', adjacency: 'snapshot' });
+      await expectAsBuiltAfresh(third.unsafeExposeInternals().stores, ['s5', 's6']);
+    } finally {
+      await third.close();
+    }
+
+    const keywords = join(dir, 'snapshots', 'keywords.snap');
+    const bytes = await readFile(keywords);
+    bytes[bytes.length - 100]! ^= 0xff;
+    await writeFile(keywords, bytes);
+    await writeFile(join(dir, 'snapshots', 'names.snap'), await readFile(join(dir, 'snapshots', 'adjacency.snap')));
+    const fourth = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await fourth.buildTaskContext(task);
+      const resident = fourth.unsafeExposeInternals().stores.residentLoads;
+      expect(loads(fourth)).toEqual({ columns: 'snapshot', keywords: 'built', names: 'built', adjacency: 'snapshot' });
+      expect(resident.get('keywords')!.note).toMatch(/keywords\.snap is damaged \(its checksum does not match\); rebuilt from the stores/);
+      expect(resident.get('names')!.note).toMatch(/names\.snap holds adjacency, not names/);
+      await expectAsBuiltAfresh(fourth.unsafeExposeInternals().stores, ['s5', 's6']);
+    } finally {
+      await fourth.close();
+    }
+  });
+});
+
+type Engine = Awaited<ReturnType<typeof openMemory>>;
+
+/**
+ * The structures the store holds in memory (however they were loaded: built, followed, from a
+ * snapshot, caught up) answer as ones built afresh from the stores: filters, features,
+ * similarities, held entries, small-vector neighbours, BM25, names and the entry edges.
+ */
+async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeInternals']>['stores'], gone: string[]): Promise<void> {
+  const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
+  const smallDimensions = stores.meta.smallDimensions;
+  const { rows, vectors, smallVectors, entries } = await stores.table.columnRows(64, { smallDimensions, entries: true });
+  const freshColumns = new EntryColumns(64, rows, vectors, { small: { maxEntries: 1000, smallDimensions, vectors: smallVectors! }, entries: { maxEntries: 1000, loaded: entries! } });
+  const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
+  const freshNames = new NameIndex(await stores.table.names());
+  const ids = [...rows.map((r) => r.id), ...gone];
+  const query = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i));
+  for (const filter of [{}, { cores: ['moved'] }, { tags: ['edge'] }, { minConfidence: 'high' as const }]) {
+    expect(ids.filter(columns.matcher(filter)), JSON.stringify(filter)).toEqual(ids.filter(freshColumns.matcher(filter)));
+    // features exactly where the filter passes
+    const passes = columns.matcher(filter);
+    const featuresOf = columns.featuresIfPassing(filter);
+    expect(ids.map(featuresOf), JSON.stringify(filter)).toEqual(ids.map((id) => (passes(id) ? columns.featuresIfPassing({})(id) : undefined)));
+  }
+  expect(ids.map(columns.featuresIfPassing({}))).toEqual(ids.map(freshColumns.featuresIfPassing({})));
+  expect(columns.similarities(ids, query)).toEqual(freshColumns.similarities(ids, query));
+  for (const id of gone) expect(columns.has(id)).toBe(false);
+  // held whole: the same entries (as LanceDB reads them) and the same small-vector neighbours
+  expect(columns.holdsEntries).toBe(true);
+  expect(columns.entries(ids)).toEqual(freshColumns.entries(ids));
+  const querySmall = Float32Array.from({ length: smallDimensions }, (_, i) => Math.cos(i));
+  for (const filter of [{}, { cores: ['moved'] }]) expect(columns.nearestSmall(querySmall, filter, 20)).toEqual(freshColumns.nearestSmall(querySmall, filter, 20));
+  for (const q of ['zephyr gateway', 'quokka nightly', 'refresh tokens must be idempotent', 'cache eviction']) {
+    expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
+    expect(keywords.search(q, { limit: 10, groups: ['synthetic'] })).toEqual(freshKeywords.search(q, { limit: 10, groups: ['synthetic'] }));
+  }
+  const names = await nameIndex(stores);
+  const titles = (columns.entries(ids) ?? []).slice(0, 12).map((e) => e.title);
+  for (const task of ['why does the quokka scheduler wait for the Zephyr gateway', titles.join(' and '), ...titles]) expect(names.match(task)).toEqual(freshNames.match(task));
+  const sample = ids.slice(0, 30);
+  const fresh = new EntryAdjacency(await stores.graph.entryIds(), (await stores.graph.allRelations()).filter((r) => (ENTRY_EDGE_TYPES as readonly string[]).includes(r.type)).map((r) => ({ from: r.from, to: r.to, type: r.type as EntryEdgeType, weight: r.weight ?? 1 })));
+  const reach = { depth: 2, edgeTypes: ENTRY_EDGE_TYPES };
+  expect(sortHits(await stores.graph.reach(sample, reach))).toEqual(sortHits(fresh.reach(sample, reach)));
+  expect(sortEdges(await stores.graph.edgesAmong(ids, ENTRY_EDGE_TYPES))).toEqual(sortEdges(fresh.edgesAmong(ids, ENTRY_EDGE_TYPES)));
+  expect(await stores.graph.supersededBy(ids)).toEqual(fresh.supersededBy(ids));
+}
+
+const sortHits = (hits: { seedId: string; targetId: string; hops: number }[]) => [...hits].sort((a, b) => `${a.seedId} ${a.targetId}`.localeCompare(`${b.seedId} ${b.targetId}`));
+const sortEdges = (edges: { from: string; to: string; type: string }[]) => [...edges].sort((a, b) => `${a.type} ${a.from} ${a.to}`.localeCompare(`${b.type} ${b.from} ${b.to}`));

@@ -646,7 +646,10 @@ const COMMANDS: Record<string, Command> = {
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });
       print(io, v.json === true, r, () =>
-        r.rows === 0 ? 'the database is empty: nothing to index' : `${r.rows} entries: scalar indexes on ${r.scalar.join(', ')}, ${r.ann ? 'ANN index on vector_small' : 'no ANN index (exact scan is faster at this size)'}; small vectors by ${r.projection}`,
+        r.rows === 0
+          ? 'the database is empty: nothing to index'
+          : `${r.rows} entries: scalar indexes on ${r.scalar.join(', ')}, ${r.ann ? 'ANN index on vector_small' : 'no ANN index (exact scan is faster at this size)'}; small vectors by ${r.projection}` +
+            (r.snapshots.length > 0 ? `\nsnapshots written: ${r.snapshots.map((s) => `${s.structure} (${(s.bytes / 1024 / 1024).toFixed(1)} MB)`).join(', ')}` : '\nsnapshots already current'),
       );
       return EXIT.ok;
     },
@@ -754,6 +757,8 @@ const COMMANDS: Record<string, Command> = {
           `embedder: ${s.embedder.id} (${s.embedder.dimensions}-d)`,
           `generation: ${s.generation}`,
           `search runs on: exact ${s.search.exact}, stage 1 ${s.search.stage1}, entries ${s.search.entries}`,
+          ...(Object.keys(s.resident).length > 0 ? [`held in memory: ${Object.entries(s.resident).map(([k, r]) => `${k} (${r.loadedFrom}, ${Math.round(r.ms)} ms)`).join(', ')}`] : []),
+          ...Object.values(s.resident).flatMap((r) => (r.note ? [`note: ${r.note}`] : [])),
         ].join('\n'),
       );
       return EXIT.ok;

@@ -262,6 +262,31 @@ export class MatrixKernel {
     return { values: new Int8Array(this.wasmMemory.buffer, this.rowAt(0), this.capacity * this.stride), stride: this.stride, scales: this.rowScales };
   }
 
+  /**
+   * i8 only: the rows held, as stored (a copy), for a snapshot; `setQuantisedRows` takes them back
+   * without quantising again.
+   */
+  exportQuantisedRows(): { values: Int8Array; scales: Float32Array } {
+    const { values, stride, scales } = this.quantisedRows();
+    return { values: values.slice(0, this.rowCount * stride), scales: scales.slice(0, this.rowCount) };
+  }
+
+  /** i8 only: replaces every row with rows as `exportQuantisedRows` gave them (of a kernel of the same columns). */
+  setQuantisedRows(values: Int8Array, scales: Float32Array): void {
+    this.assertIdle();
+    const rows = scales.length;
+    if (!this.quantised || values.length !== rows * this.stride) throw new RangeError(`${rows} quantised rows need ${rows * this.stride} values, got ${values.length}`);
+    if (rows > this.capacity) {
+      const pages = this.pagesFor(rows) - this.wasmMemory.buffer.byteLength / PAGE_BYTES;
+      if (pages > 0) this.wasmMemory.grow(pages);
+      this.capacity = rows;
+      this.rowScales = new Float32Array(rows);
+    }
+    new Int8Array(this.wasmMemory.buffer, this.rowAt(0), values.length).set(values);
+    this.rowScales.set(scales);
+    this.rowCount = rows;
+  }
+
   /** Rows held. */
   get rows(): number {
     return this.rowCount;

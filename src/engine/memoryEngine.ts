@@ -14,6 +14,7 @@ import { exportDocument } from '../ops/export.js';
 import { copyStore, type BackupManifest } from '../ops/backup.js';
 import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { copyInto, dropRemoved, reembedFolder, swapFolders, type ReembedReport } from '../ops/reembed.js';
+import { nameIndex } from '../retrieve/mentionCandidates.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
@@ -209,6 +210,19 @@ export interface IndexOptions {
   annMinRows?: number;
   /** Hears how far the refit has come, every 10,000 entries, and when the index build starts. */
   onProgress?: (message: string) => void;
+}
+
+/** What `index()` built. */
+export interface IndexResult {
+  /** Columns given scalar indexes. */
+  scalar: string[];
+  /** Whether an ANN index on vector_small was built. */
+  ann: boolean;
+  rows: number;
+  /** How the small vectors derive from the full ones. */
+  projection: 'prefix' | 'pca';
+  /** The snapshot files written, one per structure held in memory whose file was out of date. */
+  snapshots: { structure: string; bytes: number }[];
 }
 
 export interface TraverseOptions extends SensitivityOption {
@@ -1056,10 +1070,12 @@ export class MemoryEngine {
 
   /**
    * Builds or rebuilds the indexes (scalar indexes on filter columns, ANN on vector_small from
-   * `annMinRows` entries) and refits the small-vector projection. `onProgress` hears how far the
-   * refit has come, every 10,000 entries, and when the index build starts.
+   * `annMinRows` entries), refits the small-vector projection, and writes the snapshots of the
+   * structures held in memory, so that the next process to open the folder loads them instead of
+   * building them (see "Cold start" in docs/performance.md). `onProgress` hears how far the refit
+   * has come, every 10,000 entries, and when the index build starts.
    */
-  index(options: IndexOptions = {}): Promise<{ scalar: string[]; ann: boolean; rows: number; projection: 'prefix' | 'pca' }> {
+  index(options: IndexOptions = {}): Promise<IndexResult> {
     return this.serialized(async () => {
       checkOptionNames('index', options, INDEX_OPTIONS);
       if (options.annMinRows !== undefined && !(Number.isInteger(options.annMinRows) && options.annMinRows >= 0)) throw invalidInput(`annMinRows must be a whole number ≥ 0, got ${JSON.stringify(options.annMinRows)}`);
@@ -1067,7 +1083,11 @@ export class MemoryEngine {
       await this.stores.refitProjection({ onProgress: onProgress && ((done, total) => onProgress(`small vectors re-derived: ${done}/${total}`)) });
       onProgress?.('building indexes …');
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
-      return { ...built, projection: this.stores.projection.kind };
+      onProgress?.('writing snapshots …');
+      // Every structure a query loads, loaded now: the adjacency by the first question put to it.
+      await Promise.all([this.stores.columns(), this.stores.keywords(), nameIndex(this.stores), this.stores.graph.hubsAmong([], 0)]);
+      const snapshots = (await this.stores.writeSnapshots()).map(({ key, bytes }) => ({ structure: key, bytes }));
+      return { ...built, projection: this.stores.projection.kind, snapshots };
     });
   }
 
@@ -1115,6 +1135,7 @@ export class MemoryEngine {
       embedder: { id: this.embedder.id, dimensions: this.embedder.dimensions },
       generation: await this.stores.currentGeneration(),
       search: await this.stores.searchRunsOn(rows.length),
+      resident: Object.fromEntries(this.stores.residentLoads),
     };
   }
 

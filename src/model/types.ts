@@ -185,6 +185,22 @@ export interface StoreStats {
    * `stage1`: the first stage of two-stage vector search; `entries`: reading the hits' entries.
    */
   search: { exact: SearchRunsOn; stage1: SearchRunsOn; entries: SearchRunsOn };
+  /**
+   * The structures this process holds in memory (`columns`, `keywords`, `names`, `adjacency`) and
+   * how each was loaded: from its snapshot file, from an older one brought up to date by the change
+   * log (`caught-up`), or built from the stores, with a note when a snapshot was there but not used.
+   * Empty until a query loads them.
+   */
+  resident: Record<string, ResidentLoad>;
+}
+
+/** How a structure held in memory was loaded (StoreStats.resident). */
+export interface ResidentLoad {
+  loadedFrom: 'snapshot' | 'caught-up' | 'built';
+  /** Milliseconds the load took. */
+  ms: number;
+  /** Why a snapshot file was not used, when one was there. */
+  note?: string;
 }
 
 export type SearchRunsOn = 'memory' | 'lancedb';

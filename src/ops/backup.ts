@@ -23,15 +23,20 @@ export interface BackupManifest {
   files: { path: string; bytes: number; sha256: string }[];
 }
 
-/** Files of a folder that are not the store: a server's socket, address and token stay behind. */
-const NOT_STORE = new Set(['server.sock', 'server.json', 'server.token', MANIFEST]);
+/**
+ * Files of a folder that are not the store: a server's socket, address and token stay behind, and
+ * so do the snapshots of structures held in memory, which the restored folder's first query
+ * builds again (they are derived, and at 100K entries larger than the table's text).
+ */
+const NOT_STORE = new Set(['server.sock', 'server.json', 'server.token', 'snapshots', MANIFEST]);
 
 async function filesUnder(dir: string, root = dir): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
+    if (dir === root && NOT_STORE.has(entry.name)) continue;
     if (entry.isDirectory()) out.push(...(await filesUnder(path, root)));
-    else if (entry.isFile() && !(dir === root && NOT_STORE.has(entry.name)) && !entry.name.endsWith('.tmp')) out.push(relative(root, path));
+    else if (entry.isFile() && !entry.name.endsWith('.tmp')) out.push(relative(root, path));
   }
   return out.sort();
 }

@@ -2,6 +2,7 @@ import { linkableName, outermost } from '../ingest/autoLink.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
+import type { SnapshotContent } from '../store/snapshot/snapshotFile.js';
 import { makeHit, type Hit } from './candidate.js';
 
 /** Longest name, in words, that a task can mention. */
@@ -17,12 +18,36 @@ const words = (text: string) => text.split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
  * so matching costs O(words in the task), whatever the number of entries.
  */
 export class NameIndex {
-  private readonly byKey = new Map<string, string[]>();
-  /** The keys each entry is listed under, so a write can take them out again. */
-  private readonly keysOf = new Map<string, string[]>();
+  private byKey = new Map<string, string[]>();
+  /**
+   * The keys each entry is listed under, so a write can take them out again; derived from
+   * `byKey` when a snapshot loaded it, on the first write (queries never need it).
+   */
+  private listedUnder: Map<string, string[]> | undefined = new Map();
 
   constructor(names: { id: string; title: string; aliases: string[] }[] = []) {
     this.upsert(names);
+  }
+
+  private get keysOf(): Map<string, string[]> {
+    if (!this.listedUnder) {
+      this.listedUnder = new Map();
+      for (const [key, ids] of this.byKey) for (const id of ids) this.listedUnder.set(id, [...(this.listedUnder.get(id) ?? []), key]);
+    }
+    return this.listedUnder;
+  }
+
+  /** Every name key and the entries under it, for a snapshot file. */
+  snapshot(): SnapshotContent {
+    return { arrays: {}, values: { keys: [...this.byKey.keys()], ids: [...this.byKey.values()] } };
+  }
+
+  static fromSnapshot({ values }: SnapshotContent): NameIndex {
+    const index = new NameIndex();
+    const ids = values.ids as string[][];
+    index.byKey = new Map((values.keys as string[]).map((key, i) => [key, ids[i]!]));
+    index.listedUnder = undefined;
+    return index;
   }
 
   /** Adds entries' names, replacing whatever names the same ids had. */
@@ -104,11 +129,16 @@ interface NameOccurrence {
 }
 
 /** One index per store, loaded once and kept in step with this process's writes (Stores.derived). */
-const nameIndex = (stores: Stores) =>
-  stores.derived('names', async () => new NameIndex(await stores.table.names()), (index, change) => {
-    index.remove(change.deleted);
-    index.upsert(change.upserted.map(({ entry }) => ({ id: entry.id, title: entry.title, aliases: entry.aliases })));
-  });
+export const nameIndex = (stores: Stores) =>
+  stores.derived(
+    'names',
+    async () => new NameIndex(await stores.table.names()),
+    (index, change) => {
+      index.remove(change.deleted);
+      index.upsert(change.upserted.map(({ entry }) => ({ id: entry.id, title: entry.title, aliases: entry.aliases })));
+    },
+    { fingerprint: 'names/1', write: (index) => index.snapshot(), read: (content) => NameIndex.fromSnapshot(content) },
+  );
 
 /**
  * Entries whose title or alias the task names ("… the refresh-token rotation decision …"): the

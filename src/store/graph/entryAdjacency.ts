@@ -1,4 +1,5 @@
-import type { EntryEdgeType } from '../../model/types.js';
+import { ENTRY_EDGE_TYPES, type EntryEdgeType } from '../../model/types.js';
+import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 import type { Direction, GraphEdge, GraphHit } from './graphStore.js';
 
 const NO_EDGES: readonly GraphEdge[] = [];
@@ -16,7 +17,8 @@ const edgeKey = (e: Pick<GraphEdge, 'from' | 'to' | 'type'>) => `${e.type}\u0000
 export class EntryAdjacency {
   /** Every edge touching an entry, listed under both ends (one shared object per edge). */
   private readonly edgesOf = new Map<string, GraphEdge[]>();
-  private readonly byKey = new Map<string, GraphEdge>();
+  /** Every edge by its key; derived from `edgesOf` on first use after a snapshot loaded the edges (queries never need it). */
+  private edgeByKey: Map<string, GraphEdge> | undefined = new Map();
   /**
    * SUPERSEDES edges by the entry they supersede: what `supersededBy` asks of every candidate,
    * without walking the edges of a hub (100K of them) to find the one or two.
@@ -27,6 +29,74 @@ export class EntryAdjacency {
   constructor(entryIds: Iterable<string> = [], edges: Iterable<GraphEdge> = []) {
     this.entries = new Set(entryIds);
     this.upsert(edges);
+  }
+
+  private get byKey(): Map<string, GraphEdge> {
+    if (!this.edgeByKey) {
+      this.edgeByKey = new Map();
+      for (const [id, edges] of this.edgesOf) for (const e of edges) if (e.from === id) this.edgeByKey.set(edgeKey(e), e);
+    }
+    return this.edgeByKey;
+  }
+
+  /**
+   * The entries and edges, for a snapshot file: ids once each, edges as indices into them, and
+   * every list in its order (a walk visits edges in list order, which ties in ranking follow).
+   */
+  snapshot(): SnapshotContent {
+    const ids = [...this.entries];
+    const index = new Map(ids.map((id, i) => [id, i]));
+    const at = (id: string) => index.get(id) ?? (index.set(id, ids.length), ids.push(id), ids.length - 1);
+    const edgeIndex = new Map<GraphEdge, number>();
+    const edges: GraphEdge[] = [];
+    const lists = (byId: Map<string, GraphEdge[]>) => {
+      const owners = [...byId.keys()];
+      const start = new Uint32Array(owners.length + 1);
+      const members: number[] = [];
+      owners.forEach((id, i) => {
+        for (const e of byId.get(id)!) {
+          let k = edgeIndex.get(e);
+          if (k === undefined) edgeIndex.set(e, (k = edges.push(e) - 1));
+          members.push(k);
+        }
+        start[i + 1] = members.length;
+      });
+      return { owners: Uint32Array.from(owners, at), start, members: Uint32Array.from(members) };
+    };
+    const listed = lists(this.edgesOf);
+    const via = lists(this.supersededVia);
+    return {
+      arrays: {
+        from: Uint32Array.from(edges, (e) => at(e.from)), to: Uint32Array.from(edges, (e) => at(e.to)),
+        type: Uint8Array.from(edges, (e) => ENTRY_EDGE_TYPES.indexOf(e.type)), weight: Float64Array.from(edges, (e) => e.weight),
+        listOwners: listed.owners, listStart: listed.start, listMembers: listed.members,
+        viaOwners: via.owners, viaStart: via.start, viaMembers: via.members,
+      },
+      values: { ids, entries: this.entries.size },
+    };
+  }
+
+  static fromSnapshot({ arrays, values }: SnapshotContent): EntryAdjacency {
+    const ids = values.ids as string[];
+    const adjacency = new EntryAdjacency(ids.slice(0, values.entries as number));
+    adjacency.edgeByKey = undefined;
+    const a = (name: string) => {
+      const array = arrays[name];
+      if (!array) throw new Error(`the snapshot lacks ${name}`);
+      return array;
+    };
+    const [from, to, type, weight] = [a('from'), a('to'), a('type'), a('weight')];
+    const edges = Array.from(from, (f, i): GraphEdge => ({ from: ids[f]!, to: ids[to[i]!]!, type: ENTRY_EDGE_TYPES[type[i]!]!, weight: weight[i]! }));
+    const restore = (into: Map<string, GraphEdge[]>, owners: ArrayLike<number>, start: ArrayLike<number>, members: ArrayLike<number>) => {
+      for (let i = 0; i < owners.length; i++) {
+        const list: GraphEdge[] = [];
+        for (let k = start[i]!; k < start[i + 1]!; k++) list.push(edges[members[k]!]!);
+        into.set(ids[owners[i]!]!, list);
+      }
+    };
+    restore(adjacency.edgesOf, a('listOwners'), a('listStart'), a('listMembers'));
+    restore(adjacency.supersededVia, a('viaOwners'), a('viaStart'), a('viaMembers'));
+    return adjacency;
   }
 
   hasEntry(id: string): boolean {
@@ -47,13 +117,18 @@ export class EntryAdjacency {
       }
       const edge = { from: e.from, to: e.to, type: e.type, weight: e.weight };
       this.byKey.set(edgeKey(e), edge);
-      this.listOf(e.from).push(edge);
-      if (e.to !== e.from) this.listOf(e.to).push(edge);
-      if (edge.type === 'SUPERSEDES') {
-        const list = this.supersededVia.get(edge.to);
-        if (list) list.push(edge);
-        else this.supersededVia.set(edge.to, [edge]);
-      }
+      this.add(edge);
+    }
+  }
+
+  /** Lists a new edge under its ends. */
+  private add(edge: GraphEdge): void {
+    this.listOf(edge.from).push(edge);
+    if (edge.to !== edge.from) this.listOf(edge.to).push(edge);
+    if (edge.type === 'SUPERSEDES') {
+      const list = this.supersededVia.get(edge.to);
+      if (list) list.push(edge);
+      else this.supersededVia.set(edge.to, [edge]);
     }
   }
 

@@ -1,3 +1,4 @@
+import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 import type { CodeLocation, EntryEdgeType, GoldenPath, PathHop, Relation, RelationType } from '../../model/types.js';
 import type { GoldenPathInput } from '../../model/memoryFile.js';
 
@@ -121,6 +122,14 @@ export interface GraphStore {
   /** Every relation but PATH_STEP (a golden path's steps carry those), with its attributes (export). */
   allRelations(): Promise<Relation[]>;
   counts(): Promise<GraphCounts>;
+  /** The entry edges held in memory, as snapshot content; undefined while they are not loaded. */
+  adjacencySnapshot(): Promise<SnapshotContent | undefined>;
+  /**
+   * Where the entry edges held in memory come from when first needed, instead of a scan of the
+   * graph: a snapshot of the graph as it is now (undefined: scan). Used at most once, and
+   * forgotten on the first write through this store, after which it no longer describes the graph.
+   */
+  seedAdjacency(load: () => Promise<SnapshotContent | undefined>): void;
   /** Writes everything committed into the database file itself, so that a copy of the file holds it (backup). */
   checkpoint(): Promise<void>;
   close(): Promise<void>;

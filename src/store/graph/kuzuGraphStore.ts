@@ -5,6 +5,7 @@ import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType
 import { invalidInput, MemcoreError } from '../../model/errors.js';
 import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphRemoval, GraphStore, ReachOptions, RelationRef } from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
+import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 import { EntryAdjacency } from './entryAdjacency.js';
 import { FolderInUseError, nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
 
@@ -127,6 +128,8 @@ export class KuzuGraphStore implements GraphStore {
   private readonly statements = new Map<string, Promise<PreparedStatement>>();
   /** Entry-to-entry edges in memory (see EntryAdjacency): loaded on first use, kept in step by writes. */
   private adjacency: Promise<EntryAdjacency> | undefined;
+  /** See seedAdjacency. */
+  private adjacencySeed: (() => Promise<SnapshotContent | undefined>) | undefined;
   /** Entries' code references and golden paths in memory (see CodeLinks): reloaded after a write that touches code. */
   private codeLinks: Promise<CodeLinks> | undefined;
 
@@ -181,11 +184,21 @@ export class KuzuGraphStore implements GraphStore {
     }
   }
 
+  seedAdjacency(load: () => Promise<SnapshotContent | undefined>): void {
+    this.adjacencySeed = load;
+  }
+
+  async adjacencySnapshot(): Promise<SnapshotContent | undefined> {
+    const adjacency = await this.adjacency?.catch(() => undefined);
+    return adjacency?.snapshot();
+  }
+
   async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
     const entryEdges = batch.relations.filter((r): r is Relation & { type: EntryEdgeType } => isEntryEdgeType(r.type)).map(graphEdgeOf);
     // New entries and entry edges skip the existence query, which grows with the table (~2 s for
     // 5,000 entries, ~1.5 s for 2,300 edges at 100K entries): the adjacency knows what exists.
     const adjacency = entryEdges.length > 0 || batch.entries.length > 0 ? await this.entryEdges() : undefined;
+    this.adjacencySeed = undefined;
     await this.exec('BEGIN TRANSACTION');
     try {
       await this.mergeNodes(
@@ -257,6 +270,7 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
+    this.adjacencySeed = undefined;
     if (ids.length === 0) return;
     await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
     (await this.adjacency)?.removeEntries(ids);
@@ -264,6 +278,7 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async remove(batch: GraphRemoval): Promise<void> {
+    this.adjacencySeed = undefined;
     if (batch.codeLocations.length + batch.goldenPaths.length + batch.relations.length === 0) return;
     await this.exec('BEGIN TRANSACTION');
     try {
@@ -317,6 +332,14 @@ export class KuzuGraphStore implements GraphStore {
   /** Loads the entry ids and entry-to-entry edges once (a scan of the entry table and of the three edge tables). */
   private entryEdges(): Promise<EntryAdjacency> {
     this.adjacency ??= (async () => {
+      const seed = this.adjacencySeed;
+      this.adjacencySeed = undefined;
+      try {
+        const snapshot = await seed?.();
+        if (snapshot) return EntryAdjacency.fromSnapshot(snapshot);
+      } catch {
+        // a snapshot that does not load is scanned for instead
+      }
       const ids = (await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id));
       const edges = await this.run(
         `MATCH (a:MemoryEntry)-[r:${ENTRY_EDGE_TYPES.join('|')}]->(b:MemoryEntry)

@@ -217,6 +217,37 @@ export interface VectorHit {
   similarity: number;
 }
 
+/** Entries read in bulk and held as Arrow columns (the IPC bytes they were decoded from, shared, not copied). */
+export interface LoadedEntries {
+  ipc: Uint8Array;
+  count: number;
+  entryAt: (i: number) => MemoryEntry;
+}
+
+/** The entries of an Arrow IPC table of the entry columns, each decoded when asked for. */
+export function entriesOfIpc(ipc: Uint8Array): Omit<LoadedEntries, 'ipc'> {
+  const table = lanceArrow.tableFromIPC(ipc);
+  // Per batch, its first row and its columns.
+  const batches = table.batches.map((batch, b) => ({
+    start: table.batches.slice(0, b).reduce((sum, x) => sum + x.numRows, 0),
+    columns: ENTRY_COLUMNS.map((name) => [name, batch.getChild(name)!] as const),
+  }));
+  const entryAt = (i: number) => {
+    let lo = 0;
+    for (let hi = batches.length - 1; lo < hi; ) {
+      const mid = (lo + hi + 1) >> 1;
+      if (batches[mid]!.start <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    const { start, columns } = batches[lo]!;
+    // Assigned in one order into a fresh object: Object.fromEntries cost ~40% of the read.
+    const row: Record<string, unknown> = {};
+    for (const [name, column] of columns) row[name] = column.get(i - start);
+    return fromRow(row as ReadRow);
+  };
+  return { count: table.numRows, entryAt };
+}
+
 /** Thin adapter over the LanceDB `entries` table: storage only, no ranking. */
 export class EntriesTable {
   /**
@@ -399,7 +430,7 @@ export class EntriesTable {
   async columnRows(
     dimensions: number,
     hold: { smallDimensions?: number; entries?: boolean } = {},
-  ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entryAt?: (i: number) => MemoryEntry }> {
+  ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entries?: LoadedEntries }> {
     const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'source'];
     const { smallDimensions, entries } = hold;
     const result = await this.table
@@ -438,27 +469,10 @@ export class EntriesTable {
     }
     if (!entries) return { rows, vectors, smallVectors };
     // The entry columns copied into buffers of their own: the scan's columns are views into one
-    // buffer that also holds the vectors (~2.5 KB an entry), which the copy lets go.
-    const entryColumns = lanceArrow.tableFromIPC(lanceArrow.tableToIPC(result.select(ENTRY_COLUMNS)));
-    // Per batch, its first row and its columns.
-    const batches = entryColumns.batches.map((batch, b) => ({
-      start: entryColumns.batches.slice(0, b).reduce((sum, x) => sum + x.numRows, 0),
-      columns: ENTRY_COLUMNS.map((name) => [name, batch.getChild(name)!] as const),
-    }));
-    const entryAt = (i: number) => {
-      let lo = 0;
-      for (let hi = batches.length - 1; lo < hi; ) {
-        const mid = (lo + hi + 1) >> 1;
-        if (batches[mid]!.start <= i) lo = mid;
-        else hi = mid - 1;
-      }
-      const { start, columns } = batches[lo]!;
-      // Assigned in one order into a fresh object: Object.fromEntries cost ~40% of the read.
-      const row: Record<string, unknown> = {};
-      for (const [name, column] of columns) row[name] = column.get(i - start);
-      return fromRow(row as ReadRow);
-    };
-    return { rows, vectors, smallVectors, entryAt };
+    // buffer that also holds the vectors (~2.5 KB an entry), which the copy lets go. The copy is
+    // Arrow's IPC form, which a snapshot of the columns writes as it is.
+    const entriesIpc = lanceArrow.tableToIPC(result.select(ENTRY_COLUMNS));
+    return { rows, vectors, smallVectors, entries: { ipc: entriesIpc, ...entriesOfIpc(entriesIpc) } };
   }
 
   /** Id, search text (title, aliases, content) and core of every entry, for the keyword index. */

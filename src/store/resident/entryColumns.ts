@@ -2,7 +2,9 @@ import { norm } from '../../embed/embedder.js';
 import { MatrixKernel } from '../../embed/matrixKernel.js';
 import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
+import type { LoadedEntries } from '../lance/entriesTable.js';
 import type { EntryFilter } from '../lance/filter.js';
+import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
 import { TopK } from './topK.js';
@@ -73,7 +75,7 @@ interface WholeEntries {
   /** Entries written since the load (entryRecord), by slot. */
   records: (string | undefined)[];
   /** Entries as loaded, slot i being loaded row i (when no record replaced it). */
-  loaded: { count: number; entryAt: (i: number) => MemoryEntry };
+  loaded: LoadedEntries;
 }
 
 /** What the columns hold beyond the narrow ones, each up to its own store size (Stores.columns). */
@@ -85,7 +87,7 @@ export interface HoldOptions {
    */
   small?: { maxEntries: number; smallDimensions: number; vectors: Float32Array; helperMinRows?: number };
   /** The entries as loaded, held whole while the store has at most `maxEntries`. */
-  entries?: { maxEntries: number; entryAt: (i: number) => MemoryEntry };
+  entries?: { maxEntries: number; loaded: LoadedEntries };
   /** Exact search from memory (a second 8-bit level of the full vectors) while the store has at most `maxEntries`. */
   exact?: { maxEntries: number; helperMinRows?: number };
 }
@@ -96,8 +98,11 @@ type HeldRow = Pick<EntryColumnRow, 'id' | 'tags' | 'importance' | 'updatedAt'>;
 /** A string column's values as small integer codes, in order of first appearance. */
 class Codes {
   private readonly codeOf = new Map<string, number>();
-  /** The values by code. */
-  readonly values: string[] = [];
+
+  /** `values`: the values by code, as a snapshot took them. */
+  constructor(readonly values: string[] = []) {
+    values.forEach((v, code) => this.codeOf.set(v, code));
+  }
 
   code(value: string): number {
     let code = this.codeOf.get(value);
@@ -119,13 +124,15 @@ class Codes {
   }
 }
 
+const FILTER_ARRAYS = ['coreCodes', 'sourceCodes', 'typeCodes', 'sensitivityCodes', 'confidenceRanks', 'importance', 'createdAt', 'validFrom', 'validTo'] as const;
+
 /** The columns a filter tests, by slot: see EntryColumns.filterColumns. */
 class FilterColumns {
-  readonly cores = new Codes();
-  readonly entryTypes = new Codes();
-  readonly sensitivity = new Codes();
+  cores = new Codes();
+  entryTypes = new Codes();
+  sensitivity = new Codes();
   /** Sources, not a filter: what ratings average over (scoring features); -1 is no source. */
-  readonly sources = new Codes();
+  sources = new Codes();
   sourceCodes = new Int32Array(16);
   coreCodes = new Int32Array(16);
   typeCodes = new Int32Array(16);
@@ -148,6 +155,22 @@ class FilterColumns {
     this.createdAt = grown(this.createdAt, slots, (n) => new Float64Array(n));
     this.validFrom = grown(this.validFrom, slots, (n) => new Float64Array(n));
     this.validTo = grown(this.validTo, slots, (n) => new Float64Array(n));
+  }
+
+  /** The columns of slots 0…n−1 (copies), for a snapshot. */
+  snapshot(n: number): { arrays: Record<string, SnapshotArray>; codes: Record<string, string[]> } {
+    const arrays: Record<string, SnapshotArray> = {};
+    for (const name of FILTER_ARRAYS) arrays[name] = this[name].slice(0, n);
+    return { arrays, codes: { cores: this.cores.values, entryTypes: this.entryTypes.values, sensitivity: this.sensitivity.values, sources: this.sources.values } };
+  }
+
+  /** Takes back what `snapshot` gave; the arrays become these columns' own. */
+  restore(arrays: Record<string, SnapshotArray>, codes: Record<string, string[]>): void {
+    for (const name of FILTER_ARRAYS) (this[name] as SnapshotArray) = arrays[name]!;
+    this.cores = new Codes(codes.cores);
+    this.entryTypes = new Codes(codes.entryTypes);
+    this.sensitivity = new Codes(codes.sensitivity);
+    this.sources = new Codes(codes.sources);
   }
 
   set(slot: number, row: EntryColumnRow): void {
@@ -213,12 +236,77 @@ export class EntryColumns {
       this.small = { maxEntries: small.maxEntries, kernel };
     }
     if (entries && rows.length <= entries.maxEntries) {
-      this.whole = { maxEntries: entries.maxEntries, records: [], loaded: { count: rows.length, entryAt: entries.entryAt } };
+      this.whole = { maxEntries: entries.maxEntries, records: [], loaded: entries.loaded };
     }
     const d = small?.smallDimensions ?? 0;
     // Loaded entries are read through `entries.entryAt`: what is held of a row here is its small vector (empty when none is held).
     const heldOf = (i: number): HeldEntry => ({ vectorSmall: small ? small.vectors.subarray(i * d, (i + 1) * d) : NO_VECTOR });
     this.upsert(rows, (i) => vectors.subarray(i * dimensions, (i + 1) * dimensions), small || entries ? heldOf : undefined);
+  }
+
+  /**
+   * Everything held, slot for slot (removed entries' slots too), for a snapshot file: the vectors
+   * as quantised, the columns as coded, the loaded entries as their Arrow IPC bytes and those
+   * written since as records. `fromSnapshot` takes it back with no row parsed or quantised.
+   */
+  snapshot(): SnapshotContent {
+    const n = this.rows.length;
+    const prefixed = (prefix: string, arrays: Record<string, SnapshotArray>) => Object.fromEntries(Object.entries(arrays).map(([k, v]) => [prefix + k, v]));
+    const filter = this.filterColumns.snapshot(n);
+    const { whole } = this;
+    const tags: [number, string[]][] = [];
+    this.rows.forEach((r, slot) => r && r.tags.length > 0 && tags.push([slot, r.tags]));
+    return {
+      arrays: {
+        ...prefixed('full.', this.full.snapshot()),
+        ...(this.small ? prefixed('small.', this.small.kernel.exportQuantisedRows()) : {}),
+        ...filter.arrays,
+        rowImportance: Float64Array.from(this.rows, (r) => r?.importance ?? 0),
+        updatedAt: Float64Array.from(this.rows, (r) => r?.updatedAt ?? 0),
+        ...(whole ? { entries: whole.loaded.ipc } : {}),
+      },
+      values: {
+        ids: this.rows.map((r) => r?.id ?? null),
+        tags,
+        codes: filter.codes,
+        records: whole ? whole.records.flatMap((record, slot) => (record === undefined ? [] : [[slot, record] as const])) : null,
+      },
+    };
+  }
+
+  /**
+   * Columns as `snapshot` wrote them, held as `hold` says (the caller decodes the loaded entries:
+   * `hold.entries.loaded`; the small vectors come from the snapshot). Undefined when the snapshot
+   * lacks a part `hold` asks for: build from the stores then.
+   */
+  static fromSnapshot(dimensions: number, { arrays, values }: SnapshotContent, hold: HoldOptions): EntryColumns | undefined {
+    const ids = values.ids as (string | null)[];
+    const columns = new EntryColumns(dimensions, [], new Float32Array(), { ...hold, small: hold.small && { ...hold.small, vectors: new Float32Array() } });
+    const unprefixed = (prefix: string) => Object.fromEntries(Object.entries(arrays).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
+    if (!columns.full.restore(unprefixed('full.'))) return undefined;
+    if (columns.small) {
+      const small = unprefixed('small.');
+      if (!small.values) return undefined;
+      columns.small.kernel.setQuantisedRows(small.values as Int8Array, small.scales as Float32Array);
+    }
+    if (columns.whole) {
+      const records = values.records as [number, string][] | null;
+      if (!records) return undefined;
+      for (const [slot, record] of records) columns.whole.records[slot] = record;
+    }
+    columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
+    const importance = arrays.rowImportance!;
+    const updatedAt = arrays.updatedAt!;
+    const tagsOf = new Map(values.tags as [number, string[]][]);
+    ids.forEach((id, slot) => {
+      if (id === null) {
+        columns.rows.push(undefined);
+        return;
+      }
+      columns.slotOf.set(id, slot);
+      columns.rows.push({ id, tags: tagsOf.get(slot) ?? [], importance: importance[slot]!, updatedAt: updatedAt[slot]! });
+    });
+    return columns;
   }
 
   /** Whether entries are held whole: `entries` answers only then. */

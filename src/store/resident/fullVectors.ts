@@ -75,6 +75,37 @@ export class FullVectors {
     this.residuals = undefined;
   }
 
+  /** Every slot as held, for a snapshot (copies): `restore` takes it back without quantising again. */
+  snapshot(): Record<string, Int8Array | Float32Array | Float64Array> {
+    const n = this.kernel.rows;
+    const { values, scales } = this.kernel.exportQuantisedRows();
+    const held = {
+      values, scales, norms: this.norms.slice(0, n), exactNorms: this.exactNorms.slice(0, n),
+      scaleOverLength: this.scaleOverLength.slice(0, n), errorOverLength: this.errorOverLength.slice(0, n), normOverLength: this.normOverLength.slice(0, n),
+    };
+    const r = this.residuals;
+    return r ? { ...held, residualValues: r.values.slice(0, n * this.dimensions), residualScales: r.scales.slice(0, n), residualErrors: r.errors.slice(0, n) } : held;
+  }
+
+  /**
+   * Takes back what `snapshot` gave, replacing every slot; the arrays become this instance's own
+   * (as a snapshot file's reader hands them over). The residual level comes back only where this
+   * instance holds one and the snapshot has it; false when it should but does not (rebuild then).
+   */
+  restore(held: Record<string, ArrayLike<number> | undefined>): boolean {
+    const f64 = (name: string) => held[name] as Float64Array<ArrayBuffer>;
+    this.kernel.setQuantisedRows(held.values as Int8Array, held.scales as Float32Array);
+    this.norms = held.norms as Float32Array<ArrayBuffer>;
+    this.exactNorms = f64('exactNorms');
+    this.scaleOverLength = f64('scaleOverLength');
+    this.errorOverLength = f64('errorOverLength');
+    this.normOverLength = f64('normOverLength');
+    if (!this.residuals) return true;
+    if (!held.residualValues) return false;
+    this.residuals = { values: held.residualValues as Int8Array<ArrayBuffer>, scales: held.residualScales as Float32Array<ArrayBuffer>, errors: f64('residualErrors') };
+    return true;
+  }
+
   /** Sets slot `slot` (at most one past the last set) to `vector`. */
   set(slot: number, vector: Float32Array): void {
     const { dimensions } = this;

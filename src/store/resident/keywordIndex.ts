@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { grown } from './grown.js';
 import { TopK } from './topK.js';
 
@@ -96,6 +97,19 @@ class TermPostings {
   readonly all = new Postings();
   private byGroup: Map<number, Postings> | undefined;
 
+  /** A term's postings as a snapshot held them: views, copied only when a write appends. */
+  static of(all: { slots: Int32Array; counts: Uint16Array }, byGroup: { group: number; slots: Int32Array; counts: Uint16Array }[] | undefined): TermPostings {
+    const postings = new TermPostings();
+    Object.assign(postings.all, { ...all, n: all.slots.length });
+    if (byGroup) postings.byGroup = new Map(byGroup.map(({ group, slots, counts }) => [group, Object.assign(new Postings(), { slots, counts, n: slots.length })]));
+    return postings;
+  }
+
+  /** The group lists, for a snapshot. */
+  groupLists(): [number, Postings][] | undefined {
+    return this.byGroup && [...this.byGroup];
+  }
+
   /** `groupOf`: each slot's group. */
   push(slot: number, count: number, groupOf: Int32Array): void {
     this.all.push(slot, count);
@@ -124,6 +138,65 @@ class TermPostings {
     this.all.trim();
     for (const list of this.byGroup?.values() ?? []) list.trim();
   }
+}
+
+/**
+ * Counts by integer key: a sorted table as a snapshot held it (read by binary search, never
+ * parsed into a Map: the 100K bench texts have ~1M (core, term) pairs), and a Map of what writes
+ * changed since.
+ */
+class CountTable {
+  private readonly changed = new Map<number, number>();
+  constructor(private readonly baseKeys: Float64Array = new Float64Array(0), private readonly baseCounts: Uint32Array = new Uint32Array(0)) {}
+
+  get(key: number): number {
+    const changed = this.changed.get(key);
+    if (changed !== undefined) return changed;
+    const keys = this.baseKeys;
+    let lo = 0;
+    for (let hi = keys.length; lo < hi; ) {
+      const mid = (lo + hi) >> 1;
+      if (keys[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return keys[lo] === key ? this.baseCounts[lo]! : 0;
+  }
+
+  add(key: number, delta: number): void {
+    this.changed.set(key, this.get(key) + delta);
+  }
+
+  /** Every non-zero count, keys sorted. */
+  sorted(): { keys: Float64Array; counts: Uint32Array } {
+    const all = new Map<number, number>();
+    this.baseKeys.forEach((key, i) => all.set(key, this.baseCounts[i]!));
+    for (const [key, count] of this.changed) all.set(key, count);
+    const keys = Float64Array.from([...all].filter(([, count]) => count > 0).map(([key]) => key)).sort();
+    return { keys, counts: Uint32Array.from(keys, (key) => all.get(key)!) };
+  }
+}
+
+/** Flat lists (CSR): list i is `values[start[i] … start[i + 1]]`. */
+const listAt = <A extends Int32Array | Uint32Array | Uint16Array>(values: A, start: Uint32Array, i: number): A => values.subarray(start[i]!, start[i + 1]!) as A;
+
+/** `lists` as one flat array of `make`'s type and their starts. */
+function flatten<A extends Int32Array | Uint32Array | Uint16Array>(lists: readonly ArrayLike<number>[], make: (n: number) => A): { values: A; start: Uint32Array } {
+  const start = new Uint32Array(lists.length + 1);
+  lists.forEach((list, i) => (start[i + 1] = start[i]! + list.length));
+  const values = make(start[lists.length]!);
+  lists.forEach((list, i) => values.set(list, start[i]!));
+  return { values, start };
+}
+
+/** What a snapshot holds of the postings and documents, as flat lists; see KeywordIndex.snapshot. */
+interface FlatIndex {
+  /** Term t's postings are list t of `slots`/`counts`; its group lists are lists termLists[t] … termLists[t + 1] of `listSlots`/`listCounts`. */
+  postings?: {
+    start: Uint32Array; slots: Int32Array; counts: Uint16Array;
+    termLists: Uint32Array; listGroup: Uint32Array; listStart: Uint32Array; listSlots: Int32Array; listCounts: Uint16Array;
+  };
+  /** Slot i's distinct terms and their counts are list i. */
+  documents: { start: Uint32Array; terms: Uint32Array; counts: Uint16Array };
 }
 
 /** A document: its id, its text, and the group (memory core) whose statistics a scoped search uses. */
@@ -155,20 +228,24 @@ const BAR_SAMPLE = 1024;
  */
 export class KeywordIndex {
   private readonly termIds = new Map<string, number>();
-  private postings: TermPostings[] = [];
+  /** By term; a term a snapshot loaded is undefined until first touched, then built from `flat` (termPostings). */
+  private postings: (TermPostings | undefined)[] = [];
+  /** The postings and documents a snapshot loaded, in flat lists (see `snapshot`). */
+  private flat: FlatIndex | undefined;
   /** Per term: live documents holding it. */
-  private readonly documentFrequency: number[] = [];
+  private documentFrequency: number[] = [];
   private readonly groupIds = new Map<string, number>();
   /** Per group: live documents. */
-  private readonly groupSizes: number[] = [];
+  private groupSizes: number[] = [];
   /** Per (group, term) pair, key group·2^26 + term: live documents of the group holding the term. */
-  private readonly groupFrequency = new Map<number, number>();
+  private groupFrequency = new CountTable();
   /** Per slot: its document's group. */
   private groupOf = new Int32Array(0);
   private readonly slotOf = new Map<string, number>();
   /** Per slot: the entry id (undefined once removed), its length in terms, its distinct terms and counts. */
   private readonly ids: (string | undefined)[] = [];
   private lengths = new Uint32Array(0);
+  /** By slot; holes for the documents a snapshot loaded (see `documentOf`). */
   private readonly documentTerms: (Uint32Array | undefined)[] = [];
   private readonly documentCounts: (Uint16Array | undefined)[] = [];
   private totalLength = 0;
@@ -182,7 +259,7 @@ export class KeywordIndex {
 
   constructor(documents: Iterable<KeywordDocument> = []) {
     this.upsert(documents);
-    for (const postings of this.postings) postings.trim();
+    for (const postings of this.postings) postings?.trim();
   }
 
   get size(): number {
@@ -234,10 +311,9 @@ export class KeywordIndex {
       this.documentTerms.push(termIds.slice(0, distinct));
       this.documentCounts.push(counts.slice(0, distinct));
       for (let i = 0; i < distinct; i++) {
-        this.postings[termIds[i]!]!.push(slot, counts[i]!, this.groupOf);
+        this.termPostings(termIds[i]!).push(slot, counts[i]!, this.groupOf);
         this.documentFrequency[termIds[i]!]!++;
-        const key = groupId * GROUP_KEY + termIds[i]!;
-        this.groupFrequency.set(key, (this.groupFrequency.get(key) ?? 0) + 1);
+        this.groupFrequency.add(groupId * GROUP_KEY + termIds[i]!, 1);
       }
       this.totalLength += terms.length;
       this.livePostings += distinct;
@@ -249,21 +325,18 @@ export class KeywordIndex {
     for (const id of ids) {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
-      this.slotOf.delete(id);
-      this.ids[slot] = undefined;
-      const terms = this.documentTerms[slot]!;
+      const { terms } = this.documentOf(slot);
       const groupId = this.groupOf[slot]!;
       this.groupSizes[groupId]!--;
       for (const termId of terms) {
         this.documentFrequency[termId]!--;
-        const key = groupId * GROUP_KEY + termId;
-        const left = this.groupFrequency.get(key)! - 1;
-        if (left > 0) this.groupFrequency.set(key, left);
-        else this.groupFrequency.delete(key);
+        this.groupFrequency.add(groupId * GROUP_KEY + termId, -1);
       }
       this.totalLength -= this.lengths[slot]!;
       this.livePostings -= terms.length;
       this.deadPostings += terms.length;
+      this.slotOf.delete(id);
+      this.ids[slot] = undefined;
       this.documentTerms[slot] = undefined;
       this.documentCounts[slot] = undefined;
       this.normsForAverage = Number.NaN;
@@ -271,15 +344,109 @@ export class KeywordIndex {
     if (this.deadPostings > this.livePostings) this.compactPostings();
   }
 
+  /** Term `termId`'s postings, built from the snapshot's flat lists when first asked. */
+  private termPostings(termId: number): TermPostings {
+    const held = this.postings[termId];
+    if (held) return held;
+    const flat = this.flat!.postings!;
+    const lists: { group: number; slots: Int32Array; counts: Uint16Array }[] = [];
+    for (let i = flat.termLists[termId]!; i < flat.termLists[termId + 1]!; i++) {
+      lists.push({ group: flat.listGroup[i]!, slots: listAt(flat.listSlots, flat.listStart, i), counts: listAt(flat.listCounts, flat.listStart, i) });
+    }
+    const all = { slots: listAt(flat.slots, flat.start, termId), counts: listAt(flat.counts, flat.start, termId) };
+    return (this.postings[termId] = TermPostings.of(all, lists.length > 0 ? lists : undefined));
+  }
+
+  /** A live slot's distinct terms (sorted) and their counts. */
+  private documentOf(slot: number): { terms: Uint32Array; counts: Uint16Array } {
+    const terms = this.documentTerms[slot];
+    if (terms) return { terms, counts: this.documentCounts[slot]! };
+    const { documents } = this.flat!;
+    return { terms: listAt(documents.terms, documents.start, slot), counts: listAt(documents.counts, documents.start, slot) };
+  }
+
+  /**
+   * Everything held, for a snapshot file: postings and documents as flat lists, the (group, term)
+   * counts as a sorted table, ids and terms as arrays of strings. Dead postings are kept as they
+   * are. `fromSnapshot` takes it back without analysing a text or building a list.
+   */
+  snapshot(): SnapshotContent {
+    const terms: string[] = new Array<string>(this.postings.length);
+    for (const [term, id] of this.termIds) terms[id] = term;
+    const postings = this.postings.map((_, termId) => this.termPostings(termId));
+    const all = postings.map((p) => p.all);
+    const groupLists = postings.map((p) => p.groupLists() ?? []);
+    const termLists = new Uint32Array(postings.length + 1);
+    groupLists.forEach((lists, t) => (termLists[t + 1] = termLists[t]! + lists.length));
+    const lists = groupLists.flat();
+    const live = (slot: number) => (this.ids[slot] === undefined ? undefined : this.documentOf(slot));
+    const documents = this.ids.map((_, slot) => live(slot));
+    const docTerms = flatten(documents.map((d) => d?.terms ?? []), (n) => new Uint32Array(n));
+    const allSlots = flatten(all.map((p) => p.slots.subarray(0, p.n)), (n) => new Int32Array(n));
+    const listSlots = flatten(lists.map(([, p]) => p.slots.subarray(0, p.n)), (n) => new Int32Array(n));
+    const { keys, counts } = this.groupFrequency.sorted();
+    const groups: string[] = new Array<string>(this.groupSizes.length);
+    for (const [group, id] of this.groupIds) groups[id] = group;
+    return {
+      arrays: {
+        postingStart: allSlots.start, postingSlots: allSlots.values, postingCounts: flatten(all.map((p) => p.counts.subarray(0, p.n)), (n) => new Uint16Array(n)).values,
+        termLists, listGroup: Uint32Array.from(lists, ([group]) => group), listStart: listSlots.start, listSlots: listSlots.values,
+        listCounts: flatten(lists.map(([, p]) => p.counts.subarray(0, p.n)), (n) => new Uint16Array(n)).values,
+        documentStart: docTerms.start, documentTerms: docTerms.values, documentCounts: flatten(documents.map((d) => d?.counts ?? []), (n) => new Uint16Array(n)).values,
+        documentFrequency: Uint32Array.from(this.documentFrequency), groupSizes: Uint32Array.from(this.groupSizes), groupOf: this.groupOf.slice(0, this.ids.length),
+        lengths: this.lengths.slice(0, this.ids.length), groupFrequencyKeys: keys, groupFrequencyCounts: counts,
+      },
+      values: { terms, groups, ids: this.ids.map((id) => id ?? null), totalLength: this.totalLength, livePostings: this.livePostings, deadPostings: this.deadPostings },
+    };
+  }
+
+  /** An index as `snapshot` wrote it; its arrays become the index's own (copied when a write outgrows them). */
+  static fromSnapshot({ arrays, values }: SnapshotContent): KeywordIndex {
+    const a = <A extends SnapshotArray>(name: string): A => {
+      const array = arrays[name];
+      if (!array) throw new Error(`the snapshot lacks ${name}`);
+      return array as A;
+    };
+    const index = new KeywordIndex();
+    const terms = values.terms as string[];
+    terms.forEach((term, id) => index.termIds.set(term, id));
+    index.postings = new Array<TermPostings | undefined>(terms.length).fill(undefined);
+    index.flat = {
+      postings: {
+        start: a('postingStart'), slots: a('postingSlots'), counts: a('postingCounts'),
+        termLists: a('termLists'), listGroup: a('listGroup'), listStart: a('listStart'), listSlots: a('listSlots'), listCounts: a('listCounts'),
+      },
+      documents: { start: a('documentStart'), terms: a('documentTerms'), counts: a('documentCounts') },
+    };
+    index.documentFrequency = Array.from(a('documentFrequency'));
+    (values.groups as string[]).forEach((group, id) => index.groupIds.set(group, id));
+    index.groupSizes = Array.from(a('groupSizes'));
+    index.groupFrequency = new CountTable(a<Float64Array>('groupFrequencyKeys'), a<Uint32Array>('groupFrequencyCounts'));
+    index.groupOf = a<Int32Array<ArrayBuffer>>('groupOf');
+    index.lengths = a<Uint32Array<ArrayBuffer>>('lengths');
+    (values.ids as (string | null)[]).forEach((id, slot) => {
+      index.ids.push(id ?? undefined);
+      if (id !== null) index.slotOf.set(id, slot);
+    });
+    index.documentTerms.length = index.ids.length;
+    index.documentCounts.length = index.ids.length;
+    index.totalLength = values.totalLength as number;
+    index.livePostings = values.livePostings as number;
+    index.deadPostings = values.deadPostings as number;
+    return index;
+  }
+
   /** Rebuilds the postings without removed documents (slots stay). */
   private compactPostings(): void {
-    this.postings = this.postings.map(() => new TermPostings());
-    this.documentTerms.forEach((terms, slot) => {
-      if (!terms) return;
-      const counts = this.documentCounts[slot]!;
-      terms.forEach((termId, i) => this.postings[termId]!.push(slot, counts[i]!, this.groupOf));
+    const postings = this.postings.map(() => new TermPostings());
+    this.ids.forEach((id, slot) => {
+      if (id === undefined) return;
+      const { terms, counts } = this.documentOf(slot);
+      terms.forEach((termId, i) => postings[termId]!.push(slot, counts[i]!, this.groupOf));
     });
-    for (const postings of this.postings) postings.trim();
+    for (const p of postings) p.trim();
+    this.postings = postings;
+    if (this.flat) this.flat = { ...this.flat, postings: undefined };
     this.deadPostings = 0;
   }
 
@@ -313,7 +480,7 @@ export class KeywordIndex {
     // the groups' documents interleave, a branch on it is a coin toss the CPU mispredicts.
     const byGroup = scope !== undefined && 2 * scope.size <= this.slotOf.size;
     const terms = this.queryTerms(query, scope, live).map(({ termId, idf }) => {
-      const postings = this.postings[termId]!;
+      const postings = this.termPostings(termId);
       const lists = byGroup ? postings.ofGroups(scope.member) : undefined;
       return { idf, lists: lists ?? [postings.all], weigh: lists ? undefined : scope?.member };
     });
@@ -367,8 +534,7 @@ export class KeywordIndex {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
       // The document's distinct terms are sorted: each query term is a binary search.
-      const docTerms = this.documentTerms[slot]!;
-      const counts = this.documentCounts[slot]!;
+      const { terms: docTerms, counts } = this.documentOf(slot);
       let score = 0;
       for (const { termId, idf } of terms) {
         let lo = 0;
@@ -409,7 +575,7 @@ export class KeywordIndex {
     for (const t of new Set(analyze(query))) {
       const termId = this.termIds.get(t);
       if (termId === undefined) continue;
-      const n = scope ? scope.groups.reduce((sum, g) => sum + (this.groupFrequency.get(g * GROUP_KEY + termId) ?? 0), 0) : this.documentFrequency[termId]!;
+      const n = scope ? scope.groups.reduce((sum, g) => sum + this.groupFrequency.get(g * GROUP_KEY + termId), 0) : this.documentFrequency[termId]!;
       if (n > 0) out.push({ termId, idf: Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1) });
     }
     return out;
