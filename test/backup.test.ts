@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 /**
  * Backups on real stores: taken while writes go on, restored as the store stood at one instant,
  * checked against their checksums and counts before anything is replaced.
@@ -30,6 +31,9 @@ describe('backup and restore', () => {
       expect(taken).toBeLessThan(12);
       expect(manifest.files.some((f) => f.path === 'graph.kuzu')).toBe(true);
       expect(manifest.files.some((f) => f.path.startsWith('server.'))).toBe(false);
+      // snapshots are derived: left out, and built again by the restored store
+      expect(existsSync(join(dir, 'live', 'snapshots', 'changes.jsonl'))).toBe(true);
+      expect(manifest.files.some((f) => f.path.startsWith('snapshots'))).toBe(false);
     });
     const manifest = await restoreMemory(join(dir, 'backup'), { path: join(dir, 'restored') });
     await withEngine(join(dir, 'restored'), async (m) => {

@@ -1,4 +1,4 @@
-import { open, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { deserialize, serialize } from 'node:v8';
 import { crc32 } from 'node:zlib';
 
@@ -66,28 +66,36 @@ export async function writeSnapshot(path: string, key: SnapshotKey & { generatio
   const header: Header = { kind: key.kind, fingerprint: key.fingerprint, generation: key.generation, arrays, values: { offset, length: values.byteLength } };
   const headerBytes = Buffer.from(JSON.stringify(header));
   const bodyStart = align8(PREAMBLE + headerBytes.byteLength);
-  const file = Buffer.alloc(bodyStart + offset + values.byteLength);
-  MAGIC.copy(file, 0);
-  file.writeUInt32LE(headerBytes.byteLength, 8);
-  headerBytes.copy(file, PREAMBLE);
-  Object.values(content.arrays).forEach((array, i) => {
-    file.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), bodyStart + arrays[i]!.offset);
-  });
-  file.set(values, bodyStart + offset);
+  const bytesOf = (array: SnapshotArray) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+  const preamble = Buffer.alloc(PREAMBLE);
+  MAGIC.copy(preamble, 0);
+  preamble.writeUInt32LE(headerBytes.byteLength, 8);
   let crc = crc32(headerBytes);
-  for (const array of Object.values(content.arrays)) crc = crc32(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), crc);
-  file.writeUInt32LE(crc32(values, crc), 12);
+  for (const array of Object.values(content.arrays)) crc = crc32(bytesOf(array), crc);
+  preamble.writeUInt32LE(crc32(values, crc), 12);
   const tmp = `${path}.${process.pid}.tmp`;
-  // Not synced to disk: a crash that loses blocks of a renamed file fails its checksum, and the
-  // structure is rebuilt, which is all a snapshot ever costs.
-  await writeFile(tmp, file);
+  // Section by section from where they are (no copy of the whole file in memory). Not synced to
+  // disk: a crash that loses blocks of a renamed file fails its checksum, and the structure is
+  // rebuilt, which is all a snapshot ever costs.
+  const handle = await open(tmp, 'w');
+  try {
+    await handle.write(preamble, 0, PREAMBLE, 0);
+    await handle.write(headerBytes, 0, headerBytes.byteLength, PREAMBLE);
+    for (const [i, array] of Object.values(content.arrays).entries()) {
+      const bytes = bytesOf(array);
+      if (bytes.byteLength > 0) await handle.write(bytes, 0, bytes.byteLength, bodyStart + arrays[i]!.offset);
+    }
+    await handle.write(values, 0, values.byteLength, bodyStart + offset);
+  } finally {
+    await handle.close();
+  }
   try {
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });
     throw e;
   }
-  return file.byteLength;
+  return bodyStart + offset + values.byteLength;
 }
 
 /**
