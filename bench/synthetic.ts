@@ -108,9 +108,12 @@ export async function ingestSynthetic(m: MemoryEngine, store: SyntheticStore, pr
   }
   const entriesMs = performance.now() - t;
   t = performance.now();
-  for (let i = 0; i < store.doc.relations.length; i += batch * 2) {
+  // 100K relations a file: each write is one Kuzu commit, whose cost grows with the relationship
+  // table (~0.45 ms per 1K edges stored, random endpoints, whatever the batch; docs/performance.md).
+  const relationBatch = 100_000;
+  for (let i = 0; i < store.doc.relations.length; i += relationBatch) {
     progress(`ingesting relations ${i}/${store.doc.relations.length}`);
-    await m.ingestDocument({ relations: store.doc.relations.slice(i, i + batch * 2) }, { source: `relations-${i}` });
+    await m.ingestDocument({ relations: store.doc.relations.slice(i, i + relationBatch) }, { source: `relations-${i}` });
   }
   return { entriesMs, relationsMs: performance.now() - t };
 }
