@@ -390,6 +390,30 @@ describe('snapshots of the structures held in memory', () => {
     }
   });
 
+  it('of a store past the limits hold what a build would: no entries whole, no exact level, no small vectors', async () => {
+    const dir = await tempDir();
+    for (const limits of [{ residentMaxEntries: 100 }, { residentMaxEntries: 100, scanMaxEntries: 100 }]) {
+      let expected;
+      const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {}, ...limits });
+      try {
+        if ((await first.stats()).entries === 0) await first.ingestDocument(linkedDocument(150), { source: 'first' });
+        expected = comparable(await first.buildTaskContext(task));
+        expect(await first.stats()).toMatchObject({ search: { exact: 'lancedb', entries: 'lancedb', stage1: limits.scanMaxEntries ? 'lancedb' : 'memory' } });
+      } finally {
+        await first.close();
+      }
+      const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {}, ...limits });
+      try {
+        expect(comparable(await second.buildTaskContext(task))).toEqual(expected);
+        expect(loads(second).columns).toBe('snapshot');
+        const columns = await second.unsafeExposeInternals().stores.columns();
+        expect([columns.holdsEntries, columns.holdsExactVectors, columns.holdsSmallVectors]).toEqual([false, false, !limits.scanMaxEntries]);
+      } finally {
+        await second.close();
+      }
+    }
+  });
+
   it('of an older generation are brought up to date from the change log; a damaged or foreign one is rebuilt, with a note', async () => {
     const dir = await tempDir();
     const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });

@@ -643,16 +643,12 @@ export class Stores {
         // What is held depends on the limits: a snapshot taken under others is not loaded.
         fingerprint: `columns/1 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
         write: (columns) => columns.snapshot(),
-        read: (content) => {
-          const ipc = content.arrays.entries;
-          // The held parts as a build at this size would hold them: a snapshot lacking one is not used.
-          const count = (content.values.ids as unknown[]).length;
-          return EntryColumns.fromSnapshot(dimensions, content, {
-            small: count <= this.scanMaxEntries ? { ...small, vectors: new Float32Array() } : undefined,
-            entries: ipc instanceof Uint8Array && count <= this.residentMaxEntries ? { maxEntries: this.residentMaxEntries, loaded: { ipc, ...entriesOfIpc(ipc) } } : undefined,
+        read: (content) =>
+          EntryColumns.fromSnapshot(dimensions, content, {
+            small,
+            entries: { maxEntries: this.residentMaxEntries, decode: (ipc) => ({ ipc, ...entriesOfIpc(ipc) }) },
             exact,
-          });
-        },
+          }),
       },
     );
   }

@@ -122,6 +122,8 @@ export interface GraphStore {
   /** Every relation but PATH_STEP (a golden path's steps carry those), with its attributes (export). */
   allRelations(): Promise<Relation[]>;
   counts(): Promise<GraphCounts>;
+  /** Loads what it holds in memory (entry edges, code links) ahead of the queries that need them. */
+  warm(): Promise<void>;
   /** The entry edges held in memory, as snapshot content; undefined while they are not loaded. */
   adjacencySnapshot(): Promise<SnapshotContent | undefined>;
   /**

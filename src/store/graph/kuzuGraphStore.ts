@@ -184,6 +184,10 @@ export class KuzuGraphStore implements GraphStore {
     }
   }
 
+  async warm(): Promise<void> {
+    await Promise.all([this.entryEdges(), this.loadCodeLinks()]);
+  }
+
   seedAdjacency(load: () => Promise<SnapshotContent | undefined>): void {
     this.adjacencySeed = load;
   }

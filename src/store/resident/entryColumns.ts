@@ -275,25 +275,34 @@ export class EntryColumns {
   }
 
   /**
-   * Columns as `snapshot` wrote them, held as `hold` says (the caller decodes the loaded entries:
-   * `hold.entries.loaded`; the small vectors come from the snapshot). Undefined when the snapshot
-   * lacks a part `hold` asks for: build from the stores then.
+   * Columns as `snapshot` wrote them, holding what a build of the same entries under `hold` would
+   * (each part by the number of live entries; `decodeEntries` turns the snapshot's Arrow IPC bytes
+   * into the loaded entries). Undefined when the snapshot lacks a part that would be held: build
+   * from the stores then.
    */
-  static fromSnapshot(dimensions: number, { arrays, values }: SnapshotContent, hold: HoldOptions): EntryColumns | undefined {
+  static fromSnapshot(
+    dimensions: number,
+    { arrays, values }: SnapshotContent,
+    hold: { small?: Omit<NonNullable<HoldOptions['small']>, 'vectors'>; entries?: { maxEntries: number; decode: (ipc: Uint8Array) => LoadedEntries }; exact?: HoldOptions['exact'] },
+  ): EntryColumns | undefined {
     const ids = values.ids as (string | null)[];
-    const columns = new EntryColumns(dimensions, [], new Float32Array(), { ...hold, small: hold.small && { ...hold.small, vectors: new Float32Array() } });
+    const live = ids.reduce((n, id) => (id === null ? n : n + 1), 0);
+    const wants = (part: { maxEntries: number } | undefined) => part !== undefined && live <= part.maxEntries;
+    const ipc = arrays.entries;
+    const records = values.records as [number, string][] | null;
+    if ((wants(hold.entries) && !(ipc instanceof Uint8Array && records)) || (wants(hold.small) && !arrays['small.values']) || (wants(hold.exact) && !arrays['full.residualValues'])) {
+      return undefined;
+    }
+    const columns = new EntryColumns(dimensions, [], new Float32Array(), {
+      small: wants(hold.small) ? { ...hold.small!, vectors: new Float32Array() } : undefined,
+      entries: wants(hold.entries) ? { maxEntries: hold.entries!.maxEntries, loaded: hold.entries!.decode(ipc as Uint8Array) } : undefined,
+      exact: hold.exact,
+    });
+    if (!wants(hold.exact)) columns.full.dropResiduals();
     const unprefixed = (prefix: string) => Object.fromEntries(Object.entries(arrays).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
-    if (!columns.full.restore(unprefixed('full.'))) return undefined;
-    if (columns.small) {
-      const small = unprefixed('small.');
-      if (!small.values) return undefined;
-      columns.small.kernel.setQuantisedRows(small.values as Int8Array, small.scales as Float32Array);
-    }
-    if (columns.whole) {
-      const records = values.records as [number, string][] | null;
-      if (!records) return undefined;
-      for (const [slot, record] of records) columns.whole.records[slot] = record;
-    }
+    columns.full.restore(unprefixed('full.'));
+    if (columns.small) columns.small.kernel.setQuantisedRows(arrays['small.values'] as Int8Array, arrays['small.scales'] as Float32Array);
+    if (columns.whole) for (const [slot, record] of records!) columns.whole.records[slot] = record;
     columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
     const importance = arrays.rowImportance!;
     const updatedAt = arrays.updatedAt!;

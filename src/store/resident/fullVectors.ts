@@ -89,10 +89,10 @@ export class FullVectors {
 
   /**
    * Takes back what `snapshot` gave, replacing every slot; the arrays become this instance's own
-   * (as a snapshot file's reader hands them over). The residual level comes back only where this
-   * instance holds one and the snapshot has it; false when it should but does not (rebuild then).
+   * (as a snapshot file's reader hands them over). The residual level comes back where this
+   * instance holds one (the snapshot must then have it).
    */
-  restore(held: Record<string, ArrayLike<number> | undefined>): boolean {
+  restore(held: Record<string, ArrayLike<number> | undefined>): void {
     const f64 = (name: string) => held[name] as Float64Array<ArrayBuffer>;
     this.kernel.setQuantisedRows(held.values as Int8Array, held.scales as Float32Array);
     this.norms = held.norms as Float32Array<ArrayBuffer>;
@@ -100,10 +100,7 @@ export class FullVectors {
     this.scaleOverLength = f64('scaleOverLength');
     this.errorOverLength = f64('errorOverLength');
     this.normOverLength = f64('normOverLength');
-    if (!this.residuals) return true;
-    if (!held.residualValues) return false;
-    this.residuals = { values: held.residualValues as Int8Array<ArrayBuffer>, scales: held.residualScales as Float32Array<ArrayBuffer>, errors: f64('residualErrors') };
-    return true;
+    if (this.residuals) this.residuals = { values: held.residualValues as Int8Array<ArrayBuffer>, scales: held.residualScales as Float32Array<ArrayBuffer>, errors: f64('residualErrors') };
   }
 
   /** Sets slot `slot` (at most one past the last set) to `vector`. */
