@@ -160,7 +160,7 @@ const CHANGE_LOG = 'changes.jsonl';
 /** The structures written to snapshot files: Stores.columns, Stores.keywords and the name index (retrieve/mentionCandidates). */
 const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency'] as const;
 /** The entry edges' snapshot (GraphStore.adjacencySnapshot): usable only at the generation it was written at. */
-const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/1' };
+const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/2' };
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for

@@ -2,9 +2,11 @@ import { ENTRY_EDGE_TYPES, type EntryEdgeType } from '../../model/types.js';
 import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 import type { Direction, GraphEdge, GraphHit } from './graphStore.js';
 
-const NO_EDGES: readonly GraphEdge[] = [];
+/** An edge as held: `serial` is its place in the edge list of the last snapshot (see `snapshot`). */
+type HeldEdge = GraphEdge & { serial: number };
 
-const edgeKey = (e: Pick<GraphEdge, 'from' | 'to' | 'type'>) => `${e.type}\u0000${e.from}\u0000${e.to}`;
+const NO_EDGES: readonly HeldEdge[] = [];
+
 
 /**
  * The entry ids and entry-to-entry edges (RELATED, DEPENDS_ON, SUPERSEDES) in memory, for the
@@ -16,14 +18,8 @@ const edgeKey = (e: Pick<GraphEdge, 'from' | 'to' | 'type'>) => `${e.type}\u0000
  */
 export class EntryAdjacency {
   /** Every edge touching an entry, listed under both ends (one shared object per edge). */
-  private readonly edgesOf = new Map<string, GraphEdge[]>();
-  /** Every edge by its key; derived from `edgesOf` on first use after a snapshot loaded the edges (queries never need it). */
-  private edgeByKey: Map<string, GraphEdge> | undefined = new Map();
-  /**
-   * SUPERSEDES edges by the entry they supersede: what `supersededBy` asks of every candidate,
-   * without walking the edges of a hub (100K of them) to find the one or two.
-   */
-  private readonly supersededVia = new Map<string, GraphEdge[]>();
+  private readonly edgesOf = new Map<string, HeldEdge[]>();
+  private readonly supersededVia = new Map<string, HeldEdge[]>();
   private readonly entries: Set<string>;
 
   constructor(entryIds: Iterable<string> = [], edges: Iterable<GraphEdge> = []) {
@@ -31,12 +27,19 @@ export class EntryAdjacency {
     this.upsert(edges);
   }
 
-  private get byKey(): Map<string, GraphEdge> {
-    if (!this.edgeByKey) {
-      this.edgeByKey = new Map();
-      for (const [id, edges] of this.edgesOf) for (const e of edges) if (e.from === id) this.edgeByKey.set(edgeKey(e), e);
+  /**
+   * The held edge of `type` from `from` to `to`, looked for in the shorter of its ends' lists: a
+   * map keyed by every edge cost ~200 MB and ~3 s to build at 3M edges, and a hub's list is never
+   * the shorter one.
+   */
+  private find(e: Pick<GraphEdge, 'from' | 'to' | 'type'>): HeldEdge | undefined {
+    const atFrom = this.edgesOf.get(e.from);
+    const atTo = this.edgesOf.get(e.to);
+    if (!atFrom || !atTo) return undefined;
+    for (const held of atFrom.length <= atTo.length ? atFrom : atTo) {
+      if (held.from === e.from && held.to === e.to && held.type === e.type) return held;
     }
-    return this.edgeByKey;
+    return undefined;
   }
 
   /**
@@ -44,52 +47,61 @@ export class EntryAdjacency {
    * every list in its order (a walk visits edges in list order, which ties in ranking follow).
    */
   snapshot(): SnapshotContent {
-    const ids = [...this.entries];
-    const index = new Map(ids.map((id, i) => [id, i]));
-    const at = (id: string) => index.get(id) ?? (index.set(id, ids.length), ids.push(id), ids.length - 1);
-    const edgeIndex = new Map<GraphEdge, number>();
-    const edges: GraphEdge[] = [];
-    const lists = (byId: Map<string, GraphEdge[]>) => {
-      const owners = [...byId.keys()];
-      const start = new Uint32Array(owners.length + 1);
-      const members: number[] = [];
-      owners.forEach((id, i) => {
-        for (const e of byId.get(id)!) {
-          let k = edgeIndex.get(e);
-          if (k === undefined) edgeIndex.set(e, (k = edges.push(e) - 1));
-          members.push(k);
-        }
-        start[i + 1] = members.length;
-      });
-      return { owners: Uint32Array.from(owners, at), start, members: Uint32Array.from(members) };
-    };
-    const listed = lists(this.edgesOf);
-    const via = lists(this.supersededVia);
+    // Ids numbered in the order of the edge lists, so that an edge's ends are known from the lists
+    // it is in, and every edge numbered once, at its `from` end: looking ids or edges up in maps
+    // cost seconds at 1M entries and 3M edges.
+    const ids = [...this.edgesOf.keys()];
+    const owned = ids.length;
+    for (const id of this.entries) if (!this.edgesOf.has(id)) ids.push(id);
+    const isEntry = Uint8Array.from(ids, (id, i) => (i >= owned || this.entries.has(id) ? 1 : 0));
+    const edges: HeldEdge[] = [];
+    let listed = 0;
+    for (const [id, list] of this.edgesOf) {
+      listed += list.length;
+      for (const e of list) if (e.from === id) e.serial = edges.push(e) - 1;
+    }
+    const from = new Uint32Array(edges.length);
+    const to = new Uint32Array(edges.length);
+    const listStart = new Uint32Array(owned + 1);
+    const listMembers = new Uint32Array(listed);
+    let owner = 0;
+    let k = 0;
+    for (const [id, list] of this.edgesOf) {
+      for (const e of list) {
+        listMembers[k++] = e.serial;
+        if (e.from === id) from[e.serial] = owner;
+        if (e.to === id) to[e.serial] = owner;
+      }
+      listStart[++owner] = k;
+    }
+    // A superseded entry's list: its edges all end at it (empty lists, left by removals, say nothing).
+    const via = [...this.supersededVia.values()].filter((list) => list.length > 0);
+    const viaStart = new Uint32Array(via.length + 1);
+    via.forEach((list, i) => (viaStart[i + 1] = viaStart[i]! + list.length));
     return {
       arrays: {
-        from: Uint32Array.from(edges, (e) => at(e.from)), to: Uint32Array.from(edges, (e) => at(e.to)),
-        type: Uint8Array.from(edges, (e) => ENTRY_EDGE_TYPES.indexOf(e.type)), weight: Float64Array.from(edges, (e) => e.weight),
-        listOwners: listed.owners, listStart: listed.start, listMembers: listed.members,
-        viaOwners: via.owners, viaStart: via.start, viaMembers: via.members,
+        isEntry, from, to, type: Uint8Array.from(edges, (e) => ENTRY_EDGE_TYPES.indexOf(e.type)), weight: Float64Array.from(edges, (e) => e.weight),
+        listOwners: Uint32Array.from({ length: owned }, (_, i) => i), listStart, listMembers,
+        viaOwners: Uint32Array.from(via, (list) => to[list[0]!.serial]!), viaStart, viaMembers: Uint32Array.from(via.flat(), (e) => e.serial),
       },
-      values: { ids, entries: this.entries.size },
+      values: { ids },
     };
   }
 
   static fromSnapshot({ arrays, values }: SnapshotContent): EntryAdjacency {
     const ids = values.ids as string[];
-    const adjacency = new EntryAdjacency(ids.slice(0, values.entries as number));
-    adjacency.edgeByKey = undefined;
     const a = (name: string) => {
       const array = arrays[name];
       if (!array) throw new Error(`the snapshot lacks ${name}`);
       return array;
     };
+    const isEntry = a('isEntry');
+    const adjacency = new EntryAdjacency(ids.filter((_, i) => isEntry[i] === 1));
     const [from, to, type, weight] = [a('from'), a('to'), a('type'), a('weight')];
-    const edges = Array.from(from, (f, i): GraphEdge => ({ from: ids[f]!, to: ids[to[i]!]!, type: ENTRY_EDGE_TYPES[type[i]!]!, weight: weight[i]! }));
-    const restore = (into: Map<string, GraphEdge[]>, owners: ArrayLike<number>, start: ArrayLike<number>, members: ArrayLike<number>) => {
+    const edges = Array.from(from, (f, i): HeldEdge => ({ from: ids[f]!, to: ids[to[i]!]!, type: ENTRY_EDGE_TYPES[type[i]!]!, weight: weight[i]!, serial: i }));
+    const restore = (into: Map<string, HeldEdge[]>, owners: ArrayLike<number>, start: ArrayLike<number>, members: ArrayLike<number>) => {
       for (let i = 0; i < owners.length; i++) {
-        const list: GraphEdge[] = [];
+        const list: HeldEdge[] = [];
         for (let k = start[i]!; k < start[i + 1]!; k++) list.push(edges[members[k]!]!);
         into.set(ids[owners[i]!]!, list);
       }
@@ -110,19 +122,18 @@ export class EntryAdjacency {
   /** Adds edges; an edge of the same type between the same ends (in order) is replaced. */
   upsert(edges: Iterable<GraphEdge>): void {
     for (const e of edges) {
-      const existing = this.byKey.get(edgeKey(e));
+      const existing = this.find(e);
       if (existing) {
         existing.weight = e.weight;
         continue;
       }
-      const edge = { from: e.from, to: e.to, type: e.type, weight: e.weight };
-      this.byKey.set(edgeKey(e), edge);
+      const edge = { from: e.from, to: e.to, type: e.type, weight: e.weight, serial: -1 };
       this.add(edge);
     }
   }
 
   /** Lists a new edge under its ends. */
-  private add(edge: GraphEdge): void {
+  private add(edge: HeldEdge): void {
     this.listOf(edge.from).push(edge);
     if (edge.to !== edge.from) this.listOf(edge.to).push(edge);
     if (edge.type === 'SUPERSEDES') {
@@ -139,12 +150,11 @@ export class EntryAdjacency {
    */
   removeEntries(ids: Iterable<string>): void {
     const gone = new Set(ids);
-    const removed = new Set<GraphEdge>();
+    const removed = new Set<HeldEdge>();
     for (const id of gone) for (const e of this.edgesOf.get(id) ?? NO_EDGES) removed.add(e);
     const touched = new Set<string>();
     const touchedVia = new Set<string>();
     for (const e of removed) {
-      this.byKey.delete(edgeKey(e));
       if (!gone.has(e.from)) touched.add(e.from);
       if (!gone.has(e.to)) touched.add(e.to);
       if (e.type === 'SUPERSEDES' && !gone.has(e.to)) touchedVia.add(e.to);
@@ -159,7 +169,7 @@ export class EntryAdjacency {
   }
 
   has(e: Pick<GraphEdge, 'from' | 'to' | 'type'>): boolean {
-    return this.byKey.has(edgeKey(e));
+    return this.find(e) !== undefined;
   }
 
   /** Edges touching the entry, of every type. */
@@ -235,7 +245,7 @@ export class EntryAdjacency {
     return by;
   }
 
-  private listOf(id: string): GraphEdge[] {
+  private listOf(id: string): HeldEdge[] {
     let list = this.edgesOf.get(id);
     if (!list) this.edgesOf.set(id, (list = []));
     return list;
