@@ -1082,7 +1082,7 @@ export class MemoryEngine {
    * Builds or rebuilds the indexes (scalar indexes on filter columns, ANN on vector_small from
    * `annMinRows` entries), refits the small-vector projection, and writes the snapshots of the
    * structures held in memory, so that the next process to open the folder loads them instead of
-   * building them (see "Cold start" in docs/performance.md). `onProgress` hears how far the refit
+   * building them (see "Snapshots" in docs/storage.md). `onProgress` hears how far the refit
    * has come, every 10,000 entries, and when the index build starts.
    */
   index(options: IndexOptions = {}): Promise<IndexResult> {

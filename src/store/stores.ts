@@ -160,7 +160,7 @@ const CHANGE_LOG = 'changes.jsonl';
 /** The structures written to snapshot files: Stores.columns, Stores.keywords and the name index (retrieve/mentionCandidates). */
 const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency'] as const;
 /** The entry edges' snapshot (GraphStore.adjacencySnapshot): usable only at the generation it was written at. */
-const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/2' };
+const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/3' };
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
@@ -253,7 +253,7 @@ export class Stores {
     }
     await this.saveProjection(projection);
     const { from, to } = await this.bumpGeneration({});
-    await this.logChange({ generation: to, all: true });
+    await this.logChange(to, 'all');
     this.followWrite({ upserted: [], deleted: [] }, from, to);
     // Every small vector moved, which following a write cannot express for a whole store: the
     // columns are loaded again by the next query (the keyword and name indexes hold no vectors).
@@ -333,11 +333,10 @@ export class Stores {
       opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES, opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES, opts.effectiveness,
     );
     for (const { name, intent, blobs } of await stores.journal.pending()) {
-      await stores.applyToStores(intent, { replay: true, blobs });
+      const change = await stores.applyToStores(intent, { replay: true, blobs });
       await stores.journal.done(name);
       const { to } = await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
-      const ids = intent.op === 'upsert' ? { upserted: intent.entries.map((e) => e.entry.id), deleted: intent.remove?.entries ?? [] } : intent.op === 'delete' ? { upserted: [], deleted: intent.ids } : {};
-      await stores.logChange({ generation: to, ...ids });
+      await stores.logChange(to, change);
     }
     stores.graph.seedAdjacency(() => stores.adjacencyFromSnapshot());
     return stores;
@@ -369,7 +368,7 @@ export class Stores {
     const change = await this.applyToStores(intent, written);
     await this.journal.done(name);
     const { from, to } = await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
-    await this.logChange({ generation: to, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] });
+    await this.logChange(to, change);
     this.followWrite(change, from, to);
   }
 
@@ -581,10 +580,14 @@ export class Stores {
     return usable;
   }
 
-  /** Records a write's change for structures held elsewhere (other processes, snapshot files) to follow. */
-  private async logChange(change: ChangeRecord): Promise<void> {
+  /**
+   * Records a write's change (`all`: every entry moved) for structures held elsewhere (other
+   * processes, snapshot files) to follow.
+   */
+  private async logChange(generation: number, change: StoreChange | 'all'): Promise<void> {
+    const record: ChangeRecord = change === 'all' ? { generation, all: true } : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
     await mkdir(join(this.dir, SNAPSHOT_DIR), { recursive: true });
-    await appendChange(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), change);
+    await appendChange(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
   }
 
   /** Carries the derived structures that were current before a write over to the generation after it. */

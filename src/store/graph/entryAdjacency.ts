@@ -7,7 +7,6 @@ type HeldEdge = GraphEdge & { serial: number };
 
 const NO_EDGES: readonly HeldEdge[] = [];
 
-
 /**
  * The entry ids and entry-to-entry edges (RELATED, DEPENDS_ON, SUPERSEDES) in memory, for the
  * reads every query makes (reach from the seeds, edges among candidates, supersession) and for
@@ -19,6 +18,10 @@ const NO_EDGES: readonly HeldEdge[] = [];
 export class EntryAdjacency {
   /** Every edge touching an entry, listed under both ends (one shared object per edge). */
   private readonly edgesOf = new Map<string, HeldEdge[]>();
+  /**
+   * SUPERSEDES edges by the entry they supersede: what `supersededBy` asks of every candidate,
+   * without walking the edges of a hub (100K of them) to find the one or two.
+   */
   private readonly supersededVia = new Map<string, HeldEdge[]>();
   private readonly entries: Set<string>;
 
@@ -81,7 +84,7 @@ export class EntryAdjacency {
     return {
       arrays: {
         isEntry, from, to, type: Uint8Array.from(edges, (e) => ENTRY_EDGE_TYPES.indexOf(e.type)), weight: Float64Array.from(edges, (e) => e.weight),
-        listOwners: Uint32Array.from({ length: owned }, (_, i) => i), listStart, listMembers,
+        listStart, listMembers,
         viaOwners: Uint32Array.from(via, (list) => to[list[0]!.serial]!), viaStart, viaMembers: Uint32Array.from(via.flat(), (e) => e.serial),
       },
       values: { ids },
@@ -99,15 +102,18 @@ export class EntryAdjacency {
     const adjacency = new EntryAdjacency(ids.filter((_, i) => isEntry[i] === 1));
     const [from, to, type, weight] = [a('from'), a('to'), a('type'), a('weight')];
     const edges = Array.from(from, (f, i): HeldEdge => ({ from: ids[f]!, to: ids[to[i]!]!, type: ENTRY_EDGE_TYPES[type[i]!]!, weight: weight[i]!, serial: i }));
-    const restore = (into: Map<string, HeldEdge[]>, owners: ArrayLike<number>, start: ArrayLike<number>, members: ArrayLike<number>) => {
-      for (let i = 0; i < owners.length; i++) {
+    // `owner(i)`: the id of list i (the edge lists belong to ids 0…n−1, in order).
+    const restore = (into: Map<string, HeldEdge[]>, lists: number, owner: (i: number) => number, start: ArrayLike<number>, members: ArrayLike<number>) => {
+      for (let i = 0; i < lists; i++) {
         const list: HeldEdge[] = [];
         for (let k = start[i]!; k < start[i + 1]!; k++) list.push(edges[members[k]!]!);
-        into.set(ids[owners[i]!]!, list);
+        into.set(ids[owner(i)]!, list);
       }
     };
-    restore(adjacency.edgesOf, a('listOwners'), a('listStart'), a('listMembers'));
-    restore(adjacency.supersededVia, a('viaOwners'), a('viaStart'), a('viaMembers'));
+    const listStart = a('listStart');
+    restore(adjacency.edgesOf, listStart.length - 1, (i) => i, listStart, a('listMembers'));
+    const viaOwners = a('viaOwners');
+    restore(adjacency.supersededVia, viaOwners.length, (i) => viaOwners[i]!, a('viaStart'), a('viaMembers'));
     return adjacency;
   }
 

@@ -276,7 +276,7 @@ export class EntryColumns {
 
   /**
    * Columns as `snapshot` wrote them, holding what a build of the same entries under `hold` would
-   * (each part by the number of live entries; `decodeEntries` turns the snapshot's Arrow IPC bytes
+   * (each part by the number of live entries; `hold.entries.decode` turns the snapshot's Arrow IPC bytes
    * into the loaded entries). Undefined when the snapshot lacks a part that would be held: build
    * from the stores then.
    */
