@@ -8,7 +8,9 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { codeSpan, describeReason } from '../format/formatBundle.js';
 import { formatContext, type ContextStyle } from '../format/formatContext.js';
@@ -20,7 +22,7 @@ import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidenc
 import type { EmbedderConfig, MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
-import { connectToOwner, PROTOCOL, readLines, type CliMessage } from '../server/controlSocket.js';
+import { connectToOwner, PROTOCOL, readLines, type CliMessage, type PageLogin } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
 import type { DoctorReport } from '../ops/doctor.js';
 import type { SyncReport } from '../ingest/syncSource.js';
@@ -173,6 +175,9 @@ Commands:
   serve                     own the folder: keep it warm, serve MCP over HTTP and every CLI call and agent
                             (--port, default 7077; --host, default 127.0.0.1; --allow-remote; --no-http)
   mcp                       MCP over stdio for an agent's config; relays to the folder's server, or becomes it
+  ui                        print an address of the memory page that signs a browser in (once, within
+                            10 minutes); starts a server in the background if none owns the folder
+                            (--port, default a free one; its log goes to <db>/server.log)
 
 While a server owns the folder (serve, or a first mcp), every other command runs through it.
 
@@ -931,9 +936,14 @@ const COMMANDS: Record<string, Command> = {
         await engine.close();
         throw e;
       }
-      const ready = { pid: process.pid, db: dir, socket: owner.socket, ...(owner.url ? { url: owner.url, tokenFile: join(dir, 'server.token') } : {}) };
+      const page = owner.pageLogin?.();
+      const ready = { pid: process.pid, db: dir, socket: owner.socket, ...(owner.url ? { url: owner.url, tokenFile: join(dir, 'server.token'), page } : {}) };
       print(io, v.json === true, ready, () =>
-        [`memcore serving ${dir} (pid ${process.pid})`, `  control socket ${owner.socket}`, ...(owner.url ? [`  MCP over HTTP ${owner.url} (bearer token in ${ready.tokenFile})`] : [])].join('\n'),
+        [
+          `memcore serving ${dir} (pid ${process.pid})`,
+          `  control socket ${owner.socket}`,
+          ...(owner.url ? [`  MCP over HTTP ${owner.url} (bearer token in ${ready.tokenFile})`, `  memory page ${page} (signs in once; memcore ui prints another)`] : []),
+        ].join('\n'),
       );
       await new Promise<void>((done) => {
         process.once('SIGINT', done);
@@ -942,6 +952,30 @@ const COMMANDS: Record<string, Command> = {
       io.err('memcore: stopping');
       await owner.close();
       await engine.close();
+      return EXIT.ok;
+    },
+  },
+  ui: {
+    options: { port: { type: 'string' } },
+    args: [0, 0],
+    uses: 'nothing',
+    async run({ dir, cwd }, _args, v, io) {
+      const port = v.port !== undefined ? int('port', v.port as string)! : 0;
+      if (port < 0 || port > 65_535) throw new UsageError(`--port must be 0 to 65535, got ${port}`);
+      let login = await askPageLogin(dir);
+      let started: number | undefined;
+      if (!login) {
+        if (!existsSync(join(dir, 'meta.json'))) throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
+        started = startServerInBackground(dir, cwd, port);
+        login = await waitForPageLogin(dir, started);
+      } else if (v.port !== undefined) {
+        io.err(`memcore: ${dir} is served already; --port is not used`);
+      }
+      if ('error' in login) throw new MemcoreError(login.error, 'STORE');
+      const answer = { url: login.url, startedServer: started ?? null, log: started ? join(dir, 'server.log') : null };
+      print(io, v.json === true, answer, () =>
+        [login.url, started ? `(started a server for ${dir}, pid ${started}; stop it with kill ${started}; log in ${answer.log})` : '', 'The address signs in one browser, once, within 10 minutes.'].filter(Boolean).join('\n'),
+      );
       return EXIT.ok;
     },
   },
@@ -1030,6 +1064,47 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
   } finally {
     await memory?.close();
   }
+}
+
+/** Asks the folder's server for a sign-in address of the memory page; undefined when no server owns the folder. */
+async function askPageLogin(dir: string): Promise<PageLogin | undefined> {
+  const reached = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'page-login' });
+  if (!reached) return undefined;
+  const { socket, rest } = reached;
+  return new Promise((resolveLogin, reject) => {
+    let answer: PageLogin | undefined;
+    readLines(socket, (line) => (answer = JSON.parse(line) as PageLogin));
+    socket.once('close', () => (answer ? resolveLogin(answer) : reject(new Error(`the memcore server of ${dir} closed without an address`))));
+    socket.on('error', () => undefined);
+    if (rest.length) socket.unshift(rest);
+    socket.resume();
+  });
+}
+
+/** `memcore serve` for the folder as a process of its own that outlives this one; returns its pid. */
+function startServerInBackground(dir: string, cwd: string, port: number): number {
+  const cli = fileURLToPath(import.meta.url);
+  // From a checkout the CLI is TypeScript, run through tsx as this process is.
+  const loader = cli.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+  const log = openSync(join(dir, 'server.log'), 'a');
+  const child = spawn(process.execPath, [...loader, cli, 'serve', '--db', dir, '--port', String(port)], { cwd, detached: true, stdio: ['ignore', log, log] });
+  child.unref();
+  return child.pid!;
+}
+
+async function waitForPageLogin(dir: string, pid: number): Promise<PageLogin> {
+  for (let waited = 0; waited < 300_000; waited += 200) {
+    const login = await askPageLogin(dir);
+    if (login) return login;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      const tail = readFileSync(join(dir, 'server.log'), 'utf8').trim().split('\n').slice(-3).join(' / ');
+      throw new MemcoreError(`the server for ${dir} stopped while starting: ${tail}`, 'STORE');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new MemcoreError(`the server for ${dir} (pid ${pid}) did not start within 5 minutes; see ${join(dir, 'server.log')}`, 'STORE');
 }
 
 /** Whether server.json names a live process whose socket is not up yet (or was just taken over). */

@@ -1,13 +1,15 @@
 import { ENTRY_EDGE_TYPES, type CodeLocation, type GoldenPath, type MemoryEntry } from '../model/types.js';
 import type { GraphStore } from '../store/graph/graphStore.js';
 import type { EntryLink } from './remember.js';
+import type { Freshness } from '../code/codeFreshness.js';
 
 /** An entry with everything the graph knows about it (`memcore show`, MCP `memcore://entry/{id}`). */
 export interface EntryDetails {
   entry: MemoryEntry;
   /** Its edges to and from other entries, to code and to golden paths. */
   links: EntryLink[];
-  code: { code: CodeLocation; relevance: number }[];
+  /** Its code references; `freshness` when the engine was opened with a `repo` to check them against. */
+  code: { code: CodeLocation; relevance: number; freshness?: Freshness }[];
   goldenPaths: GoldenPath[];
   /** The entry that supersedes it, if one does (whether or not that one has taken effect yet). */
   supersededBy: string | null;

@@ -10,6 +10,7 @@ import { invalidInput, MemcoreError, requireFolder, throwIfAborted } from '../mo
 import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocument, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
 import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
+import { ENTRY_GRAPH_DEFAULT_NODES, ENTRY_GRAPH_MAX_NODES, sampleEntryGraph, type EntryGraph, type EntryGraphQuery } from './entryGraph.js';
 import { exportDocument } from '../ops/export.js';
 import { copyStore, type BackupManifest } from '../ops/backup.js';
 import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
@@ -40,6 +41,8 @@ import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../im
 import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/checkCode.js';
 import { withFingerprints } from '../code/fingerprintLocations.js';
 import { withFreshness } from '../code/bundleFreshness.js';
+import { CodeIndex } from '../code/codeIndex.js';
+import { codeFreshness } from '../code/codeFreshness.js';
 import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
 import { readSignals, type Effectiveness, type FeedbackSignal } from '../feedback/effectiveness.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
@@ -770,7 +773,10 @@ export class MemoryEngine {
     if (!entry) return null;
     const details = await entryDetails(this.stores.graph, entry);
     const { links, named } = await this.namedLinks(id, details.links, resolveSensitivity(options.sensitivity));
-    return { ...details, links, supersededBy: details.supersededBy && named(details.supersededBy) ? details.supersededBy : null };
+    const repo = this.repo;
+    const index = repo && details.code.length > 0 ? new CodeIndex(repo, [this.stores.dir]) : undefined;
+    const code = index ? await Promise.all(details.code.map(async (c) => ({ ...c, freshness: (await codeFreshness(c.code, index)).status }))) : details.code;
+    return { ...details, links, code, supersededBy: details.supersededBy && named(details.supersededBy) ? details.supersededBy : null };
   }
 
   /**
@@ -986,6 +992,32 @@ export class MemoryEngine {
         return entry && r.path.every((hop) => named(hop.from) && named(hop.to)) ? [{ entry, hops: r.hops, path: r.path }] : [];
       })
       .sort((a, b) => a.hops - b.hops || a.entry.id.localeCompare(b.entry.id));
+  }
+
+  /**
+   * Entries and the edges among them, to draw: the neighbourhood of `focus` (in effect or not,
+   * as `traverse` reaches it) or every entry of `core` in effect. Entries of a sensitivity not
+   * asked for are left out with their edges. Past `maxNodes`, the most linked entries are kept.
+   */
+  async entryGraph(query: EntryGraphQuery, options: SensitivityOption = {}): Promise<EntryGraph> {
+    checkOptionNames('entryGraph', query, 'focus' in query ? ['focus', 'depth', 'maxNodes'] : ['core', 'maxNodes']);
+    checkOptionNames('entryGraph options', options, SENSITIVITY_OPTION);
+    const maxNodes = query.maxNodes ?? ENTRY_GRAPH_DEFAULT_NODES;
+    if (!Number.isInteger(maxNodes) || maxNodes < 1 || maxNodes > ENTRY_GRAPH_MAX_NODES) throw invalidInput(`maxNodes must be an integer from 1 to ${ENTRY_GRAPH_MAX_NODES}, got ${JSON.stringify(maxNodes)}`);
+    let entries: MemoryEntry[];
+    if ('focus' in query) {
+      const depth = query.depth ?? 1;
+      if (!Number.isInteger(depth) || depth < 1 || depth > 3) throw invalidInput(`depth must be an integer from 1 to 3, got ${JSON.stringify(depth)}`);
+      const reached = await this.traverse(query.focus, { depth, ...options });
+      entries = [...(await this.getEntries([query.focus], options)), ...reached.map((r) => r.entry)];
+    } else {
+      checkId('entryGraph: core', query.core);
+      using _reading = await this.reading();
+      entries = (await this.stores.table.read(resolveFilter({ cores: [query.core], ...options }))).map((s) => s.entry);
+    }
+    using _reading = await this.reading();
+    const edges = await this.stores.graph.edgesAmong(entries.map((e) => e.id), ENTRY_EDGE_TYPES);
+    return sampleEntryGraph(entries, edges, maxNodes, 'focus' in query ? query.focus : undefined);
   }
 
   /** Pattern 1: hybrid seeds expanded through the graph and scored; no code attached. */

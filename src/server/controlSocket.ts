@@ -15,7 +15,12 @@ export const PROTOCOL = 1;
 export type Hello =
   | { memcore: typeof PROTOCOL; kind: 'mcp' }
   | { memcore: typeof PROTOCOL; kind: 'cli'; argv: string[]; cwd: string; isTTY: boolean }
-  | { memcore: typeof PROTOCOL; kind: 'status' };
+  | { memcore: typeof PROTOCOL; kind: 'status' }
+  /** Asks for an address of the memory page that signs a browser in (`memcore ui`); answered with a `PageLogin` line. */
+  | { memcore: typeof PROTOCOL; kind: 'page-login' };
+
+/** The answer to a `page-login` hello: the sign-in address, or why there is none. */
+export type PageLogin = { url: string } | { error: string };
 
 export interface Welcome {
   memcore: typeof PROTOCOL;

@@ -16,8 +16,9 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngine } from '../engine/memoryEngine.js';
 import { invalidInput } from '../model/errors.js';
 import { createMcpServer } from './mcpServer.js';
-import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type Welcome } from './controlSocket.js';
+import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type PageLogin, type Welcome } from './controlSocket.js';
 import type { ServerStatus } from './tools.js';
+import { createPageServer, type PageServer } from '../web/pageServer.js';
 
 /** Runs one CLI command line against the owner's engine (the CLI's `main`, handed in to keep the layers apart). */
 export type CliRunner = (argv: string[], io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean }, context: { engine: MemoryEngine; cwd: string }) => Promise<number>;
@@ -47,6 +48,8 @@ export interface Owner {
   /** `http://host:port/mcp`, when serving HTTP. */
   readonly url?: string;
   readonly token?: string;
+  /** An address of the memory page with a one-time login code in it, when serving HTTP. */
+  pageLogin?(): string;
   /** Control-socket connections open now (relaying MCP clients and running CLI calls). */
   connections(): number;
   /** Stops listening, ends every connection, removes the socket and server.json. The engine stays open. */
@@ -91,6 +94,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
   let http: HttpServer | undefined;
   let url: string | undefined;
   let token: string | undefined;
+  let pageLogin: (() => string) | undefined;
 
   // The caller holds the folder (Kuzu's lock), so a socket file here is one a dead owner left.
   await rm(path, { force: true });
@@ -120,6 +124,9 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
   async function serveConnection(socket: Socket, hello: Hello, rest: Buffer): Promise<void> {
     if (hello.kind === 'status') {
       socket.end();
+    } else if (hello.kind === 'page-login') {
+      const answer: PageLogin = pageLogin ? { url: pageLogin() } : { error: 'this server does not serve HTTP (it was started with --no-http, or is a memcore mcp)' };
+      socket.end(JSON.stringify(answer) + '\n');
     } else if (hello.kind === 'cli') {
       const send = (m: CliMessage) => socket.write(JSON.stringify(m) + '\n');
       const code = await options.runCli(hello.argv, { out: (out) => send({ out }), err: (err) => send({ err }), isTTY: hello.isTTY }, { engine, cwd: hello.cwd });
@@ -146,15 +153,18 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
   if (options.http) {
     try {
       token = await tokenFor(dir, options.http.token);
-      http = await serveHttp(engine, status, options.version, host, options.http.port ?? 7077, token, log);
+      const pages = createPageServer({ engine, status, token, log });
+      http = await serveHttp(engine, status, options.version, host, options.http.port ?? 7077, token, pages, log);
+      const bound = http.address();
+      const origin = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : options.http.port}`;
+      pageLogin = () => `${origin}/?login=${pages.issueLogin()}`;
+      url = `${origin}/mcp`;
+      endpoints.page = `${origin}/`;
     } catch (e) {
       control.close();
       await rm(path, { force: true });
       throw e;
     }
-    const address = http.address();
-    const port = typeof address === 'object' && address ? address.port : options.http.port;
-    url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`;
     endpoints.http = url;
   }
 
@@ -164,6 +174,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     socket: path,
     ...(url ? { url } : {}),
     ...(token ? { token } : {}),
+    ...(pageLogin ? { pageLogin } : {}),
     connections: () => sockets.size,
     async close() {
       await new Promise<void>((resolve) => {
@@ -177,14 +188,20 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
   };
 }
 
-/** MCP over streamable HTTP: one transport and session object per client session, one engine behind them. */
-async function serveHttp(engine: MemoryEngine, status: ServerStatus, version: string, host: string, port: number, token: string, log: (m: string) => void): Promise<HttpServer> {
+/**
+ * MCP over streamable HTTP at /mcp (one transport and session object per client session, one
+ * engine behind them), and the memory page on every other address.
+ */
+async function serveHttp(engine: MemoryEngine, status: ServerStatus, version: string, host: string, port: number, token: string, pages: PageServer, log: (m: string) => void): Promise<HttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const reply = (code: number, message: string): void => void res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
+      const address = server.address();
+      return pages.handle(req, res, typeof address === 'object' && address ? address.port : port);
+    }
     if (!bearerMatches(req, token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return reply(404, 'memcore serves MCP at /mcp');
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (known) return known.handleRequest(req, res);
