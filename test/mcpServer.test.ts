@@ -4,10 +4,8 @@
  * The embedder is a real HTTP server speaking the OpenAI API (test/openaiServer.ts), so that a
  * child process starts in a second rather than loading the local model.
  */
-import { spawn, type ChildProcess, execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,10 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir } from './helpers.js';
+import { cliProcesses, nodeArgs } from './cliProcess.js';
 
-const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-/** One process per command (tsx's own CLI would start the program in a child of its own, out of reach of kill -9). */
-const node = (args: string[]) => ['--import', 'tsx', cli, ...args];
+const { memcore, serve, killAll } = cliProcesses(() => env);
+const node = nodeArgs;
 
 let embeddings: FakeOpenAI;
 let env: Record<string, string>;
@@ -29,20 +27,10 @@ beforeAll(async () => {
 afterAll(async () => embeddings.close());
 
 const clients: Client[] = [];
-const children: ChildProcess[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  killAll();
 });
-
-/** Runs a CLI command as its own process. */
-function memcore(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, node(args), { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** An MCP client on a `memcore mcp` process of its own (what an agent config starts). */
 async function stdioClient(db: string): Promise<Client> {
@@ -50,23 +38,6 @@ async function stdioClient(db: string): Promise<Client> {
   await client.connect(new StdioClientTransport({ command: process.execPath, args: node(['mcp', '--db', db]), env, stderr: 'pipe' }));
   clients.push(client);
   return client;
-}
-
-/** `memcore serve` as a child process; resolves with what it printed when ready. */
-async function serve(db: string, extra: string[] = []): Promise<{ child: ChildProcess; ready: { pid: number; url?: string; tokenFile?: string; socket: string } }> {
-  const child = spawn(process.execPath, node(['serve', '--db', db, '--json', ...extra]), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const ready = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.trimEnd().endsWith('}')) resolve(out);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  return { child, ready: JSON.parse(ready) as { pid: number; url?: string; tokenFile?: string; socket: string } };
 }
 
 type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };

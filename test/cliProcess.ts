@@ -1,0 +1,60 @@
+/**
+ * The CLI as real processes, as users run it: one `node --import tsx` process per command (tsx's
+ * own CLI would start the program in a child of its own, out of reach of kill -9).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+export const nodeArgs = (args: string[]) => ['--import', 'tsx', CLI, ...args];
+
+export interface ServeReady {
+  pid: number;
+  socket: string;
+  url?: string;
+  tokenFile?: string;
+  /** The memory page's sign-in address. */
+  page?: string;
+}
+
+export interface CliProcesses {
+  /** Runs a CLI command as its own process. */
+  memcore(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** `memcore serve --json` as a child process; resolves with what it printed when ready. */
+  serve(db: string, extra?: string[]): Promise<{ child: ChildProcess; ready: ServeReady }>;
+  /** Kills (SIGKILL) every child still running. */
+  killAll(): void;
+  children: ChildProcess[];
+}
+
+export function cliProcesses(env: () => Record<string, string>): CliProcesses {
+  const children: ChildProcess[] = [];
+  return {
+    children,
+    memcore(args) {
+      return new Promise((resolve) => {
+        execFile(process.execPath, nodeArgs(args), { env: env(), maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+          resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        });
+      });
+    },
+    async serve(db, extra = []) {
+      const child = spawn(process.execPath, nodeArgs(['serve', '--db', db, '--json', ...extra]), { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let out = '';
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const ready = await new Promise<string>((resolve, reject) => {
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.trimEnd().endsWith('}')) resolve(out);
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      });
+      return { child, ready: JSON.parse(ready) as ServeReady };
+    },
+    killAll() {
+      for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
