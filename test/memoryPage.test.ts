@@ -4,7 +4,7 @@
  * Screenshots of each page go to test/artifacts/page/.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -98,7 +98,7 @@ async function open(path: string, outcome: 'true' | 'error' = 'true'): Promise<v
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
 async function payloadRan(): Promise<unknown> {
-  return page.evaluate((flag) => (window as unknown as Record<string, unknown>)[flag], PAYLOAD_FLAG);
+  return page.evaluate((flag) => (globalThis as unknown as Record<string, unknown>)[flag], PAYLOAD_FLAG);
 }
 
 describe('the memory page', () => {
@@ -157,7 +157,7 @@ describe('the memory page', () => {
     for (const name of ['decision', 'lesson', 'RELATED', 'DEPENDS_ON', 'SUPERSEDES']) expect(legend).toContain(name);
     await shot('graph-focus');
     const drawn = await page.evaluate(() => {
-      const cy = (window as unknown as { memcoreGraph: { nodes(): { map<T>(f: (n: { id(): string }) => T): T[] }; $id(id: string): { renderedPosition(): { x: number; y: number } } } }).memcoreGraph;
+      const cy = (globalThis as unknown as { memcoreGraph: { nodes(): { map<T>(f: (n: { id(): string }) => T): T[] }; $id(id: string): { renderedPosition(): { x: number; y: number } } } }).memcoreGraph;
       return { ids: cy.nodes().map((n) => n.id()), at: cy.$id('auth-access-ttl').renderedPosition() };
     });
     expect(drawn.ids).toContain('auth-access-ttl');
@@ -254,12 +254,84 @@ describe('the memory page', () => {
       expect((await fetch(origin + path)).status, path).toBe(401);
       expect((await fetch(origin + path, { headers: { cookie: 'memcore_1=forged' } })).status, path).toBe(401);
     }
-    const token = (await import('node:fs/promises')).readFile(ready.tokenFile!, 'utf8');
-    const withToken = await fetch(`${origin}/api/search?q=jwt`, { headers: { authorization: `Bearer ${(await token).trim()}` } });
+    const token = (await readFile(ready.tokenFile!, 'utf8')).trim();
+    const withToken = await fetch(`${origin}/api/search?q=jwt`, { headers: { authorization: `Bearer ${token}` } });
     expect(withToken.status).toBe(200);
     expect(((await withToken.json()) as { hits: unknown[] }).hits.length).toBeGreaterThan(0);
-    const csp = (await fetch(`${origin}/`, { headers: { authorization: `Bearer ${(await token).trim()}` } })).headers.get('content-security-policy')!;
+    const csp = (await fetch(`${origin}/`, { headers: { authorization: `Bearer ${token}` } })).headers.get('content-security-policy')!;
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain('unsafe-inline');
+  });
+});
+
+describe('the JSON API and memcore ui', () => {
+  const bearer = async () => ({ authorization: `Bearer ${(await readFile(ready.tokenFile!, 'utf8')).trim()}` });
+  const get = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(origin + path, { ...init, headers: { ...(await bearer()), ...(init.headers as Record<string, string> | undefined) } });
+    return { status: res.status, body: (await res.json().catch(() => null)) as { error?: { code: string; message: string } } & Record<string, unknown> };
+  };
+
+  it('checks every parameter and says what was wrong', async () => {
+    const cases: [string, number, RegExp][] = [
+      ['/api/search?q=jwt&bogus=1', 400, /bogus: is not a known parameter/],
+      ['/api/search?q=jwt&mode=fuzzy', 400, /mode: must be one of "hybrid", "semantic", "matryoshka", "keyword"/],
+      ['/api/search?q=jwt&limit=ten', 400, /limit: must be a whole number/],
+      ['/api/search?q=jwt&limit=0', 400, /limit/],
+      ['/api/graph', 400, /give either focus \(an entry id\) or core/],
+      ['/api/graph?core=auth-jwt&depth=2', 400, /depth goes with focus/],
+      ['/api/graph?focus=auth-jwt-nope', 404, /no entry with id "auth-jwt-nope"/],
+      ['/api/graph?focus=auth-refresh-rotation&depth=9', 400, /depth must be an integer from 1 to 3/],
+      ['/api/graph?core=auth-jwt&max=0', 400, /maxNodes must be an integer from 1 to 10000/],
+      ['/api/entry/%E0%A4%A', 400, /percent-encoding/],
+      ['/api/paths/nope', 404, /no golden path with id "nope"/],
+      ['/api/context?task=', 400, /task/],
+      ['/api/context?task=x&include_code=maybe', 400, /include_code: must be true or false/],
+      ['/api/status?x=1', 400, /x: is not a known parameter/],
+      ['/api/nothing-here', 404, /no API route/],
+    ];
+    for (const [path, status, message] of cases) {
+      const answer = await get(path);
+      expect(answer.status, path).toBe(status);
+      expect(answer.body.error!.message, path).toMatch(message);
+    }
+    expect((await fetch(`${origin}/api/search?q=jwt`, { method: 'POST', headers: await bearer() })).status).toBe(405);
+    // A core larger than the drawing: the most linked entries, and the answer says it is a sample.
+    const sample = await get('/api/graph?core=auth-jwt&max=3');
+    expect(sample.body).toMatchObject({ total: 12, sampled: true });
+    expect((sample.body.nodes as { id: string }[]).map((n) => n.id)).toContain('auth-refresh-rotation');
+  });
+
+  it('memcore ui prints a sign-in address of the running server', async () => {
+    const answer = await cli.memcore(['ui', '--db', db, '--json']);
+    expect(answer.code, answer.stderr).toBe(EXIT.ok);
+    const { url, startedServer } = JSON.parse(answer.stdout) as { url: string; startedServer: number | null };
+    expect(startedServer).toBeNull();
+    expect(new URL(url).origin).toBe(origin);
+    const signIn = await fetch(url, { redirect: 'manual' });
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.get('location')).toBe('/');
+    const cookie = signIn.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly; SameSite=Strict; Path=\//);
+    expect((await fetch(`${origin}/api/status`, { headers: { cookie: cookie.split(';')[0]! } })).status).toBe(200);
+  });
+
+  it('memcore ui starts a server in the background when none owns the folder', async () => {
+    const other = join(await tempDirForFile(), 'other');
+    expect((await cli.memcore(['ingest', EXAMPLE_FILE, '--db', other])).code).toBe(EXIT.ok);
+    const answer = await cli.memcore(['ui', '--db', other, '--json']);
+    expect(answer.code, answer.stderr).toBe(EXIT.ok);
+    const { url, startedServer } = JSON.parse(answer.stdout) as { url: string; startedServer: number };
+    try {
+      expect(startedServer).toBeGreaterThan(0);
+      const signIn = await fetch(url, { redirect: 'manual' });
+      expect(signIn.status).toBe(303);
+      const status = await fetch(new URL('/api/status', url), { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
+      expect(((await status.json()) as { stats: { entries: number; server: { pid: number } } }).stats).toMatchObject({ entries: 44, server: { pid: startedServer } });
+      // A folder without memory is refused rather than served empty.
+      const empty = await cli.memcore(['ui', '--db', join(other, 'nothing')]);
+      expect(empty.code).toBe(EXIT.notFound);
+    } finally {
+      process.kill(startedServer, 'SIGTERM');
+    }
   });
 });
