@@ -20,6 +20,7 @@ import { allocateBallast, heapAllocatedPerCall, timeSearchMethods, type MethodTi
 import { buildPeers, PEERS } from '../src/eval/peers.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
+import { benchReportHtml, latencyBySizeChart } from './benchReport.js';
 
 const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [--out <name>] [--keep] [--peers] [--ballast <GB>]
 
@@ -34,6 +35,8 @@ const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [-
                   timed on 20 (the table says so)
   --ballast <GB>  then hold that many GB of live JS objects in the process (a host's heap) and
                   time buildTaskContext and semanticSearch again beside it
+  --report <file.html>  also write an HTML report (one offline file): latency percentiles by
+                  store size, every search method by size, buildTaskContext's stages
   -h, --help      this text
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
@@ -43,7 +46,7 @@ function parseBenchArgs() {
     return parseArgs({
       options: {
         sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false },
-        peers: { type: 'boolean', default: false }, ballast: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
+        peers: { type: 'boolean', default: false }, ballast: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
   } catch (e) {
@@ -59,8 +62,8 @@ if (values.help) {
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
 const ballastGb = values.ballast === undefined ? 0 : Number(values.ballast);
-if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out)) || !(ballastGb >= 0 && ballastGb <= 64)) {
-  console.error(`bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name and --ballast a number of GB from 0 to 64\n\n${USAGE}`);
+if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out)) || !(ballastGb >= 0 && ballastGb <= 64) || (values.report !== undefined && !values.report.endsWith('.html'))) {
+  console.error(`bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name, --ballast a number of GB from 0 to 64 and --report a file ending in .html\n\n${USAGE}`);
   process.exit(2);
 }
 // Orama's index of 100K 512-d vectors and the ballast need more heap than Node's default: the bench runs itself again with enough.
@@ -265,41 +268,6 @@ async function withBallast(m: Awaited<ReturnType<typeof openMemory>>, store: Ret
   return { gigabytes: ballastGb, heapUsedMb, context: stats(context), semanticSearch: stats(semantic) };
 }
 
-function svgChart(results: SizeResult[]): string {
-  const palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354'];
-  const methodNames = [...new Set(results.flatMap((r) => Object.keys(r.methods)))];
-  const measures: [string, (r: SizeResult) => number][] = [
-    ['buildTaskContext p50 (cold)', (r) => r.context.cold.p50],
-    ['naive pipeline p50', (r) => r.naive.p50],
-    ['plain LanceDB vector p50', (r) => r.plainVector.p50],
-    ['cache hit p50', (r) => r.context.warm.p50],
-    ...methodNames.filter((k) => k !== 'buildTaskContext').map((k): [string, (r: SizeResult) => number] => [`${k} p50${results[0]!.methods[k]?.kind === 'peer' ? ' (peer)' : ''}`, (r) => r.methods[k]?.p50 ?? NaN]),
-  ];
-  const series = measures.map(([name, f], i) => [name, palette[i % palette.length]!, f] as const);
-  const W = 720, L = 70, B = 50, T = 30, R = 230;
-  const H = Math.max(360, T + series.length * 18 + B);
-  const xs = results.map((r) => Math.log10(r.size));
-  const all = results.flatMap((r) => series.map(([, , f]) => f(r)).filter((v) => Number.isFinite(v)).map((v) => Math.max(0.001, v)));
-  const [ymin, ymax] = [Math.floor(Math.log10(Math.min(...all))), Math.ceil(Math.log10(Math.max(...all)))];
-  const [xmin, xmax] = [Math.min(...xs) - 0.2, Math.max(...xs) + 0.2];
-  const px = (x: number) => L + ((x - xmin) / (xmax - xmin)) * (W - L - R);
-  const py = (y: number) => T + (1 - (Math.log10(Math.max(0.001, y)) - ymin) / Math.max(1, ymax - ymin)) * (H - T - B);
-  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`, `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${L}" y="18" font-size="13">memcore latency vs store size (ms, log scale)</text>`];
-  for (let e = ymin; e <= ymax; e++) parts.push(`<line x1="${L}" x2="${W - R}" y1="${py(10 ** e)}" y2="${py(10 ** e)}" stroke="#ddd"/><text x="${L - 6}" y="${py(10 ** e) + 4}" text-anchor="end">${10 ** e}</text>`);
-  results.forEach((r) => parts.push(`<text x="${px(Math.log10(r.size))}" y="${H - B + 16}" text-anchor="middle">${r.size.toLocaleString('en')}</text>`));
-  parts.push(`<text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">entries</text>`);
-  series.forEach(([name, color, f], i) => {
-    const measured = results.filter((r) => Number.isFinite(f(r)));
-    const pts = measured.map((r) => `${px(Math.log10(r.size))},${py(f(r))}`).join(' ');
-    parts.push(`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="2"/>`);
-    measured.forEach((r) => parts.push(`<circle cx="${px(Math.log10(r.size))}" cy="${py(f(r))}" r="3" fill="${color}"/>`));
-    parts.push(`<rect x="${W - R + 10}" y="${T + i * 18}" width="10" height="10" fill="${color}"/><text x="${W - R + 24}" y="${T + i * 18 + 9}">${name}</text>`);
-  });
-  parts.push('</svg>');
-  return parts.join('\n');
-}
-
 const results: SizeResult[] = [];
 for (const n of sizes) results.push(await benchSize(n));
 progress('');
@@ -339,5 +307,9 @@ await mkdir(resultsDir, { recursive: true });
 const json = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, queries: queryCount, results };
 const name = values.out ?? `bench-${sizes.join('-')}`;
 await writeFile(join(resultsDir, `${name}.json`), JSON.stringify(json, null, 2));
-await writeFile(join(resultsDir, `${name}.svg`), svgChart(results));
+await writeFile(join(resultsDir, `${name}.svg`), latencyBySizeChart(results));
 console.log(`wrote bench/results/${name}.json and .svg`);
+if (values.report !== undefined) {
+  await writeFile(values.report, benchReportHtml(json));
+  console.log(`wrote ${values.report}`);
+}

@@ -231,6 +231,9 @@ eval options:
   --auto-link / --no-auto-link   mention links at ingest (default on for 2wiki and hotpotqa)
   --limit-queries <n>       the first n queries only (smoke runs)
   --out <file>              also write the JSON report there
+  --report <file.html>      also write an HTML report (one offline file): recall and all-gold@k curves
+                            per strategy, every metric, and each strategy's misses (at the k nearest 10
+                            unless --misses says)
   --save-eval-file <file>   write the eval file an adapter built
   --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
   --score-combination <c>   the context strategy's scoreCombination: sum (default) or product
@@ -486,11 +489,11 @@ const COMMANDS: Record<string, Command> = {
       strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
       'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
       out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' }, 'simulate-feedback': { type: 'boolean', default: false },
-      peers: { type: 'boolean', default: false }, 'score-combination': { type: 'string' },
+      peers: { type: 'boolean', default: false }, 'score-combination': { type: 'string' }, report: { type: 'string' },
     },
     args: [1, 1],
     uses: 'nothing',
-    async run(_context, [target], v, io) {
+    async run({ cwd }, [target], v, io) {
       const [{ ADAPTERS }, { loadEvalFile }, { formatReport, runEval, STRATEGIES }] = await Promise.all([
         import('../eval/adapters/index.js'), import('../eval/evalFile.js'), import('../eval/runEval.js'),
       ]);
@@ -507,7 +510,10 @@ const COMMANDS: Record<string, Command> = {
         file = await loadEvalFile(target!);
       }
       const limit = v['limit-queries'] !== undefined ? int('limit-queries', v['limit-queries'] as string) : undefined;
-      const misses = int('misses', v.misses as string | undefined);
+      if (typeof v.report === 'string' && !v.report.endsWith('.html')) throw new UsageError(`--report writes an HTML file; give a name ending in .html, got "${v.report}"`);
+      const ksAsked = ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50];
+      // A report lists each strategy's misses: at the k nearest 10 unless --misses says where.
+      const misses = int('misses', v.misses as string | undefined) ?? (typeof v.report === 'string' ? [...ksAsked].sort((a, b) => Math.abs(a - 10) - Math.abs(b - 10))[0] : undefined);
       if (misses !== undefined && misses < 1) throw new UsageError(`--misses takes a cut-off of 1 or more, got ${misses}`);
       if (limit !== undefined) file = { ...file, queries: file.queries.slice(0, limit) };
       if (typeof v['save-eval-file'] === 'string') await writeFile(v['save-eval-file'], JSON.stringify(file));
@@ -516,7 +522,7 @@ const COMMANDS: Record<string, Command> = {
       if (combination !== undefined && !SCORE_COMBINATIONS.includes(combination)) throw new UsageError(`--score-combination must be ${SCORE_COMBINATIONS.join(' or ')}, got "${combination}"`);
       const report = await runEval(file, {
         ...(strategies ? { strategies: strategies as Strategy[] } : {}),
-        ks: ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50],
+        ks: ksAsked,
         autoLink,
         ...(typeof v['keep-db'] === 'string' ? { keepDb: v['keep-db'] } : {}),
         ...(misses !== undefined ? { misses } : {}),
@@ -526,6 +532,10 @@ const COMMANDS: Record<string, Command> = {
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });
       if (typeof v.out === 'string') await writeFile(v.out, JSON.stringify(report, null, 2));
+      if (typeof v.report === 'string') {
+        await writeFile(resolve(cwd, v.report), (await import('../eval/evalReport.js')).evalReportHtml(report));
+        io.err(`wrote ${v.report}`);
+      }
       print(io, v.json === true, report, () => formatReport(report, adapter && !existsSync(target!) ? adapter.reference : []));
       return EXIT.ok;
     },
