@@ -125,6 +125,38 @@ export const percentile = (xs: number[], p: number) => {
 export const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
 
 /**
+ * A deterministic bag-of-words embedder (feature hashing of lower-cased words), for tests that
+ * need exact control over which entry is nearest, and benches that embed texts nobody wrote down. It implements the public Embedder interface;
+ * `calls` counts the texts it embedded.
+ */
+export function wordHashEmbedder(dimensions = 64): Embedder & { calls: number } {
+  const self = {
+    id: `test:word-hash-${dimensions}`,
+    dimensions,
+    truncatable: true,
+    calls: 0,
+    async embed(texts: string[]) {
+      self.calls += texts.length;
+      return texts.map((t) => {
+        const v = new Float32Array(dimensions);
+        for (const word of t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) v[fnv1a(word) % dimensions]! += 1;
+        if (v.every((x) => x === 0)) v[0] = 1;
+        const norm = Math.hypot(...v);
+        return v.map((x) => x / norm);
+      });
+    },
+  };
+  return self;
+}
+
+/** FNV-1a of a text: a stable seed or bucket for test embedders. */
+export function fnv1a(text: string): number {
+  let h = 2166136261;
+  for (const ch of text) h = Math.imul(h ^ ch.codePointAt(0)!, 16777619);
+  return h >>> 0;
+}
+
+/**
  * A bench script's command line: `--help` prints the usage and exits 0; a bad option, or values
  * that `valid` refuses, print the usage and exit 2.
  */

@@ -43,6 +43,7 @@ export type { CodeReferenceQuery } from './store/graph/graphStore.js';
 export * from './model/types.js';
 export type { RememberInput, RememberResult, CodeReferenceInput, EntryLink } from './engine/remember.js';
 export type { EntryDetails } from './engine/entryDetails.js';
+export type { EntryGraph, EntryGraphNode, EntryGraphQuery } from './engine/entryGraph.js';
 export type { EntryRecord, CodeLocationRecord, GoldenPathRecord, GoldenPathStepRecord, RelationRecord, MemoryDocumentRecord } from './model/memoryFile.js';
 export { memoryTools } from './server/agentTools.js';
 export type { MemoryTools, MemoryToolsOptions, MemoryToolName, FunctionTool } from './server/agentTools.js';

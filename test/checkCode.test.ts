@@ -112,6 +112,7 @@ describe('check: code references against the repository', () => {
       const task = 'the old path oldPath for v1 clients, and helperThing';
       const before = await m.buildTaskContext(task, { maxEntries: 4 });
       expect(before.codeRefs.map((c) => c.freshness)).toEqual(before.codeRefs.map(() => 'fresh'));
+      expect((await m.entryDetails('legacy'))!.code.map((c) => c.freshness)).toEqual(['fresh']);
       const legacyBefore = before.entries.find((e) => e.entry.id === 'legacy')!;
       expect(legacyBefore.possiblyStale).toBeUndefined();
 
@@ -119,6 +120,8 @@ describe('check: code references against the repository', () => {
       const after = await m.buildTaskContext(task, { maxEntries: 4 });
       expect(after.cacheHit).toBe(true); // the store did not change; the files did
       expect(after.codeRefs.find((c) => c.code.id === 'shop:src/legacy.ts#oldPath')?.freshness).toBe('orphaned');
+      // The entry page shows the same: its code is gone.
+      expect((await m.entryDetails('legacy'))!.code.map((c) => c.freshness)).toEqual(['orphaned']);
       const legacyAfter = after.entries.find((e) => e.entry.id === 'legacy')!;
       expect(legacyAfter).toMatchObject({ possiblyStale: true, score: legacyBefore.score * STALE_CODE_FACTOR });
       expect(after.entries.map((e) => e.score)).toEqual([...after.entries.map((e) => e.score)].sort((a, b) => b - a));
@@ -132,6 +135,7 @@ describe('check: code references against the repository', () => {
     const plain = await openMemory({ path: join(repo, '.memcore'), embedder: wordHashEmbedder(), env: {} });
     try {
       expect((await plain.buildTaskContext('the old path for v1 clients')).codeRefs.every((c) => c.freshness === undefined)).toBe(true);
+      expect((await plain.entryDetails('legacy'))!.code.every((c) => c.freshness === undefined)).toBe(true);
     } finally {
       await plain.close();
     }

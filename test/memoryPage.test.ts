@@ -299,6 +299,10 @@ describe('the JSON API and memcore ui', () => {
     const sample = await get('/api/graph?core=auth-jwt&max=3');
     expect(sample.body).toMatchObject({ total: 12, sampled: true });
     expect((sample.body.nodes as { id: string }[]).map((n) => n.id)).toContain('auth-refresh-rotation');
+    // Around an entry, the entry itself is kept whatever its links.
+    const around = await get('/api/graph?focus=auth-clock-skew&depth=3&max=2');
+    expect((around.body.nodes as { id: string }[]).map((n) => n.id)).toContain('auth-clock-skew');
+    expect(around.body).toMatchObject({ sampled: true, focus: 'auth-clock-skew' });
   });
 
   it('memcore ui prints a sign-in address of the running server', async () => {

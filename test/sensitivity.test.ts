@@ -52,6 +52,8 @@ describe('sensitivity on every read path', () => {
         ['findRelatedToCode', () => m.findRelatedToCode('src/vault', q)],
         ['listEntries', () => m.listEntries({ cores: ['ops'] })],
         ['coreMemory', () => m.coreMemory('ops')],
+        ['entryGraph around the public entry', () => m.entryGraph({ focus: 'deploy', depth: 3 })],
+        ['entryGraph of the core', () => m.entryGraph({ core: 'ops' })],
       ];
       for (const [name, read] of paths) {
         const seen = JSON.stringify(await read());
@@ -59,6 +61,7 @@ describe('sensitivity on every read path', () => {
         expect(seen, name).not.toContain('vault-root');
       }
       await expect(m.traverse('vault-root')).rejects.toThrow('no entry with id "vault-root"');
+      await expect(m.entryGraph({ focus: 'vault-root' })).rejects.toThrow('no entry with id "vault-root"');
       // Asked for, they are there.
       const all = { sensitivity: ['public', 'internal', 'secret'] as const };
       expect((await m.getEntries(['vault-root'], { sensitivity: [...all.sensitivity] })).map((e) => e.id)).toEqual(['vault-root']);
@@ -66,6 +69,9 @@ describe('sensitivity on every read path', () => {
       expect((await m.entryDetails('deploy', { sensitivity: [...all.sensitivity] }))!.links).toContainEqual({ type: 'DEPENDS_ON', from: 'deploy', to: 'vault-root' });
       expect((await m.findByCodeReference({ symbol: 'readRootToken' }, { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id)).toEqual(['vault-root']);
       expect((await m.keywordSearch('zqsecret', { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id)).toEqual(['vault-root']);
+      const graph = await m.entryGraph({ core: 'ops' }, { sensitivity: [...all.sensitivity] });
+      expect(graph.nodes.map((n) => n.id).sort()).toEqual(['audit', 'deploy', 'rotation', 'vault-root']);
+      expect(graph.edges).toContainEqual({ from: 'deploy', to: 'vault-root', type: 'DEPENDS_ON' });
     });
   });
 

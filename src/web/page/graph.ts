@@ -53,7 +53,6 @@ export async function graphPage(root: HTMLElement): Promise<void> {
     );
     return;
   }
-  const started = performance.now();
   const graph = await api<GraphJson>('/graph', focus ? { focus, depth: params.get('depth') ?? undefined } : { core: core! });
   const title = focus ? `Around ${graph.nodes.find((n) => n.id === focus)?.title ?? focus}` : `Core ${core}`;
   document.title = `${title} — memcore`;
@@ -107,7 +106,8 @@ export async function graphPage(root: HTMLElement): Promise<void> {
   cy.on('mouseout', 'node', (event) => event.target.removeClass('hover'));
   cy.one('render', () => {
     canvas.dataset.rendered = 'true';
-    canvas.dataset.renderMs = String(Math.round(performance.now() - started));
+    // From the start of the navigation: what a person waits for the first drawing (bench/page.ts reads it).
+    canvas.dataset.renderMs = String(Math.round(performance.now()));
   });
   // A handle for whoever debugs the page, and for the tests that click a node where it is drawn.
   (window as unknown as { memcoreGraph: cytoscape.Core }).memcoreGraph = cy;
