@@ -44,7 +44,9 @@ const bundle = await buildPage(PAGE_DIR);
 const store = syntheticStore(entries, { queries: 10 });
 store.doc.entries = store.doc.entries.map((e, i) => ({ ...e, core_id: `core-${Math.floor(i / coreSize)}` }));
 const dir = await mkdtemp(join(tmpdir(), 'memcore-bench-page-'));
-const engine = await openMemory({ path: dir, embedder: wordHashEmbedder(512), env: {} });
+// Not truncatable: a hashed vector's first dimensions are no Matryoshka prefix, and an embedder
+// that claimed they were would have stage 1 calibrate itself to thousands of candidates.
+const engine = await openMemory({ path: dir, embedder: wordHashEmbedder(512, false), env: {} });
 const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 try {
   await ingestSynthetic(engine, store, (m) => progress(`${entries}: ${m}`));

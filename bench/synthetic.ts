@@ -129,11 +129,11 @@ export const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percenti
  * need exact control over which entry is nearest, and benches that embed texts nobody wrote down. It implements the public Embedder interface;
  * `calls` counts the texts it embedded.
  */
-export function wordHashEmbedder(dimensions = 64): Embedder & { calls: number } {
+export function wordHashEmbedder(dimensions = 64, truncatable = true): Embedder & { calls: number } {
   const self = {
     id: `test:word-hash-${dimensions}`,
     dimensions,
-    truncatable: true,
+    truncatable,
     calls: 0,
     async embed(texts: string[]) {
       self.calls += texts.length;

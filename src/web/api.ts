@@ -15,35 +15,15 @@ import { idProblem } from '../model/ids.js';
 import type { ContextBundle, GoldenPath, MemoryEntry } from '../model/types.js';
 import { checkToolInput, statusTool, TOOLS, type ServerStatus } from '../server/tools.js';
 import type { GapGroup } from '../feedback/gapLog.js';
+import type { ContextView, SearchHitView } from './apiTypes.js';
 
-/** A search hit as the page lists it. */
-export interface SearchHitView {
-  id: string;
-  title: string;
-  entryType: string;
-  coreId: string;
-  score: number;
-  /** Why it was found, one reason a line. */
-  why: string[];
-}
+export type { ContextView, SearchHitView };
 
 export interface EntryView extends EntryDetails {
   /** Titles of the entries its links name. */
   titles: Record<string, string>;
   /** Its rating from feedback, when it has been rated. */
   effectiveness: { value: number; signals: number } | null;
-}
-
-export interface ContextView {
-  /** The `<memory>` block, as `memcore context --format prompt` prints it (empty when memory holds nothing). */
-  block: string;
-  bundleId: string | null;
-  items: { id: string; title: string; entryType: string; coreId: string; score: number; tokens: number; why: string[]; possiblyStale: boolean }[];
-  totalTokens: number;
-  /** Tokens of the whole block (approximate, as the budget counts them). */
-  blockTokens: number;
-  lowConfidence: boolean;
-  notes: string[];
 }
 
 export interface StatusView {

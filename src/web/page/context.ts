@@ -1,14 +1,5 @@
 import { api, entryHref, h, score, typeChip, fill } from './dom.js';
-
-interface ContextJson {
-  block: string;
-  bundleId: string | null;
-  items: { id: string; title: string; entryType: string; coreId: string; score: number; tokens: number; why: string[]; possiblyStale: boolean }[];
-  totalTokens: number;
-  blockTokens: number;
-  lowConfidence: boolean;
-  notes: string[];
-}
+import type { ContextView } from '../apiTypes.js';
 
 const OPTIONS = ['core', 'max_entries', 'max_tokens', 'depth'] as const;
 
@@ -43,7 +34,7 @@ export async function contextPage(root: HTMLElement): Promise<void> {
   const query: Record<string, string | undefined> = { task };
   for (const o of OPTIONS) query[o] = params.get(o) ?? undefined;
   if (params.get('include_code') === 'false') query.include_code = 'false';
-  const view = await api<ContextJson>('/context', query);
+  const view = await api<ContextView>('/context', query);
   out.replaceChildren(
     h('div', { class: 'context-grid' },
       h('section', {},

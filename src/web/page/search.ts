@@ -1,14 +1,6 @@
 import { api, entryHref, h, score, showError, typeChip, fill } from './dom.js';
 import type { StatusJson } from './status.js';
-
-interface Hit {
-  id: string;
-  title: string;
-  entryType: string;
-  coreId: string;
-  score: number;
-  why: string[];
-}
+import type { SearchHitView } from '../apiTypes.js';
 
 const MODES = ['hybrid', 'semantic', 'matryoshka', 'keyword'];
 
@@ -42,7 +34,7 @@ export async function searchPage(root: HTMLElement): Promise<void> {
     }
     try {
       const started = performance.now();
-      const answer = await api<{ hits: Hit[]; notes: string[] }>('/search', { q, mode: mode.value, core: core.value, type: type.value }, controller.signal);
+      const answer = await api<{ hits: SearchHitView[]; notes: string[] }>('/search', { q, mode: mode.value, core: core.value, type: type.value }, controller.signal);
       summary.textContent = `${answer.hits.length} hit${answer.hits.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms${answer.notes.length ? ` — ${answer.notes.join('; ')}` : ''}`;
       results.replaceChildren(
         h('ol', { class: 'hits' }, ...answer.hits.map((hit) =>
