@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MatrixKernel } from '../src/embed/matrixKernel.js';
+import { MatrixKernel } from '../src/kernel/matrixKernel.js';
 import { fitPca, mulberry32, project } from '../src/embed/matryoshka.js';
 
 const random = (n: number, rand: () => number) => Float32Array.from({ length: n }, () => rand() - 0.5);

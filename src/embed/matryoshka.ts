@@ -1,4 +1,4 @@
-import { MatrixKernel } from './matrixKernel.js';
+import { MatrixKernel } from '../kernel/matrixKernel.js';
 import { norm } from './embedder.js';
 
 /**

@@ -1,5 +1,5 @@
 import { norm } from '../../embed/embedder.js';
-import { MatrixKernel } from '../../embed/matrixKernel.js';
+import { MatrixKernel } from '../../kernel/matrixKernel.js';
 import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
 import type { LoadedEntries } from '../lance/entriesTable.js';

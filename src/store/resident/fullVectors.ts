@@ -1,5 +1,6 @@
 import { norm } from '../../embed/embedder.js';
-import { MatrixKernel } from '../../embed/matrixKernel.js';
+import { MatrixKernel } from '../../kernel/matrixKernel.js';
+import { quantizeI8 } from '../../kernel/quantize.js';
 import { grown } from './grown.js';
 import { TopK } from './topK.js';
 
@@ -120,14 +121,12 @@ export class FullVectors {
     let quantised = 0;
     let exact = 0;
     let error = 0;
-    let residualMax = 0;
     for (let d = 0; d < dimensions; d++) {
       const q = values[at + d]!;
       quantised += q * q;
       exact += vector[d]! * vector[d]!;
       const r = vector[d]! - q * scale;
       error += r * r;
-      residualMax = Math.max(residualMax, Math.abs(r));
     }
     // The scale as the quantising took it (float64), not as stored: the cosines stay as they were.
     this.norms[slot] = Math.sqrt(quantised) * (max > 0 ? max / 127 : 1);
@@ -142,14 +141,10 @@ export class FullVectors {
     residuals.values = grown(residuals.values, (slot + 1) * dimensions, (n) => new Int8Array(n));
     residuals.scales = grown(residuals.scales, slot + 1, (n) => new Float32Array(n));
     residuals.errors = grown(residuals.errors, slot + 1, (n) => new Float64Array(n));
-    const step = Math.fround(residualMax > 0 ? residualMax / 127 : 1);
+    const residual = Float64Array.from({ length: dimensions }, (_, d) => vector[d]! - values[at + d]! * scale);
+    const step = quantizeI8(residual, dimensions, residuals.values, slot * dimensions, 1, true);
     let missed = 0;
-    for (let d = 0; d < dimensions; d++) {
-      const r = vector[d]! - values[at + d]! * scale;
-      const q = Math.round(r / step);
-      residuals.values[slot * dimensions + d] = q;
-      missed += (r - q * step) ** 2;
-    }
+    for (let d = 0; d < dimensions; d++) missed += (residual[d]! - residuals.values[slot * dimensions + d]! * step) ** 2;
     residuals.scales[slot] = step;
     residuals.errors[slot] = Math.sqrt(missed);
   }

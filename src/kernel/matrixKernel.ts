@@ -2,157 +2,12 @@
  * Matrix–vector products in WebAssembly SIMD, ~8× the fastest plain-JS loop measured on the same
  * machine. Ingest projects every entry onto the PCA components (128 × 512 multiply-adds an
  * entry), fitting the projection is a covariance and a power iteration made of the same products,
- * and stage 1 of a query scans every entry's small vector (100K × 128 at 100K entries).
- *
- * The modules are assembled below (~260 bytes each), not .wasm files: nothing is read from disk
- * and no toolchain is needed to rebuild them. Each has one function
- *
- *   dots(x, rows, k, rowBytes, out): for r < k, out[r] = Σ_i rows[r·stride + i] · x[i]
- *
- * with every argument a byte offset into the kernel's memory, and rows padded with zeros to what
- * one turn of the loop takes.
+ * and stage 1 of a query scans every entry's small vector (100K × 128 at 100K entries). The
+ * modules are assembled in assembleDots.ts; scans can run on a helper thread (helperThread.ts).
  */
-
-import { Worker } from 'node:worker_threads';
-
-// @types/node 20 does not declare the WebAssembly global (lib.dom does): the members used here.
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
-};
-type WasmMemory = { readonly buffer: ArrayBuffer | SharedArrayBuffer; grow(pages: number): number };
-type WasmModule = { readonly wasmModule: unique symbol };
-
-const leb = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-};
-const vec = (items: number[][]): number[] => [...leb(items.length), ...items.flat()];
-const name = (s: string): number[] => [...leb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
-const section = (id: number, bytes: number[]): number[] => [id, ...leb(bytes.length), ...bytes];
-
-const I32 = 0x7f;
-const V128 = 0x7b;
-// parameters, then locals
-const [X, ROWS, K, ROW_BYTES, OUT, R, I, ROW, A0, A1] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
-const get = (i: number) => [0x20, i];
-const set = (i: number) => [0x21, i];
-const i32 = (n: number) => [0x41, ...leb(n)]; // small non-negative constants: LEB equals SLEB below 64
-const simd = (op: number) => [0xfd, ...leb(op)];
-const load = (offset: number) => [...simd(0x00), 4, ...leb(offset)]; // v128.load align 16
-const zero = [...simd(0x0c), ...new Array<number>(16).fill(0)]; // v128.const 0
-const [BLOCK, LOOP, END, BR, BR_IF, I32_ADD, I32_SHL, I32_GE_U] = [[0x02, 0x40], [0x03, 0x40], [0x0b], [0x0c], [0x0d], [0x6a], [0x74], [0x4f]];
-
-/**
- * The two kernels differ only in one turn of the inner loop and in how four lanes become a number:
- *
- * - f32: rows and x are f32; a turn multiplies and adds eight floats (32 bytes of a row) into two
- *   f32x4 accumulators; the lanes' sum is stored as f32.
- * - i8: rows are i8 and x is i16; a turn widens 32 bytes of a row to i16 and takes
- *   i32x4.dot_i16x8_s against 32 values of x (64 bytes) into two i32x4 accumulators; the lanes'
- *   sum is stored as i32 (a quarter of the memory read per row: the scan is bound by it).
- */
-function assembleDots(precision: 'f32' | 'i8', shared: boolean): Uint8Array {
-  const f32 = precision === 'f32';
-  const [ADD, MUL, LANE] = f32 ? [simd(0xe4), simd(0xe6), simd(0x1f)] : [simd(0xae), [], simd(0x1b)]; // f32x4/i32x4 add, f32x4.mul, extract_lane
-  const [DOT, WIDEN_LOW, WIDEN_HIGH] = [simd(0xba), simd(0x87), simd(0x88)]; // i32x4.dot_i16x8_s, i16x8.extend_{low,high}_i8x16_s
-  const [SCALAR_ADD, STORE] = f32 ? [[0x92], [0x38, 2, 0]] : [[0x6a], [0x36, 2, 0]]; // f32.add/i32.add, f32.store/i32.store
-  const rowAt = [...get(ROW), ...get(I), ...I32_ADD];
-  const xAt = f32 ? [...get(X), ...get(I), ...I32_ADD] : [...get(X), ...get(I), ...i32(1), ...I32_SHL, ...I32_ADD]; // x is i16: twice the row's offset
-  const turn = f32
-    ? [
-        ...get(A0), ...rowAt, ...load(0), ...xAt, ...load(0), ...MUL, ...ADD, ...set(A0),
-        ...get(A1), ...rowAt, ...load(16), ...xAt, ...load(16), ...MUL, ...ADD, ...set(A1),
-      ]
-    : [
-        ...get(A0), ...rowAt, ...load(0), ...WIDEN_LOW, ...xAt, ...load(0), ...DOT, ...ADD,
-        ...rowAt, ...load(0), ...WIDEN_HIGH, ...xAt, ...load(16), ...DOT, ...ADD, ...set(A0),
-        ...get(A1), ...rowAt, ...load(16), ...WIDEN_LOW, ...xAt, ...load(32), ...DOT, ...ADD,
-        ...rowAt, ...load(16), ...WIDEN_HIGH, ...xAt, ...load(48), ...DOT, ...ADD, ...set(A1),
-      ];
-  const body = [
-    ...get(ROWS), ...set(ROW), ...i32(0), ...set(R),
-    ...BLOCK, ...LOOP, //                                     for r < k
-    ...get(R), ...get(K), ...I32_GE_U, ...BR_IF, 1,
-    ...zero, ...set(A0), ...zero, ...set(A1), ...i32(0), ...set(I),
-    ...BLOCK, ...LOOP, //                                     for i < rowBytes, 32 bytes of the row a turn
-    ...get(I), ...get(ROW_BYTES), ...I32_GE_U, ...BR_IF, 1,
-    ...turn,
-    ...get(I), ...i32(32), ...I32_ADD, ...set(I),
-    ...BR, 0, ...END, ...END,
-    ...get(A0), ...get(A1), ...ADD, ...set(A0),
-    ...get(OUT), ...get(R), ...i32(2), ...I32_SHL, ...I32_ADD, // &out[r]
-    ...get(A0), ...LANE, 0, ...get(A0), ...LANE, 1, ...SCALAR_ADD, ...get(A0), ...LANE, 2, ...SCALAR_ADD, ...get(A0), ...LANE, 3, ...SCALAR_ADD,
-    ...STORE,
-    ...get(ROW), ...get(ROW_BYTES), ...I32_ADD, ...set(ROW),
-    ...get(R), ...i32(1), ...I32_ADD, ...set(R),
-    ...BR, 0, ...END, ...END,
-    ...END,
-  ];
-  const code = [...vec([[...leb(3), I32], [...leb(2), V128]]), ...body];
-  return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])), // type (i32 ×5) → ()
-    // import memory e.m: limits {min 1}, or shared {min 1, max MAX_PAGES}
-    ...section(2, vec([[...name('e'), ...name('m'), 0x02, ...(shared ? [0x03, 1, ...leb(MAX_PAGES)] : [0x00, 1])]])),
-    ...section(3, vec([[0]])), //                                                      one function of type 0
-    ...section(7, vec([[...name('dots'), 0x00, 0]])), //                               export it as dots
-    ...section(10, vec([[...leb(code.length), ...code]])),
-  ]);
-}
-
-/** Compiled once per precision and memory kind, instantiated per matrix (each has its own memory). */
-const dotsModules = new Map<string, WasmModule>();
-
-function dotsModule(precision: 'f32' | 'i8', shared: boolean): WasmModule {
-  const key = `${precision}${shared ? ':shared' : ''}`;
-  let module = dotsModules.get(key);
-  if (!module) dotsModules.set(key, (module = new WebAssembly.Module(assembleDots(precision, shared))));
-  return module;
-}
-
-const PAGE_BYTES = 65_536;
-/** A shared memory declares its largest size up front: the most a 32-bit memory can be (4 GiB). */
-const MAX_PAGES = 65_536;
-
-/** Control words of a helper thread, in a small shared Int32Array. */
-const [STATE, ARG0] = [0, 1];
-const [IDLE, RUN, DONE, STOP] = [0, 1, 2, 3];
-const READY_AT = ARG0 + 5;
-
-/**
- * The helper thread's program: wait for RUN, call dots on the arguments, say DONE. Plain
- * JavaScript run with `eval`, so that it needs no file beside this module, compiled or not.
- */
-const HELPER_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const { module, memory, control } = workerData;
-const dots = new WebAssembly.Instance(module, { e: { m: memory } }).exports.dots;
-const c = new Int32Array(control);
-Atomics.store(c, ${READY_AT}, 1);
-for (;;) {
-  Atomics.wait(c, ${STATE}, ${IDLE});
-  const state = Atomics.load(c, ${STATE});
-  if (state === ${STOP}) break;
-  if (state !== ${RUN}) continue;
-  dots(c[${ARG0}], c[${ARG0 + 1}], c[${ARG0 + 2}], c[${ARG0 + 3}], c[${ARG0 + 4}]);
-  Atomics.store(c, ${STATE}, ${DONE});
-  Atomics.notify(c, ${STATE});
-}
-`;
-
-/** How long a scan waits for its helper before doing the work itself (the helper is then not used again). */
-const HELPER_TIMEOUT_MS = 5_000;
-
-/** Terminates a kernel's helper thread once the kernel is collected. */
-const helpers = new FinalizationRegistry<Worker>((worker) => void worker.terminate());
+import { dotsModule, instantiateDots, kernelMemory, PAGE_BYTES, type Dots, type WasmMemory, type WasmModule } from './assembleDots.js';
+import { HelperThread, type DotsArgs } from './helperThread.js';
+import { quantizeI8 } from './quantize.js';
 
 /** The i8 products of one scan, as `products` returns them. */
 export interface Products {
@@ -160,9 +15,6 @@ export interface Products {
   scales: Float32Array;
   step: number;
 }
-
-/** The arguments of the kernel's `dots`: byte offsets of x, of the first row and of the output, a row count and the row stride. */
-type DotsArgs = readonly [x: number, rows: number, k: number, rowBytes: number, out: number];
 
 /** Bytes of a row value and of an x value, and values a row is padded to a multiple of. */
 const LAYOUT = { f32: { row: 4, x: 4, pad: 8 }, i8: { row: 1, x: 2, pad: 32 } } as const;
@@ -177,13 +29,6 @@ export interface MatrixKernelOptions {
    * has at least this many rows, so that the caller can work meanwhile. Default: never.
    */
   helperMinRows?: number;
-}
-
-interface Helper {
-  worker: Worker;
-  control: Int32Array;
-  /** Failed, exited or too slow once: not used again. */
-  dead: boolean;
 }
 
 /**
@@ -206,14 +51,14 @@ export class MatrixKernel {
   private readonly layout: (typeof LAYOUT)['f32' | 'i8'];
   private readonly wasmMemory: WasmMemory;
   private readonly module: WasmModule;
-  private readonly dots: (x: number, rows: number, k: number, rowBytes: number, out: number) => void;
+  private readonly dots: Dots;
   private capacity: number;
   private rowCount: number;
   /** i8: each row's scale (value = stored × scale). */
   private rowScales: Float32Array;
   private readonly helperMinRows: number;
   /** Started on the first scan big enough; null when threads are not to be used (or could not start). */
-  private helper: Helper | null | undefined;
+  private helper: HelperThread | null | undefined;
   /** Set between startProducts and its finish, when nothing else may touch the memory. */
   private scanning = false;
 
@@ -226,20 +71,14 @@ export class MatrixKernel {
     this.capacity = Math.max(rows, opts.capacity ?? rows, 1);
     this.rowScales = new Float32Array(precision === 'i8' ? this.capacity : 0);
     const initial = this.pagesFor(this.capacity);
-    let memory: WasmMemory | undefined;
-    if (precision === 'i8' && opts.helperMinRows !== undefined) {
-      try {
-        memory = new WebAssembly.Memory({ initial, maximum: MAX_PAGES, shared: true });
-      } catch {
-        // No room for a shared memory (it reserves its largest size): scans stay on this thread.
-      }
-    }
+    const memory = precision === 'i8' && opts.helperMinRows !== undefined ? kernelMemory(initial, true) : undefined;
+    // Without a shared memory (no room for one: it reserves its largest size) scans stay on this thread.
     const shared = memory !== undefined;
     this.helperMinRows = shared ? opts.helperMinRows! : Infinity;
     this.helper = shared ? undefined : null;
-    this.wasmMemory = memory ?? new WebAssembly.Memory({ initial });
+    this.wasmMemory = memory ?? kernelMemory(initial, false)!;
     this.module = dotsModule(precision, shared);
-    this.dots = new WebAssembly.Instance(this.module, { e: { m: this.wasmMemory } }).exports.dots as MatrixKernel['dots'];
+    this.dots = instantiateDots(this.module, this.wasmMemory);
     this.rowCount = 0;
     for (let r = 0; r < rows; r++) this.setRow(r, matrix instanceof Float32Array ? matrix.subarray(r * columns, (r + 1) * columns) : Array.from({ length: columns }, (_, c) => matrix[r * columns + c]!));
   }
@@ -325,12 +164,7 @@ export class MatrixKernel {
     }
     const at = this.rowAt(r);
     if (this.quantised) {
-      let max = 0;
-      for (let c = 0; c < this.columns; c++) max = Math.max(max, Math.abs(values[c]! * scale));
-      const step = max > 0 ? max / 127 : 1;
-      const row = new Int8Array(this.wasmMemory.buffer, at, this.columns);
-      for (let c = 0; c < this.columns; c++) row[c] = Math.round((values[c]! * scale) / step);
-      this.rowScales[r] = step;
+      this.rowScales[r] = quantizeI8(values, this.columns, new Int8Array(this.wasmMemory.buffer, at, this.columns), 0, scale);
     } else {
       const row = new Float32Array(this.wasmMemory.buffer, at, this.columns);
       for (let c = 0; c < this.columns; c++) row[c] = values[c]! * scale;
@@ -412,63 +246,31 @@ export class MatrixKernel {
   private runOnHelper(args: DotsArgs): (() => void) | undefined {
     const helper = this.readyHelper();
     if (!helper) return undefined;
-    const c = helper.control;
-    c.set(args, ARG0);
-    Atomics.store(c, STATE, RUN);
-    Atomics.notify(c, STATE);
+    const finish = helper.run(args, () => this.dots(...args));
     this.scanning = true;
     return () => {
       if (!this.scanning) return;
       this.scanning = false;
-      while (Atomics.load(c, STATE) === RUN) {
-        if (Atomics.wait(c, STATE, RUN, HELPER_TIMEOUT_MS) !== 'timed-out') continue;
-        // Stuck or starved: do it here, and stop using the helper.
-        helper.dead = true;
-        void helper.worker.terminate();
-        this.dots(...args);
-        break;
-      }
-      Atomics.store(c, STATE, IDLE);
+      finish();
     };
   }
 
   /** Stops the helper thread, if one runs; later scans run on the calling thread. */
   close(): void {
-    helpers.unregister(this);
-    if (this.helper) {
-      this.helper.dead = true;
-      Atomics.store(this.helper.control, STATE, STOP);
-      Atomics.notify(this.helper.control, STATE);
-      void this.helper.worker.terminate();
-    }
+    this.helper?.stop(this);
     this.helper = null;
   }
 
   /** The helper thread, started on the first scan big enough; undefined while it boots, or when there is none. */
-  private readyHelper(): Helper | undefined {
+  private readyHelper(): HelperThread | undefined {
     if (this.helper === null || this.rowCount < this.helperMinRows) return undefined;
-    if (this.helper === undefined) {
-      try {
-        const control = new Int32Array(new SharedArrayBuffer(4 * (READY_AT + 1)));
-        const worker = new Worker(HELPER_SOURCE, { eval: true, workerData: { module: this.module, memory: this.wasmMemory, control: control.buffer } });
-        const helper: Helper = { worker, control, dead: false };
-        // The listeners hold the helper, not the kernel: the kernel can be collected, and its helper then stopped.
-        worker.on('error', () => (helper.dead = true));
-        worker.on('exit', () => (helper.dead = true));
-        worker.unref();
-        helpers.register(this, worker, this);
-        this.helper = helper;
-      } catch {
-        this.helper = null;
-        return undefined;
-      }
-    }
-    return this.helperRunning ? this.helper : undefined;
+    if (this.helper === undefined) this.helper = HelperThread.start(this, this.module, this.wasmMemory);
+    return this.helper?.ready ? this.helper : undefined;
   }
 
   /** Whether scans now run on the helper thread (it has started and not failed). */
   get helperRunning(): boolean {
-    return this.helper !== null && this.helper !== undefined && !this.helper.dead && Atomics.load(this.helper.control, READY_AT) === 1;
+    return this.helper?.ready === true;
   }
 
   /** Throws while a scan started with startProducts has not been finished. */
