@@ -24,15 +24,30 @@ const USAGE = `usage: npm run bench:code -- [--package openai] [--entries 2000] 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 const values = benchOptions(
   USAGE,
-  { package: { type: 'string', default: 'openai' }, entries: { type: 'string', default: '2000' }, diffs: { type: 'string', default: '20' }, out: { type: 'string' } },
-  (v) => /^(@[\w.-]+\/)?[\w.-]+$/.test(v.package!) && Number.isInteger(Number(v.entries)) && Number(v.entries) >= 1 && Number(v.entries) <= 100_000 && Number.isInteger(Number(v.diffs)) && Number(v.diffs) >= 1 && Number(v.diffs) <= 1000,
+  {
+    package: { type: 'string', default: 'openai' },
+    entries: { type: 'string', default: '2000' },
+    diffs: { type: 'string', default: '20' },
+    out: { type: 'string' },
+  },
+  (v) =>
+    /^(@[\w.-]+\/)?[\w.-]+$/.test(v.package!) &&
+    Number.isInteger(Number(v.entries)) &&
+    Number(v.entries) >= 1 &&
+    Number(v.entries) <= 100_000 &&
+    Number.isInteger(Number(v.diffs)) &&
+    Number(v.diffs) >= 1 &&
+    Number(v.diffs) <= 1000,
 );
 const pkg = values.package!;
 const source = fileURLToPath(new URL(`../node_modules/${pkg}`, import.meta.url));
 
 /** Words hashed into 64 dimensions: the bench times code work, not a model. */
 const hashEmbedder: Embedder = {
-  id: 'bench:word-hash-64', dimensions: 64, truncatable: true, cacheVectors: false,
+  id: 'bench:word-hash-64',
+  dimensions: 64,
+  truncatable: true,
+  cacheVectors: false,
   async embed(texts) {
     return texts.map((t) => {
       const v = new Float32Array(64);
@@ -45,7 +60,8 @@ const hashEmbedder: Embedder = {
 
 const root = await mkdtemp(join(tmpdir(), 'memcore-bench-code-'));
 const repo = join(root, 'repo');
-const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=B', ...args], { cwd: repo, stdio: 'pipe', maxBuffer: 1 << 28 });
+const git = (...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=B', ...args], { cwd: repo, stdio: 'pipe', maxBuffer: 1 << 28 });
 const time = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
   const t = performance.now();
   const r = await f();
@@ -72,7 +88,11 @@ try {
   const picked = Array.from({ length: count }, () => symbols[Math.floor(random() * symbols.length)]!);
   await memory.ingestDocument({
     core_id: 'pkg',
-    entries: picked.map((c, i) => ({ id: `e${i}`, title: `Lesson ${i} about ${c.symbol}`, content: `${c.symbol} in ${c.file_path}: remember case ${i}.` })),
+    entries: picked.map((c, i) => ({
+      id: `e${i}`,
+      title: `Lesson ${i} about ${c.symbol}`,
+      content: `${c.symbol} in ${c.file_path}: remember case ${i}.`,
+    })),
     relations: picked.map((c, i) => ({ type: 'REFERENCES_CODE' as const, from: `e${i}`, to: c.id! })),
   });
 
@@ -98,12 +118,30 @@ try {
   note('context --diff (5 files), p50', d.p50, `p95 ${d.p95.toFixed(0)} ms, first ${diffTimes[0]!.toFixed(0)} ms, ${last} entries`);
   await memory.close();
 
-  console.log(`\nmemcore check and context --diff on ${pkg} (${imported.files.read} files, ${imported.codeLocations} code locations, ${count} entries), ${availableParallelism()} cores\n`);
+  console.log(
+    `\nmemcore check and context --diff on ${pkg} (${imported.files.read} files, ${imported.codeLocations} code locations, ${count} entries), ${availableParallelism()} cores\n`,
+  );
   console.log('| step | ms | |\n|---|---|---|');
   for (const r of rows) console.log(`| ${r.step} | ${r.ms.toFixed(0)} | ${r.note} |`);
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, `${values.out ?? `code-${pkg.replace(/[@/]/g, '_')}`}.json`), JSON.stringify({ date: new Date().toISOString(), package: pkg, files: imported.files.read, locations: imported.codeLocations, entries: count, cores: availableParallelism(), rows, diffMs: diffTimes }, null, 2) + '\n');
+  await writeFile(
+    join(dir, `${values.out ?? `code-${pkg.replace(/[@/]/g, '_')}`}.json`),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        package: pkg,
+        files: imported.files.read,
+        locations: imported.codeLocations,
+        entries: count,
+        cores: availableParallelism(),
+        rows,
+        diffMs: diffTimes,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
 } finally {
   await rm(root, { recursive: true, force: true });
 }

@@ -18,7 +18,11 @@ if (!dir || !vectorFile || !cores) {
 const bytes = await readFile(vectorFile);
 const vector = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 const started = performance.now();
-const m = await openMemory({ path: dir, embedder: lookupEmbedder(new Map([['first query in a fresh process', vector]]), vector.length), env: {} });
+const m = await openMemory({
+  path: dir,
+  embedder: lookupEmbedder(new Map([['first query in a fresh process', vector]]), vector.length),
+  env: {},
+});
 const openMs = performance.now() - started;
 await m.buildTaskContext('first query in a fresh process', { cores: cores.split(','), maxEntries: 12 });
 const firstQueryMs = performance.now() - started;

@@ -25,37 +25,53 @@ const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out 
 
 Exit codes: 0 done with no error and no lost write, 1 errors or lost writes (or a failed run), 2 bad arguments.`;
 
-const values = benchOptions(USAGE, { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' } }, (v) => {
-  const n = Number(v.clients);
-  const t = Number(v.seconds);
-  return Number.isInteger(n) && n >= 1 && n <= 64 && Number.isInteger(t) && t >= 1 && t <= 600;
-});
+const values = benchOptions(
+  USAGE,
+  { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' } },
+  (v) => {
+    const n = Number(v.clients);
+    const t = Number(v.seconds);
+    return Number.isInteger(n) && n >= 1 && n <= 64 && Number.isInteger(t) && t >= 1 && t <= 600;
+  },
+);
 const clients = Number(values.clients);
 const seconds = Number(values.seconds);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(repo, 'src/cli/main.ts');
 const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
-const memcore = (args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: repo, maxBuffer: 1 << 26 });
+const memcore = (args: string[]) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: repo, maxBuffer: 1 << 26 });
 
 const TASKS = [
-  'add a refresh-token endpoint', 'rotate signing keys', 'zero-downtime NOT NULL column', 'return problem+json errors',
-  'version the orders API', 'retry a failed payment', 'log out every session', 'add an index without locking the table',
+  'add a refresh-token endpoint',
+  'rotate signing keys',
+  'zero-downtime NOT NULL column',
+  'return problem+json errors',
+  'version the orders API',
+  'retry a failed payment',
+  'log out every session',
+  'add an index without locking the table',
 ];
 type Op = 'build_task_context' | 'search_memory' | 'remember' | 'get_entries';
 
 const dir = await mkdtemp(join(tmpdir(), 'memcore-load-'));
 const db = join(dir, 'db');
-const server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+const server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json'], {
+  cwd: repo,
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 let failed = false;
 try {
-  const ready = JSON.parse(await new Promise<string>((resolve, reject) => {
-    let out = '';
-    server.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.trimEnd().endsWith('}')) resolve(out);
-    });
-    server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-  })) as { url: string; tokenFile: string };
+  const ready = JSON.parse(
+    await new Promise<string>((resolve, reject) => {
+      let out = '';
+      server.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.trimEnd().endsWith('}')) resolve(out);
+      });
+      server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+    }),
+  ) as { url: string; tokenFile: string };
   const token = (await readFile(ready.tokenFile, 'utf8')).trim();
   progress('ingesting the example memory through the server …');
   await memcore(['ingest', join(repo, 'examples/memory/orders-api.yaml'), '--db', db]);
@@ -67,15 +83,20 @@ try {
   let calls = 0;
   const runClient = async (n: number) => {
     const client = new Client({ name: `load-${n}`, version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(ready.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(ready.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
     for (let i = 0; Date.now() < deadline; i++) {
       const roll = (n * 7919 + i * 104729) % 100;
       const op: Op = roll < 60 ? 'build_task_context' : roll < 80 ? 'search_memory' : roll < 95 ? 'remember' : 'get_entries';
       const args =
-        op === 'build_task_context' ? { task: `${TASKS[i % TASKS.length]} (${n}.${i})` }
-        : op === 'search_memory' ? { query: TASKS[(i + n) % TASKS.length]!, limit: 5 }
-        : op === 'remember' ? { title: `Load note ${n}.${i}`, content: `Client ${n} wrote note ${i} about ${TASKS[i % TASKS.length]}.`, core: 'load' }
-        : { ids: acknowledged.slice(-3).concat('auth-refresh-rotation') };
+        op === 'build_task_context'
+          ? { task: `${TASKS[i % TASKS.length]} (${n}.${i})` }
+          : op === 'search_memory'
+            ? { query: TASKS[(i + n) % TASKS.length]!, limit: 5 }
+            : op === 'remember'
+              ? { title: `Load note ${n}.${i}`, content: `Client ${n} wrote note ${i} about ${TASKS[i % TASKS.length]}.`, core: 'load' }
+              : { ids: acknowledged.slice(-3).concat('auth-refresh-rotation') };
       const t = performance.now();
       try {
         const r = await client.callTool({ name: op, arguments: args });
@@ -93,12 +114,23 @@ try {
 
   progress('checking every acknowledged write …');
   const check = new Client({ name: 'load-check', version: '1' });
-  await check.connect(new StreamableHTTPClientTransport(new URL(ready.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  const missingServed = ((await check.callTool({ name: 'get_entries', arguments: { ids: acknowledged.length ? acknowledged.slice(0, 1000) : ['auth-refresh-rotation'] } })).structuredContent as { missing: string[] }).missing;
+  await check.connect(
+    new StreamableHTTPClientTransport(new URL(ready.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  const missingServed = (
+    (
+      await check.callTool({
+        name: 'get_entries',
+        arguments: { ids: acknowledged.length ? acknowledged.slice(0, 1000) : ['auth-refresh-rotation'] },
+      })
+    ).structuredContent as { missing: string[] }
+  ).missing;
   await check.close();
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));
-  const listed = JSON.parse((await memcore(['list', '--core', 'load', '--limit', '10000', '--json', '--db', db])).stdout) as { id: string }[];
+  const listed = JSON.parse((await memcore(['list', '--core', 'load', '--limit', '10000', '--json', '--db', db])).stdout) as {
+    id: string;
+  }[];
   const onDisk = new Set(listed.map((e) => e.id));
   const lost = acknowledged.filter((id) => !onDisk.has(id));
 
@@ -116,13 +148,17 @@ try {
     latencyMs: Object.fromEntries(Object.entries(latencies).map(([op, ms]) => [op, ms.length ? { n: ms.length, ...stats(ms) } : { n: 0 }])),
   };
   progress('');
-  console.log(`\nmemcore serve under load: ${clients} MCP clients over HTTP for ${seconds} s, ${calls} calls (${result.opsPerSecond.toFixed(1)}/s)\n`);
+  console.log(
+    `\nmemcore serve under load: ${clients} MCP clients over HTTP for ${seconds} s, ${calls} calls (${result.opsPerSecond.toFixed(1)}/s)\n`,
+  );
   console.log('| operation | calls | p50 ms | p99 ms |\n|---|---|---|---|');
   for (const [op, s] of Object.entries(result.latencyMs)) {
     const v = s as { n: number; p50?: number; p99?: number };
     console.log(`| ${op} | ${v.n} | ${v.p50?.toFixed(1) ?? '-'} | ${v.p99?.toFixed(1) ?? '-'} |`);
   }
-  console.log(`\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer})`);
+  console.log(
+    `\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer})`,
+  );
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
   await writeFile(join(resultsDir, `${values.out ?? `load-${clients}`}.json`), JSON.stringify(result, null, 2) + '\n');

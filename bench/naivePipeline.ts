@@ -22,22 +22,50 @@ export class NaivePipeline {
 
   async query(vector: Float32Array, small: Float32Array, cores: string[]): Promise<string[]> {
     const filter = `core_id IN (${cores.map((c) => `'${c}'`).join(', ')})`;
-    const smallHits = await this.table.vectorSearch(Array.from(small)).column('vector_small').distanceType('cosine').where(filter).select(['id', '_distance']).limit(100).toArray();
-    const fullHits = await this.table.vectorSearch(Array.from(vector)).column('vector').distanceType('cosine').where(filter).select(['id', '_distance']).limit(100).toArray();
+    const smallHits = await this.table
+      .vectorSearch(Array.from(small))
+      .column('vector_small')
+      .distanceType('cosine')
+      .where(filter)
+      .select(['id', '_distance'])
+      .limit(100)
+      .toArray();
+    const fullHits = await this.table
+      .vectorSearch(Array.from(vector))
+      .column('vector')
+      .distanceType('cosine')
+      .where(filter)
+      .select(['id', '_distance'])
+      .limit(100)
+      .toArray();
     const seeds = [...new Set([...fullHits, ...smallHits].map((r) => r.id as string))].slice(0, 6);
     const reached = new Set<string>(seeds);
     for (const id of seeds) {
-      const r = (await this.conn.query(`MATCH (s:MemoryEntry {id: '${id}'})-[:RELATED|DEPENDS_ON*1..2]-(t:MemoryEntry) RETURN DISTINCT t.id AS id`)) as kuzu.QueryResult;
+      const r = (await this.conn.query(
+        `MATCH (s:MemoryEntry {id: '${id}'})-[:RELATED|DEPENDS_ON*1..2]-(t:MemoryEntry) RETURN DISTINCT t.id AS id`,
+      )) as kuzu.QueryResult;
       for (const row of r.getAllSync()) reached.add(String(row.id));
       r.close();
     }
-    const rows = await this.table.query().where(`id IN (${[...reached].map((id) => `'${id}'`).join(', ')})`).select(['id', 'title', 'content']).toArray();
+    const rows = await this.table
+      .query()
+      .where(`id IN (${[...reached].map((id) => `'${id}'`).join(', ')})`)
+      .select(['id', 'title', 'content'])
+      .toArray();
     return rows.map((r) => r.id as string);
   }
 
   /** The floor for the vector stage: one plain LanceDB vector search. */
   async plainVector(vector: Float32Array, k: number): Promise<string[]> {
-    return (await this.table.vectorSearch(Array.from(vector)).column('vector').distanceType('cosine').select(['id', '_distance']).limit(k).toArray()).map((r) => r.id as string);
+    return (
+      await this.table
+        .vectorSearch(Array.from(vector))
+        .column('vector')
+        .distanceType('cosine')
+        .select(['id', '_distance'])
+        .limit(k)
+        .toArray()
+    ).map((r) => r.id as string);
   }
 
   async close(): Promise<void> {

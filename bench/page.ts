@@ -28,8 +28,13 @@ const USAGE = `usage: npm run bench:page -- [--entries 100000] [--core-size 1000
 Needs Debian's chromium (MEMCORE_CHROMIUM, default /usr/bin/chromium).
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 
-const values = benchOptions(USAGE, { entries: { type: 'string' }, 'core-size': { type: 'string' }, out: { type: 'string' } }, (v) =>
-  (v.entries === undefined || (/^\d+$/.test(v.entries) && Number(v.entries) >= 1000)) && (v['core-size'] === undefined || /^\d+$/.test(v['core-size'])));
+const values = benchOptions(
+  USAGE,
+  { entries: { type: 'string' }, 'core-size': { type: 'string' }, out: { type: 'string' } },
+  (v) =>
+    (v.entries === undefined || (/^\d+$/.test(v.entries) && Number(v.entries) >= 1000)) &&
+    (v['core-size'] === undefined || /^\d+$/.test(v['core-size'])),
+);
 const entries = Number(values.entries ?? 100_000);
 const coreSize = Math.min(entries, Number(values['core-size'] ?? 10_000));
 const chromiumPath = process.env.MEMCORE_CHROMIUM ?? '/usr/bin/chromium';
@@ -82,7 +87,11 @@ try {
   for (let i = 0; i < cores; i++) {
     progress(`graph of core-${i} …`);
     let t = performance.now();
-    const graph = (await (await fetch(`${origin}/api/graph?core=core-${i}`, { headers: auth })).json()) as { nodes: unknown[]; total: number; sampled: boolean };
+    const graph = (await (await fetch(`${origin}/api/graph?core=core-${i}`, { headers: auth })).json()) as {
+      nodes: unknown[];
+      total: number;
+      sampled: boolean;
+    };
     apiMs.push(performance.now() - t);
     drawn = { nodes: graph.nodes.length, total: graph.total, sampled: graph.sampled };
     const page = await context.newPage();
@@ -100,19 +109,35 @@ try {
   const render = stats(renders);
   const api = stats(apiMs);
   console.log(`memory page, ${entries.toLocaleString('en')} entries in cores of ${coreSize.toLocaleString('en')} (ms)`);
-  console.log(`script bundle               ${(bundle.scriptBytes / 1024).toFixed(0)} KB, ${(bundle.scriptGzipBytes / 1024).toFixed(0)} KB gzipped (target ≤ 300)`);
-  console.log(`search as you type          p50 ${f(search.p50)}  p95 ${f(search.p95)}  p99 ${f(search.p99)}  over ${typed.length} requests (target p50 ≤ 20)`);
-  console.log(`graph of a core: first draw median ${f(render.p50)}  max ${f(Math.max(...renders))}  over ${renders.length} cores; ${drawn.nodes} of ${drawn.total} entries drawn${drawn.sampled ? ' (sampled)' : ''} (target ≤ 2000)`);
+  console.log(
+    `script bundle               ${(bundle.scriptBytes / 1024).toFixed(0)} KB, ${(bundle.scriptGzipBytes / 1024).toFixed(0)} KB gzipped (target ≤ 300)`,
+  );
+  console.log(
+    `search as you type          p50 ${f(search.p50)}  p95 ${f(search.p95)}  p99 ${f(search.p99)}  over ${typed.length} requests (target p50 ≤ 20)`,
+  );
+  console.log(
+    `graph of a core: first draw median ${f(render.p50)}  max ${f(Math.max(...renders))}  over ${renders.length} cores; ${drawn.nodes} of ${drawn.total} entries drawn${drawn.sampled ? ' (sampled)' : ''} (target ≤ 2000)`,
+  );
   console.log(`  of which /api/graph       median ${f(api.p50)}`);
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
   const name = values.out ?? `page-${entries}`;
-  await writeFile(join(resultsDir, `${name}.json`), JSON.stringify({
-    date: new Date().toISOString(), node: process.version, entries, coreSize,
-    bundle: { bytes: bundle.scriptBytes, gzipBytes: bundle.scriptGzipBytes },
-    searchAsYouType: { requests: typed.length, ...search },
-    graph: { firstDrawMs: renders, apiMs, nodesDrawn: drawn.nodes, coreEntries: drawn.total, sampled: drawn.sampled },
-  }, null, 2));
+  await writeFile(
+    join(resultsDir, `${name}.json`),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        node: process.version,
+        entries,
+        coreSize,
+        bundle: { bytes: bundle.scriptBytes, gzipBytes: bundle.scriptGzipBytes },
+        searchAsYouType: { requests: typed.length, ...search },
+        graph: { firstDrawMs: renders, apiMs, nodesDrawn: drawn.nodes, coreEntries: drawn.total, sampled: drawn.sampled },
+      },
+      null,
+      2,
+    ),
+  );
   console.log(`wrote bench/results/${name}.json`);
 } finally {
   await browser.close();

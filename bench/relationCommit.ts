@@ -20,8 +20,18 @@ const USAGE = `usage: npm run bench:relations -- [--nodes 1000000] [--edges 2300
   --batch <list>   edges per transaction, one run each (default 10000,100000)
   --out <name>     write bench/results/<name>.json (default relation-commit)`;
 
-const values = benchOptions(USAGE, { nodes: { type: 'string', default: '1000000' }, edges: { type: 'string', default: '2300000' }, batch: { type: 'string', default: '10000,100000' }, out: { type: 'string', default: 'relation-commit' } }, (v) =>
-  [v.nodes, v.edges, ...(v.batch ?? '').split(',')].every((x) => Number.isInteger(Number(x)) && Number(x) >= 1) && /^[\w.-]+$/.test(v.out ?? ''));
+const values = benchOptions(
+  USAGE,
+  {
+    nodes: { type: 'string', default: '1000000' },
+    edges: { type: 'string', default: '2300000' },
+    batch: { type: 'string', default: '10000,100000' },
+    out: { type: 'string', default: 'relation-commit' },
+  },
+  (v) =>
+    [v.nodes, v.edges, ...(v.batch ?? '').split(',')].every((x) => Number.isInteger(Number(x)) && Number(x) >= 1) &&
+    /^[\w.-]+$/.test(v.out ?? ''),
+);
 const nodes = Number(values.nodes);
 const edges = Number(values.edges);
 const batches = values.batch!.split(',').map(Number);
@@ -66,7 +76,7 @@ async function run(batch: number): Promise<Run> {
       const t1 = performance.now();
       await query('COMMIT');
       if (k % every === 0) samples.push({ storedEdges: stored, copyMs: t1 - t0, commitMs: performance.now() - t1 });
-      process.stderr.isTTY && process.stderr.write(`\r\x1b[Kbatch ${batch}: ${stored + n}/${edges} edges`);
+      if (process.stderr.isTTY) process.stderr.write(`\r\x1b[Kbatch ${batch}: ${stored + n}/${edges} edges`);
     }
     return { batch, nodesMs, totalMs: performance.now() - t, samples };
   } finally {
@@ -78,12 +88,17 @@ async function run(batch: number): Promise<Run> {
 
 const runs: Run[] = [];
 for (const batch of batches) runs.push(await run(batch));
-process.stderr.isTTY && process.stderr.write('\r\x1b[K');
+if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 console.log(`${nodes.toLocaleString('en')} entries, ${edges.toLocaleString('en')} random RELATED edges; ms per batch as the table grows`);
 for (const r of runs) {
-  console.log(`\nbatch ${r.batch.toLocaleString('en')}: total ${(r.totalMs / 1000).toFixed(1)} s (nodes ${(r.nodesMs / 1000).toFixed(1)} s)`);
+  console.log(
+    `\nbatch ${r.batch.toLocaleString('en')}: total ${(r.totalMs / 1000).toFixed(1)} s (nodes ${(r.nodesMs / 1000).toFixed(1)} s)`,
+  );
   console.log('stored edges   copy  commit');
-  for (const s of r.samples) console.log(`${s.storedEdges.toLocaleString('en').padStart(12)}  ${s.copyMs.toFixed(0).padStart(5)}  ${s.commitMs.toFixed(0).padStart(6)}`);
+  for (const s of r.samples)
+    console.log(
+      `${s.storedEdges.toLocaleString('en').padStart(12)}  ${s.copyMs.toFixed(0).padStart(5)}  ${s.commitMs.toFixed(0).padStart(6)}`,
+    );
 }
 const out = join(new URL('./results/', import.meta.url).pathname, `${values.out}.json`);
 await writeFile(out, `${JSON.stringify({ date: new Date().toISOString(), nodes, edges, runs }, null, 2)}\n`);

@@ -22,15 +22,20 @@ const USAGE = `usage: npm run bench:relevance -- --db-root <dir> [--queries 100]
   --out <name>     bench/results/<name>.json (default relevance)
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
-const values = benchOptions(USAGE, { 'db-root': { type: 'string' }, queries: { type: 'string', default: '100' }, out: { type: 'string' } }, (v) =>
-  typeof v['db-root'] === 'string' && Number.isInteger(Number(v.queries)) && Number(v.queries) >= 1 && Number(v.queries) <= 10_000);
+const values = benchOptions(
+  USAGE,
+  { 'db-root': { type: 'string' }, queries: { type: 'string', default: '100' }, out: { type: 'string' } },
+  (v) => typeof v['db-root'] === 'string' && Number.isInteger(Number(v.queries)) && Number(v.queries) >= 1 && Number(v.queries) <= 10_000,
+);
 const sets = Object.keys(ADAPTERS);
 const stores = sets.filter((s) => existsSync(join(values['db-root']!, s, 'meta.json')));
 if (stores.length === 0) {
   console.error(`no eval databases under ${values['db-root']}; make them with memcore eval <set> --keep-db ${values['db-root']}/<set>`);
   process.exit(1);
 }
-const questions = Object.fromEntries(await Promise.all(sets.map(async (s) => [s, (await ADAPTERS[s]!.build({})).queries.slice(0, Number(values.queries))] as const)));
+const questions = Object.fromEntries(
+  await Promise.all(sets.map(async (s) => [s, (await ADAPTERS[s]!.build({})).queries.slice(0, Number(values.queries))] as const)),
+);
 
 const rows: { store: string; questions: string; onTopic: boolean; lowConfidence: number; asked: number }[] = [];
 for (const store of stores) {
@@ -42,7 +47,13 @@ for (const store of stores) {
       const bundle = await memory.buildTaskContext(q.text, { maxEntries: 8, ...(set === store && q.cores ? { cores: q.cores } : {}) });
       if (bundle.lowConfidence) low++;
     }
-    rows.push({ store, questions: set, onTopic: set === store, lowConfidence: low / questions[set]!.length, asked: questions[set]!.length });
+    rows.push({
+      store,
+      questions: set,
+      onTopic: set === store,
+      lowConfidence: low / questions[set]!.length,
+      asked: questions[set]!.length,
+    });
     process.stderr.write(`${store} ← ${set}: ${((100 * low) / questions[set]!.length).toFixed(0)}% low confidence\n`);
   }
   await memory.close();
@@ -60,5 +71,8 @@ for (const store of stores) {
 }
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 await mkdir(dir, { recursive: true });
-await writeFile(join(dir, `${values.out ?? 'relevance'}.json`), JSON.stringify({ date: new Date().toISOString(), queries: Number(values.queries), rows }, null, 2) + '\n');
+await writeFile(
+  join(dir, `${values.out ?? 'relevance'}.json`),
+  JSON.stringify({ date: new Date().toISOString(), queries: Number(values.queries), rows }, null, 2) + '\n',
+);
 process.exit(0);

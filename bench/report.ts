@@ -9,7 +9,9 @@ import { benchReportHtml, type BenchJson } from './benchReport.js';
 
 const [input, output] = process.argv.slice(2);
 if (!input || !output?.endsWith('.html')) {
-  console.error('usage: npm run bench:report -- <results.json> <report.html>\n\nExit codes: 0 written, 1 unreadable results, 2 bad arguments.');
+  console.error(
+    'usage: npm run bench:report -- <results.json> <report.html>\n\nExit codes: 0 written, 1 unreadable results, 2 bad arguments.',
+  );
   process.exit(2);
 }
 try {

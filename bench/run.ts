@@ -45,8 +45,14 @@ function parseBenchArgs() {
   try {
     return parseArgs({
       options: {
-        sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '200' }, out: { type: 'string' }, keep: { type: 'boolean', default: false },
-        peers: { type: 'boolean', default: false }, ballast: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
+        sizes: { type: 'string', default: '10000,100000' },
+        queries: { type: 'string', default: '200' },
+        out: { type: 'string' },
+        keep: { type: 'boolean', default: false },
+        peers: { type: 'boolean', default: false },
+        ballast: { type: 'string' },
+        report: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
   } catch (e) {
@@ -62,14 +68,27 @@ if (values.help) {
 const sizes = values.sizes.split(',').map(Number);
 const queryCount = Number(values.queries);
 const ballastGb = values.ballast === undefined ? 0 : Number(values.ballast);
-if (sizes.some((n) => !Number.isInteger(n) || n < 100) || !Number.isInteger(queryCount) || queryCount < 10 || (values.out !== undefined && !/^[\w.-]+$/.test(values.out)) || !(ballastGb >= 0 && ballastGb <= 64) || (values.report !== undefined && !values.report.endsWith('.html'))) {
-  console.error(`bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name, --ballast a number of GB from 0 to 64 and --report a file ending in .html\n\n${USAGE}`);
+if (
+  sizes.some((n) => !Number.isInteger(n) || n < 100) ||
+  !Number.isInteger(queryCount) ||
+  queryCount < 10 ||
+  (values.out !== undefined && !/^[\w.-]+$/.test(values.out)) ||
+  !(ballastGb >= 0 && ballastGb <= 64) ||
+  (values.report !== undefined && !values.report.endsWith('.html'))
+) {
+  console.error(
+    `bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name, --ballast a number of GB from 0 to 64 and --report a file ending in .html\n\n${USAGE}`,
+  );
   process.exit(2);
 }
 // Orama's index of 100K 512-d vectors and the ballast need more heap than Node's default: the bench runs itself again with enough.
 const heapMb = Math.ceil(4096 + ballastGb * 2048 + (values.peers ? 8192 : 0));
 if ((values.peers || ballastGb > 0) && getHeapStatistics().heap_size_limit < heapMb * 1024 ** 2 && !process.env.MEMCORE_BENCH_RESPAWNED) {
-  const run = spawnSync(process.execPath, [...process.execArgv, `--max-old-space-size=${heapMb}`, process.argv[1]!, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, MEMCORE_BENCH_RESPAWNED: '1' } });
+  const run = spawnSync(
+    process.execPath,
+    [...process.execArgv, `--max-old-space-size=${heapMb}`, process.argv[1]!, ...process.argv.slice(2)],
+    { stdio: 'inherit', env: { ...process.env, MEMCORE_BENCH_RESPAWNED: '1' } },
+  );
   process.exit(run.status ?? 1);
 }
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
@@ -156,7 +175,16 @@ async function benchSize(n: number): Promise<SizeResult> {
       overlap.at100 += share((await m.matryoshkaSearch(q.text, { limit: 10, candidates: 100 })).hits);
     }
     const peers = values.peers
-      ? await buildPeers(store.doc.entries.map((e) => ({ id: e.id!, core: e.core_id!, text: `${e.title}\n${e.content}`, vector: store.vectors.get(`${e.title}\n${e.content}`)! })), PEERS, (p) => progress(`${n}: ${p}`))
+      ? await buildPeers(
+          store.doc.entries.map((e) => ({
+            id: e.id!,
+            core: e.core_id!,
+            text: `${e.title}\n${e.content}`,
+            vector: store.vectors.get(`${e.title}\n${e.content}`)!,
+          })),
+          PEERS,
+          (p) => progress(`${n}: ${p}`),
+        )
       : undefined;
     let methods: Record<string, MethodTiming>;
     try {
@@ -167,11 +195,12 @@ async function benchSize(n: number): Promise<SizeResult> {
     progress(`${n}: heap allocated per query …`);
     const sample = store.queries.slice(0, 50);
     const heapAllocatedKb = {
-      buildTaskContext: (await heapAllocatedPerCall(sample, (q, i) => {
-        const text = `${q.text} zzalloc${i}`;
-        store.vectors.set(text, q.vector);
-        return m.buildTaskContext(text, { cores, maxEntries: 12 });
-      })) / 1024,
+      buildTaskContext:
+        (await heapAllocatedPerCall(sample, (q, i) => {
+          const text = `${q.text} zzalloc${i}`;
+          store.vectors.set(text, q.vector);
+          return m.buildTaskContext(text, { cores, maxEntries: 12 });
+        })) / 1024,
       semanticSearch: (await heapAllocatedPerCall(sample, (q) => m.semanticSearch(q.text, { limit: 10 }))) / 1024,
     };
     const ballast = ballastGb > 0 ? await withBallast(m, store, cores, n) : undefined;
@@ -184,12 +213,18 @@ async function benchSize(n: number): Promise<SizeResult> {
     // Built from the stores first (the process writes the snapshots again as it closes), then
     // loaded. Past 500K entries not built: at 1M that took 152 s and more memory than the bench
     // process leaves free.
-    const built = n <= 500_000 ? await (async () => {
-      await rm(join(dir, 'snapshots'), { recursive: true, force: true });
-      return firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores);
-    })() : { firstQueryMs: NaN, rssMb: NaN };
+    const built =
+      n <= 500_000
+        ? await (async () => {
+            await rm(join(dir, 'snapshots'), { recursive: true, force: true });
+            return firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores);
+          })()
+        : { firstQueryMs: NaN, rssMb: NaN };
     progress(`${n}: a fresh process: open and first query, from snapshots …`);
-    const freshProcess = { ...(await firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores)), built: { firstQueryMs: built.firstQueryMs, rssMb: built.rssMb } };
+    const freshProcess = {
+      ...(await firstQueryInFreshProcess(dir, store.queries[0]!.vector, cores)),
+      built: { firstQueryMs: built.firstQueryMs, rssMb: built.rssMb },
+    };
 
     const projection = JSON.parse(await readFile(join(dir, 'projection.json'), 'utf8').catch(() => 'null')) as Projection | null;
     const naive = await NaivePipeline.open(dir);
@@ -211,7 +246,12 @@ async function benchSize(n: number): Promise<SizeResult> {
     return {
       size: n,
       ingest: { entriesPerSec: n / (entriesMs / 1000), entriesMs, relationsMs, indexMs },
-      context: { cold: coldStats, warm: stats(warm), stages: Object.fromEntries(Object.entries(stageTimes).map(([k, v]) => [k, percentile(v, 50)])), firstQueryMs },
+      context: {
+        cold: coldStats,
+        warm: stats(warm),
+        stages: Object.fromEntries(Object.entries(stageTimes).map(([k, v]) => [k, percentile(v, 50)])),
+        firstQueryMs,
+      },
       twoStageRecallAt10: overlap.default / store.queries.length,
       twoStageRecallAt10With100: overlap.at100 / store.queries.length,
       naive: naiveStats,
@@ -233,12 +273,19 @@ async function benchSize(n: number): Promise<SizeResult> {
 }
 
 /** bench/freshProcess.ts on the database just measured (closed by this process first). */
-async function firstQueryInFreshProcess(dir: string, vector: Float32Array, cores: string[]): Promise<Omit<SizeResult['freshProcess'], 'built'>> {
+async function firstQueryInFreshProcess(
+  dir: string,
+  vector: Float32Array,
+  cores: string[],
+): Promise<Omit<SizeResult['freshProcess'], 'built'>> {
   const vectorFile = join(dir, '..', `${dir.split('/').pop()}-first-query.f32`);
   await writeFile(vectorFile, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
   try {
     const script = fileURLToPath(new URL('./freshProcess.ts', import.meta.url));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', script, dir, vectorFile, cores.join(',')], { encoding: 'utf8', env: { ...process.env, RUST_LOG: 'error' } });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script, dir, vectorFile, cores.join(',')], {
+      encoding: 'utf8',
+      env: { ...process.env, RUST_LOG: 'error' },
+    });
     if (run.status !== 0) throw new Error(`the fresh process failed (${run.status}): ${run.stderr.slice(-500)}`);
     return JSON.parse(run.stdout.trim().split('\n').pop()!) as Omit<SizeResult['freshProcess'], 'built'>;
   } finally {
@@ -247,7 +294,12 @@ async function firstQueryInFreshProcess(dir: string, vector: Float32Array, cores
 }
 
 /** buildTaskContext and semanticSearch on fresh texts, with `--ballast` GB of live objects held meanwhile. */
-async function withBallast(m: Awaited<ReturnType<typeof openMemory>>, store: ReturnType<typeof syntheticStore>, cores: string[], n: number): Promise<NonNullable<SizeResult['ballast']>> {
+async function withBallast(
+  m: Awaited<ReturnType<typeof openMemory>>,
+  store: ReturnType<typeof syntheticStore>,
+  cores: string[],
+  n: number,
+): Promise<NonNullable<SizeResult['ballast']>> {
   progress(`${n}: allocating ${ballastGb} GB of ballast …`);
   const ballast = allocateBallast(ballastGb);
   const heapUsedMb = process.memoryUsage().heapUsed / 1024 ** 2;
@@ -273,38 +325,115 @@ for (const n of sizes) results.push(await benchSize(n));
 progress('');
 const f = (x: number, d = 2) => x.toFixed(d);
 const rows = [
-  ['entries', 'ingest/s', 'ctx p50', 'ctx p95', 'ctx p99', 'hit p50', 'naive p50', 'plain p50', 'speedup', 'R@10 dflt', 'R@10 100c', 'RSS MB', 'fresh 1st s', 'fresh RSS', 'unsnap 1st s', 'snap write s'],
+  [
+    'entries',
+    'ingest/s',
+    'ctx p50',
+    'ctx p95',
+    'ctx p99',
+    'hit p50',
+    'naive p50',
+    'plain p50',
+    'speedup',
+    'R@10 dflt',
+    'R@10 100c',
+    'RSS MB',
+    'fresh 1st s',
+    'fresh RSS',
+    'unsnap 1st s',
+    'snap write s',
+  ],
   ...results.map((r) => [
-    r.size.toLocaleString('en'), f(r.ingest.entriesPerSec, 0), f(r.context.cold.p50), f(r.context.cold.p95), f(r.context.cold.p99), f(r.context.warm.p50, 3), f(r.naive.p50), f(r.plainVector.p50),
-    `${f(r.speedupVsNaive, 1)}×`, f(r.twoStageRecallAt10, 3), f(r.twoStageRecallAt10With100, 3), f(r.peakRssMb, 0), f(r.freshProcess.firstQueryMs / 1000), f(r.freshProcess.rssMb, 0),
-    f(r.freshProcess.built.firstQueryMs / 1000), f(r.snapshotWrite.ms / 1000),
+    r.size.toLocaleString('en'),
+    f(r.ingest.entriesPerSec, 0),
+    f(r.context.cold.p50),
+    f(r.context.cold.p95),
+    f(r.context.cold.p99),
+    f(r.context.warm.p50, 3),
+    f(r.naive.p50),
+    f(r.plainVector.p50),
+    `${f(r.speedupVsNaive, 1)}×`,
+    f(r.twoStageRecallAt10, 3),
+    f(r.twoStageRecallAt10With100, 3),
+    f(r.peakRssMb, 0),
+    f(r.freshProcess.firstQueryMs / 1000),
+    f(r.freshProcess.rssMb, 0),
+    f(r.freshProcess.built.firstQueryMs / 1000),
+    f(r.snapshotWrite.ms / 1000),
   ]),
 ];
 const printTable = (table: string[][]) => {
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
   for (const r of table) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
 };
-console.log('latencies in ms; ctx = buildTaskContext with the query vector given (cold cache), hit = cache hit, naive = the seed design\'s pipeline, plain = one LanceDB vector search;');
-console.log('fresh = a new process on the database: open + first query (s), and its RSS after it (MB, the engine\'s own memory)');
+console.log(
+  "latencies in ms; ctx = buildTaskContext with the query vector given (cold cache), hit = cache hit, naive = the seed design's pipeline, plain = one LanceDB vector search;",
+);
+console.log("fresh = a new process on the database: open + first query (s), and its RSS after it (MB, the engine's own memory)");
 printTable(rows);
 for (const r of results) {
   const base = r.methods.buildTaskContext!.p50;
-  console.log(`\n${r.size.toLocaleString('en')} entries: every search method, interleaved query by query (k = 10; ratio = p50 ÷ buildTaskContext p50)`);
+  console.log(
+    `\n${r.size.toLocaleString('en')} entries: every search method, interleaved query by query (k = 10; ratio = p50 ÷ buildTaskContext p50)`,
+  );
   printTable([
     ['method', 'p50', 'p95', 'p99', 'queries', 'ratio'],
-    ...Object.entries(r.methods).map(([name, t]) => [t.kind === 'peer' ? `${name} (peer)` : name, f(t.p50), f(t.p95), f(t.p99), `${t.queries}${t.capped ? ' (capped)' : ''}`, `${f(t.p50 / base, 2)}×`]),
-    ...(r.ballast ? [
-      [`buildTaskContext, ${r.ballast.gigabytes} GB ballast`, f(r.ballast.context.p50), f(r.ballast.context.p95), f(r.ballast.context.p99), String(queryCount), `${f(r.ballast.context.p50 / base, 2)}×`],
-      [`semanticSearch, ${r.ballast.gigabytes} GB ballast`, f(r.ballast.semanticSearch.p50), f(r.ballast.semanticSearch.p95), f(r.ballast.semanticSearch.p99), String(queryCount), `${f(r.ballast.semanticSearch.p50 / base, 2)}×`],
-    ] : []),
+    ...Object.entries(r.methods).map(([name, t]) => [
+      t.kind === 'peer' ? `${name} (peer)` : name,
+      f(t.p50),
+      f(t.p95),
+      f(t.p99),
+      `${t.queries}${t.capped ? ' (capped)' : ''}`,
+      `${f(t.p50 / base, 2)}×`,
+    ]),
+    ...(r.ballast
+      ? [
+          [
+            `buildTaskContext, ${r.ballast.gigabytes} GB ballast`,
+            f(r.ballast.context.p50),
+            f(r.ballast.context.p95),
+            f(r.ballast.context.p99),
+            String(queryCount),
+            `${f(r.ballast.context.p50 / base, 2)}×`,
+          ],
+          [
+            `semanticSearch, ${r.ballast.gigabytes} GB ballast`,
+            f(r.ballast.semanticSearch.p50),
+            f(r.ballast.semanticSearch.p95),
+            f(r.ballast.semanticSearch.p99),
+            String(queryCount),
+            `${f(r.ballast.semanticSearch.p50 / base, 2)}×`,
+          ],
+        ]
+      : []),
   ]);
-  if (r.peerBuildSeconds) console.log(`peers built in: ${Object.entries(r.peerBuildSeconds).map(([k, v]) => `${k} ${f(v, 1)} s`).join(', ')}`);
+  if (r.peerBuildSeconds)
+    console.log(
+      `peers built in: ${Object.entries(r.peerBuildSeconds)
+        .map(([k, v]) => `${k} ${f(v, 1)} s`)
+        .join(', ')}`,
+    );
   if (r.ballast) console.log(`ballast: ${r.ballast.gigabytes} GB of live objects, heap used ${f(r.ballast.heapUsedMb / 1024, 1)} GB`);
-  console.log(`JS heap allocated per query: buildTaskContext ${f(r.heapAllocatedKb.buildTaskContext, 0)} KB, semanticSearch ${f(r.heapAllocatedKb.semanticSearch, 0)} KB`);
+  console.log(
+    `JS heap allocated per query: buildTaskContext ${f(r.heapAllocatedKb.buildTaskContext, 0)} KB, semanticSearch ${f(r.heapAllocatedKb.semanticSearch, 0)} KB`,
+  );
 }
-for (const r of results) console.log(`${r.size}: stages (median ms) ${Object.entries(r.context.stages).map(([k, v]) => `${k} ${f(v)}`).join(', ')}; first query after ingest ${f(r.context.firstQueryMs / 1000, 2)} s; ingest entries ${f(r.ingest.entriesMs / 1000, 1)} s, relations ${f(r.ingest.relationsMs / 1000, 1)} s, index ${f(r.ingest.indexMs / 1000, 1)} s`);
+for (const r of results)
+  console.log(
+    `${r.size}: stages (median ms) ${Object.entries(r.context.stages)
+      .map(([k, v]) => `${k} ${f(v)}`)
+      .join(
+        ', ',
+      )}; first query after ingest ${f(r.context.firstQueryMs / 1000, 2)} s; ingest entries ${f(r.ingest.entriesMs / 1000, 1)} s, relations ${f(r.ingest.relationsMs / 1000, 1)} s, index ${f(r.ingest.indexMs / 1000, 1)} s`,
+  );
 await mkdir(resultsDir, { recursive: true });
-const json = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, queries: queryCount, results };
+const json = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: (await import('node:os')).cpus().length,
+  queries: queryCount,
+  results,
+};
 const name = values.out ?? `bench-${sizes.join('-')}`;
 await writeFile(join(resultsDir, `${name}.json`), JSON.stringify(json, null, 2));
 await writeFile(join(resultsDir, `${name}.svg`), latencyBySizeChart(results));

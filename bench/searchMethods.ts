@@ -53,9 +53,21 @@ export async function timeSearchMethods(
   peers: readonly Peer[],
   progress: (message: string) => void,
 ): Promise<Record<string, MethodTiming>> {
-  const systems: { name: string; kind: MethodTiming['kind']; run: (q: Query, i: number) => Promise<unknown>; times: number[]; cap: number }[] = [
+  const systems: {
+    name: string;
+    kind: MethodTiming['kind'];
+    run: (q: Query, i: number) => Promise<unknown>;
+    times: number[];
+    cap: number;
+  }[] = [
     ...memcoreMethods(m, store, cores).map(([name, run]) => ({ name, kind: 'memcore' as const, run, times: [], cap: Infinity })),
-    ...peers.map((p) => ({ name: p.name, kind: 'peer' as const, run: (q: Query) => p.search(q.text, q.vector, 10), times: [] as number[], cap: Infinity })),
+    ...peers.map((p) => ({
+      name: p.name,
+      kind: 'peer' as const,
+      run: (q: Query) => p.search(q.text, q.vector, 10),
+      times: [] as number[],
+      cap: Infinity,
+    })),
   ];
   for (const [i, q] of store.queries.entries()) {
     progress(`every search method ${i}/${store.queries.length}`);
@@ -67,7 +79,12 @@ export async function timeSearchMethods(
       if (s.times.length === 5 && stats(s.times).p50 > SLOW_MS) s.cap = CAPPED_QUERIES;
     }
   }
-  return Object.fromEntries(systems.map((s) => [s.name, { ...stats(s.times), queries: s.times.length, capped: s.times.length < store.queries.length, kind: s.kind }]));
+  return Object.fromEntries(
+    systems.map((s) => [
+      s.name,
+      { ...stats(s.times), queries: s.times.length, capped: s.times.length < store.queries.length, kind: s.kind },
+    ]),
+  );
 }
 
 /**
@@ -79,7 +96,8 @@ export function allocateBallast(gigabytes: number): unknown[] {
   const ballast: unknown[] = [];
   // ~80 bytes an object with its slot in the array.
   const objects = Math.round((gigabytes * 1024 ** 3) / 80);
-  for (let i = 0; i < objects; i += 1_000_000) ballast.push(Array.from({ length: Math.min(1_000_000, objects - i) }, (_, j) => ({ id: i + j, weight: j * 0.5, next: null })));
+  for (let i = 0; i < objects; i += 1_000_000)
+    ballast.push(Array.from({ length: Math.min(1_000_000, objects - i) }, (_, j) => ({ id: i + j, weight: j * 0.5, next: null })));
   return ballast;
 }
 
@@ -94,6 +112,8 @@ export async function heapAllocatedPerCall(queries: readonly Query[], run: (q: Q
   profiler.start();
   for (const [i, q] of queries.entries()) await run(q, i);
   const after = getHeapStatistics().used_heap_size;
-  const freed = profiler.stop().statistics.reduce((sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0);
+  const freed = profiler
+    .stop()
+    .statistics.reduce((sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0);
   return (after - before + freed) / queries.length;
 }

@@ -27,8 +27,20 @@ const USAGE = `usage: npm run bench:served -- [--size 100000] [--queries 200] [-
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 
-const values = benchOptions(USAGE, { size: { type: 'string', default: '100000' }, queries: { type: 'string', default: '200' }, 'cli-runs': { type: 'string', default: '20' }, out: { type: 'string' } }, (v) =>
-  [[v.size, 100], [v.queries, 10], [v['cli-runs'], 1]].every(([x, min]) => Number.isInteger(Number(x)) && Number(x) >= Number(min)),
+const values = benchOptions(
+  USAGE,
+  {
+    size: { type: 'string', default: '100000' },
+    queries: { type: 'string', default: '200' },
+    'cli-runs': { type: 'string', default: '20' },
+    out: { type: 'string' },
+  },
+  (v) =>
+    [
+      [v.size, 100],
+      [v.queries, 10],
+      [v['cli-runs'], 1],
+    ].every(([x, min]) => Number.isInteger(Number(x)) && Number(x) >= Number(min)),
 );
 const size = Number(values.size);
 const queryCount = Number(values.queries);
@@ -66,31 +78,52 @@ try {
   // What a one-shot call pays with no server: open the folder and answer a first query, which
   // loads the resident structures (a CLI process cannot run it here: the store's embedder is the
   // bench's own, so this is measured in process, and a process start comes on top).
-  const cold = await timed(2, async () => {
-    const once = await open();
-    await once.buildTaskContext(store.queries[0]!.text, { cores: args.cores, maxEntries: 12 });
-    await once.close();
-  }, 'cold open + first query');
+  const cold = await timed(
+    2,
+    async () => {
+      const once = await open();
+      await once.buildTaskContext(store.queries[0]!.text, { cores: args.cores, maxEntries: 12 });
+      await once.close();
+    },
+    'cold open + first query',
+  );
 
   engine = await open();
   const owner = await startOwner(engine, { runCli: (argv, io, context) => main(argv, io, context), version: 'bench', http: { port: 0 } });
   const queries = store.queries.map((q) => q.text);
   await engine.buildTaskContext(queries[0]!, { cores: args.cores, maxEntries: 12 }); // loads the resident structures
 
-  const inProcess = await timed(queryCount, (i) => engine.buildTaskContext(queries[i]!, { cores: args.cores, maxEntries: 12 }), 'in process');
+  const inProcess = await timed(
+    queryCount,
+    (i) => engine.buildTaskContext(queries[i]!, { cores: args.cores, maxEntries: 12 }),
+    'in process',
+  );
 
   // The agent is a process of its own, as it is in use: its side of each call does not queue behind the server's.
   const tasksFile = join(dir, 'bench-tasks.json');
   await writeFile(tasksFile, JSON.stringify({ tasks: queries, args }));
   const agent = async (label: string, ...how: string[]) => {
     progress(label);
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./servedClient.ts', import.meta.url)), tasksFile, ...how], { cwd: repo, maxBuffer: 1 << 24 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./servedClient.ts', import.meta.url)), tasksFile, ...how],
+      { cwd: repo, maxBuffer: 1 << 24 },
+    );
     return JSON.parse(stdout) as number[];
   };
   const overHttp = await agent('MCP over HTTP', 'http', owner.url!, owner.token!);
   const overStdio = await agent('MCP over stdio relay', 'stdio', builtCli, dir);
 
-  const served = await timed(cliRuns, (i) => promisify(execFile)(process.execPath, [builtCli, 'context', queries[i % queries.length]!, '--core', 'core-0', '--format', 'prompt', '--db', dir], { env: {}, maxBuffer: 1 << 24 }), 'served CLI');
+  const served = await timed(
+    cliRuns,
+    (i) =>
+      promisify(execFile)(
+        process.execPath,
+        [builtCli, 'context', queries[i % queries.length]!, '--core', 'core-0', '--format', 'prompt', '--db', dir],
+        { env: {}, maxBuffer: 1 << 24 },
+      ),
+    'served CLI',
+  );
   const nodeAlone = await timed(5, () => promisify(execFile)(process.execPath, ['-e', '0']), 'node -e 0');
   await owner.close();
 
@@ -106,20 +139,30 @@ try {
     nodeStartMs: stats(nodeAlone),
   };
   progress('');
-  const row = (name: string, s: { p50: number; p95: number }) => `| ${name.padEnd(40)} | ${s.p50.toFixed(2).padStart(9)} | ${s.p95.toFixed(2).padStart(9)} |`;
+  const row = (name: string, s: { p50: number; p95: number }) =>
+    `| ${name.padEnd(40)} | ${s.p50.toFixed(2).padStart(9)} | ${s.p95.toFixed(2).padStart(9)} |`;
   console.log(`\nserved store, ${size} entries, ${queryCount} calls a path (ms)\n`);
-  console.log(['| path | p50 | p95 |', '|---|---|---|',
-    row('buildTaskContext in process', result.inProcessMs),
-    row('build_task_context, MCP over HTTP', result.mcpHttpMs),
-    row('build_task_context, MCP stdio via relay', result.mcpStdioRelayMs),
-    row(`memcore context, served (${cliRuns} runs)`, result.cliServedMs),
-    row('cold: open + first query, in process (2 runs)', result.coldOpenMs),
-    row('node -e 0 (process start alone)', result.nodeStartMs),
-  ].join('\n'));
-  console.log(`\nMCP overhead at p50: HTTP ${result.overheadP50Ms.http.toFixed(2)} ms, stdio relay ${result.overheadP50Ms.stdioRelay.toFixed(2)} ms`);
+  console.log(
+    [
+      '| path | p50 | p95 |',
+      '|---|---|---|',
+      row('buildTaskContext in process', result.inProcessMs),
+      row('build_task_context, MCP over HTTP', result.mcpHttpMs),
+      row('build_task_context, MCP stdio via relay', result.mcpStdioRelayMs),
+      row(`memcore context, served (${cliRuns} runs)`, result.cliServedMs),
+      row('cold: open + first query, in process (2 runs)', result.coldOpenMs),
+      row('node -e 0 (process start alone)', result.nodeStartMs),
+    ].join('\n'),
+  );
+  console.log(
+    `\nMCP overhead at p50: HTTP ${result.overheadP50Ms.http.toFixed(2)} ms, stdio relay ${result.overheadP50Ms.stdioRelay.toFixed(2)} ms`,
+  );
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
-  await writeFile(join(resultsDir, `${values.out ?? `served-${size}`}.json`), JSON.stringify({ date: new Date().toISOString(), ...result }, null, 2) + '\n');
+  await writeFile(
+    join(resultsDir, `${values.out ?? `served-${size}`}.json`),
+    JSON.stringify({ date: new Date().toISOString(), ...result }, null, 2) + '\n',
+  );
 } finally {
   await engine.close().catch(() => undefined);
   await rm(dir, { recursive: true, force: true });

@@ -18,14 +18,22 @@ const USAGE = `usage: npm run bench:storage -- [--entries 10000] [--batch 500] [
 
 function options() {
   try {
-    const { values } = parseArgs({ options: { entries: { type: 'string', default: '10000' }, batch: { type: 'string', default: '500' }, out: { type: 'string', default: 'storage' }, help: { type: 'boolean', short: 'h', default: false } } });
+    const { values } = parseArgs({
+      options: {
+        entries: { type: 'string', default: '10000' },
+        batch: { type: 'string', default: '500' },
+        out: { type: 'string', default: 'storage' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
     if (values.help) {
       console.log(USAGE);
       process.exit(0);
     }
     const entries = Number(values.entries);
     const batch = Number(values.batch);
-    if (!Number.isInteger(entries) || entries < 1 || !Number.isInteger(batch) || batch < 1) throw new Error('--entries and --batch take whole numbers ≥ 1');
+    if (!Number.isInteger(entries) || entries < 1 || !Number.isInteger(batch) || batch < 1)
+      throw new Error('--entries and --batch take whole numbers ≥ 1');
     return { entries, batch, out: values.out };
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
@@ -36,9 +44,17 @@ function options() {
 /** Short entries (~20 words) of distinct text from a small vocabulary. */
 function shortEntries(n: number): { id: string; core_id: string; title: string; content: string }[] {
   const rand = mulberry32(11);
-  const words = 'token refresh cache migration retry timeout queue webhook payment invoice cursor header error field event trace deploy rollback flag release test database upload session cookie tenant quota clock'.split(' ');
+  const words =
+    'token refresh cache migration retry timeout queue webhook payment invoice cursor header error field event trace deploy rollback flag release test database upload session cookie tenant quota clock'.split(
+      ' ',
+    );
   const pick = (k: number) => Array.from({ length: k }, () => words[Math.floor(rand() * words.length)]!).join(' ');
-  return Array.from({ length: n }, (_, i) => ({ id: `e${i}`, core_id: `core-${i % 8}`, title: `${pick(4)} ${i}`, content: `${pick(16)}.` }));
+  return Array.from({ length: n }, (_, i) => ({
+    id: `e${i}`,
+    core_id: `core-${i % 8}`,
+    title: `${pick(4)} ${i}`,
+    content: `${pick(16)}.`,
+  }));
 }
 
 /** 512-d vectors seeded by the text, like the local model's in size; cached like the local model's. */
@@ -78,7 +94,8 @@ async function parts(dir: string): Promise<Record<string, number>> {
     'entries table: indexes': await sizeOf(join(table, '_indices')),
     'embedding cache': await sizeOf(join(dir, 'lance', 'embedding_cache.lance')),
     'graph (Kuzu)': (await sizeOf(join(dir, 'graph.kuzu'))) + (await sizeOf(join(dir, 'graph.kuzu.wal'))),
-    'meta, projection, journal': (await sizeOf(join(dir, 'meta.json'))) + (await sizeOf(join(dir, 'projection.json'))) + (await sizeOf(join(dir, 'journal'))),
+    'meta, projection, journal':
+      (await sizeOf(join(dir, 'meta.json'))) + (await sizeOf(join(dir, 'projection.json'))) + (await sizeOf(join(dir, 'journal'))),
   };
 }
 
@@ -99,15 +116,28 @@ try {
   await m.close();
   const perEntry = (p: Record<string, number>) => Object.fromEntries(Object.entries(p).map(([k, v]) => [k, Math.round(v / entries)]));
   const total = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a + b, 0);
-  const rows = Object.keys(afterIngest).map((k) => [k, String(Math.round(afterIngest[k]! / entries)), String(Math.round(afterIndex[k]! / entries))]);
+  const rows = Object.keys(afterIngest).map((k) => [
+    k,
+    String(Math.round(afterIngest[k]! / entries)),
+    String(Math.round(afterIndex[k]! / entries)),
+  ]);
   rows.push(['total', String(Math.round(total(afterIngest) / entries)), String(Math.round(total(afterIndex) / entries))]);
-  console.log(`${entries} short entries (title + content ${Math.round(textBytes / entries)} bytes on average), ingested ${batch} at a time; bytes per entry:`);
+  console.log(
+    `${entries} short entries (title + content ${Math.round(textBytes / entries)} bytes on average), ingested ${batch} at a time; bytes per entry:`,
+  );
   const width = [Math.max(...rows.map((r) => r[0]!.length)), 12, 12];
   console.log(['part', 'after ingest', 'after index'].map((h, i) => h.padEnd(width[i]!)).join('  '));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join('  '));
   await mkdir(new URL('./results/', import.meta.url), { recursive: true });
   const file = new URL(`./results/${out}.json`, import.meta.url);
-  await writeFile(file, JSON.stringify({ entries, batch, textBytesPerEntry: textBytes / entries, afterIngest: perEntry(afterIngest), afterIndex: perEntry(afterIndex) }, null, 2) + '\n');
+  await writeFile(
+    file,
+    JSON.stringify(
+      { entries, batch, textBytesPerEntry: textBytes / entries, afterIngest: perEntry(afterIngest), afterIndex: perEntry(afterIndex) },
+      null,
+      2,
+    ) + '\n',
+  );
   console.log(`wrote ${file.pathname}`);
 } finally {
   await rm(dir, { recursive: true, force: true });

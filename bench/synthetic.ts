@@ -18,11 +18,13 @@ function unit(v: Float32Array): Float32Array {
   return v;
 }
 
-const WORDS = ('token refresh rotation cache eviction migration schema index backfill retry timeout idempotent queue consumer offset ' +
+const WORDS = (
+  'token refresh rotation cache eviction migration schema index backfill retry timeout idempotent queue consumer offset ' +
   'webhook signature payment invoice currency rounding cursor pagination version header deprecation sunset error problem json ' +
   'validation field pointer transaction outbox event relay publish logging request trace span metric alert pager runbook deploy ' +
   'rollback flag canary release branch review lint test fixture container database postgres redis kafka s3 bucket upload image ' +
-  'thumbnail cdn dns certificate tls session cookie csrf cors oauth scope tenant quota limit burst window clock skew drift').split(' ');
+  'thumbnail cdn dns certificate tls session cookie csrf cors oauth scope tenant quota limit burst window clock skew drift'
+).split(' ');
 
 export interface SyntheticStore {
   doc: { entries: EntryRecord[]; code_locations: CodeLocationRecord[]; golden_paths: GoldenPathRecord[]; relations: RelationRecord[] };
@@ -35,11 +37,17 @@ export interface SyntheticStore {
  * `hub` (default true): every entry also links to `e0`, as every lesson in a real store links to
  * the project's conventions, so that the bench sees a hub with `n` − 1 edges (see HUB_DEGREE).
  */
-export function syntheticStore(n: number, opts: { dimensions?: number; clusters?: number; queries?: number; seed?: number; hub?: boolean } = {}): SyntheticStore {
+export function syntheticStore(
+  n: number,
+  opts: { dimensions?: number; clusters?: number; queries?: number; seed?: number; hub?: boolean } = {},
+): SyntheticStore {
   const d = opts.dimensions ?? 512;
   const rand = rng(opts.seed ?? 7);
-  const clusters = Array.from({ length: opts.clusters ?? Math.max(8, Math.round(Math.sqrt(n) / 2)) }, () => unit(Float32Array.from({ length: d }, () => gaussian(rand))));
-  const near = (center: Float32Array, spread: number) => unit(Float32Array.from(center, (x) => x + spread * gaussian(rand) / Math.sqrt(d)));
+  const clusters = Array.from({ length: opts.clusters ?? Math.max(8, Math.round(Math.sqrt(n) / 2)) }, () =>
+    unit(Float32Array.from({ length: d }, () => gaussian(rand))),
+  );
+  const near = (center: Float32Array, spread: number) =>
+    unit(Float32Array.from(center, (x) => x + (spread * gaussian(rand)) / Math.sqrt(d)));
   const words = (k: number) => Array.from({ length: k }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ');
   const types = ['lesson', 'decision', 'pattern', 'convention', 'fact'];
   const entries: EntryRecord[] = [];
@@ -48,13 +56,26 @@ export function syntheticStore(n: number, opts: { dimensions?: number; clusters?
     const title = `${words(4)} #${i}`;
     const content = `${words(30)}.`;
     entries.push({
-      id: `e${i}`, core_id: `core-${i % 8}`, title, content, entry_type: types[i % types.length]!,
-      confidence: (['low', 'medium', 'high'] as const)[i % 3]!, importance: 1 + (i % 10), tags: [WORDS[i % WORDS.length]!],
+      id: `e${i}`,
+      core_id: `core-${i % 8}`,
+      title,
+      content,
+      entry_type: types[i % types.length]!,
+      confidence: (['low', 'medium', 'high'] as const)[i % 3]!,
+      importance: 1 + (i % 10),
+      tags: [WORDS[i % WORDS.length]!],
     });
     vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
   }
   const codes = Math.max(10, Math.floor(n / 10));
-  const code_locations = Array.from({ length: codes }, (_, i) => ({ id: `c${i}`, codebase_id: 'bench', file_path: `src/mod${i % 50}/file${i}.ts`, symbol: `fn${i}`, start_line: 1 + (i % 100), end_line: 20 + (i % 100) }));
+  const code_locations = Array.from({ length: codes }, (_, i) => ({
+    id: `c${i}`,
+    codebase_id: 'bench',
+    file_path: `src/mod${i % 50}/file${i}.ts`,
+    symbol: `fn${i}`,
+    start_line: 1 + (i % 100),
+    end_line: 20 + (i % 100),
+  }));
   const relations: RelationRecord[] = [];
   const pick = () => `e${Math.floor(rand() * n)}`;
   // ~2 edges per entry between entries → average degree ~4. Every 50th entry supersedes one a
@@ -73,9 +94,17 @@ export function syntheticStore(n: number, opts: { dimensions?: number; clusters?
     if (opts.hub !== false && i > 0) relations.push({ type: 'RELATED', from: `e${i}`, to: 'e0', weight: 0.5 });
   }
   const paths = Math.max(2, Math.floor(n / 1000));
-  const golden_paths = Array.from({ length: paths }, (_, i) => ({ id: `g${i}`, name: `path ${i}`, concept: words(2), steps: [0, 1, 2].map((s) => ({ code: `c${(i * 3 + s) % codes}` })) }));
-  for (let i = 0; i < paths; i++) relations.push({ type: 'IMPLEMENTS', from: `e${i * 7 % n}`, to: `g${i}` });
-  const queries = Array.from({ length: opts.queries ?? 200 }, (_, i) => ({ text: `query ${i} ${words(5)}`, vector: near(clusters[i % clusters.length]!, 1.2) }));
+  const golden_paths = Array.from({ length: paths }, (_, i) => ({
+    id: `g${i}`,
+    name: `path ${i}`,
+    concept: words(2),
+    steps: [0, 1, 2].map((s) => ({ code: `c${(i * 3 + s) % codes}` })),
+  }));
+  for (let i = 0; i < paths; i++) relations.push({ type: 'IMPLEMENTS', from: `e${(i * 7) % n}`, to: `g${i}` });
+  const queries = Array.from({ length: opts.queries ?? 200 }, (_, i) => ({
+    text: `query ${i} ${words(5)}`,
+    vector: near(clusters[i % clusters.length]!, 1.2),
+  }));
   return { doc: { entries, code_locations, golden_paths, relations }, vectors, queries };
 }
 
@@ -97,7 +126,11 @@ export function lookupEmbedder(vectors: Map<string, Float32Array>, dimensions: n
 }
 
 /** Code and golden paths, then entries in batches of 5,000, then relations in batches of 10,000. */
-export async function ingestSynthetic(m: MemoryEngine, store: SyntheticStore, progress: (message: string) => void): Promise<{ entriesMs: number; relationsMs: number }> {
+export async function ingestSynthetic(
+  m: MemoryEngine,
+  store: SyntheticStore,
+  progress: (message: string) => void,
+): Promise<{ entriesMs: number; relationsMs: number }> {
   const n = store.doc.entries.length;
   await m.ingestDocument({ code_locations: store.doc.code_locations, golden_paths: store.doc.golden_paths }, { source: 'code' });
   const batch = 5000;
@@ -122,7 +155,12 @@ export const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
-export const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), mean: xs.reduce((a, b) => a + b, 0) / xs.length });
+export const stats = (xs: number[]) => ({
+  p50: percentile(xs, 50),
+  p95: percentile(xs, 95),
+  p99: percentile(xs, 99),
+  mean: xs.reduce((a, b) => a + b, 0) / xs.length,
+});
 
 /**
  * A deterministic bag-of-words embedder (feature hashing of lower-cased words), for tests that
@@ -160,7 +198,11 @@ export function fnv1a(text: string): number {
  * A bench script's command line: `--help` prints the usage and exits 0; a bad option, or values
  * that `valid` refuses, print the usage and exit 2.
  */
-export function benchOptions(usage: string, options: NonNullable<ParseArgsConfig['options']>, valid: (values: Record<string, string | undefined>) => boolean): Record<string, string | undefined> {
+export function benchOptions(
+  usage: string,
+  options: NonNullable<ParseArgsConfig['options']>,
+  valid: (values: Record<string, string | undefined>) => boolean,
+): Record<string, string | undefined> {
   let parsed: Record<string, string | boolean | (string | boolean)[] | undefined>;
   try {
     parsed = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } } }).values;
@@ -172,7 +214,11 @@ export function benchOptions(usage: string, options: NonNullable<ParseArgsConfig
     console.log(usage);
     process.exit(0);
   }
-  const values = Object.fromEntries(Object.entries(parsed).filter(([k]) => k !== 'help').map(([k, v]) => [k, typeof v === 'string' ? v : undefined]));
+  const values = Object.fromEntries(
+    Object.entries(parsed)
+      .filter(([k]) => k !== 'help')
+      .map(([k, v]) => [k, typeof v === 'string' ? v : undefined]),
+  );
   if (!valid(values) || (values.out !== undefined && !/^[\w.-]+$/.test(values.out))) {
     console.error(`bad arguments (--out takes a plain file name)\n\n${usage}`);
     process.exit(2);

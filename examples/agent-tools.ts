@@ -24,10 +24,17 @@ export interface AgentRun {
 }
 
 /** Runs the model until it answers without asking for a tool (at most `maxTurns` rounds). */
-export async function runAgent(task: string, options: { memory: MemoryEngine; client: OpenAI; model: string; maxTurns?: number }): Promise<AgentRun> {
+export async function runAgent(
+  task: string,
+  options: { memory: MemoryEngine; client: OpenAI; model: string; maxTurns?: number },
+): Promise<AgentRun> {
   const tools = memoryTools(options.memory);
   const messages: ChatCompletionMessageParam[] = [
-    { role: 'system', content: 'You are a coding agent. Before you plan, read the project memory with build_task_context; search it for anything more you need.' },
+    {
+      role: 'system',
+      content:
+        'You are a coding agent. Before you plan, read the project memory with build_task_context; search it for anything more you need.',
+    },
     { role: 'user', content: task },
   ];
   const calls: AgentRun['calls'] = [];
@@ -49,14 +56,19 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const task = process.argv[2] ?? 'add automatic retries to the refresh-token endpoint';
   const model = process.env.MEMCORE_LLM_MODEL;
   if (!model) {
-    console.error('set MEMCORE_LLM_MODEL (and MEMCORE_LLM_BASE_URL for a local server), e.g. MEMCORE_LLM_BASE_URL=http://127.0.0.1:11434/v1 MEMCORE_LLM_MODEL=qwen2.5:7b');
+    console.error(
+      'set MEMCORE_LLM_MODEL (and MEMCORE_LLM_BASE_URL for a local server), e.g. MEMCORE_LLM_BASE_URL=http://127.0.0.1:11434/v1 MEMCORE_LLM_MODEL=qwen2.5:7b',
+    );
     process.exit(2);
   }
   const temp = process.env.MEMCORE_DB ? undefined : await mkdtemp(join(tmpdir(), 'memcore-agent-'));
   const memory = await openMemory({ path: process.env.MEMCORE_DB ?? temp! });
   try {
     if (temp) await memory.ingest(fileURLToPath(new URL('memory/orders-api.yaml', import.meta.url)));
-    const client = new OpenAI({ baseURL: process.env.MEMCORE_LLM_BASE_URL, apiKey: process.env.MEMCORE_LLM_API_KEY ?? process.env.OPENAI_API_KEY ?? 'none' });
+    const client = new OpenAI({
+      baseURL: process.env.MEMCORE_LLM_BASE_URL,
+      apiKey: process.env.MEMCORE_LLM_API_KEY ?? process.env.OPENAI_API_KEY ?? 'none',
+    });
     const run = await runAgent(task, { memory, client, model });
     for (const call of run.calls) console.error(`tool: ${call.name} ${call.args}`);
     console.log(run.answer);

@@ -32,8 +32,12 @@ try {
         entry_type: 'lesson',
       },
     ],
-    code_locations: [{ id: 'charge-fn', codebase_id: 'shop', file_path: 'src/payments/charge.ts', symbol: 'charge', start_line: 10, end_line: 42 }],
-    golden_paths: [{ id: 'gp-charge', name: 'Charging a card', steps: [{ code: 'charge-fn', description: 'build the request with its key' }] }],
+    code_locations: [
+      { id: 'charge-fn', codebase_id: 'shop', file_path: 'src/payments/charge.ts', symbol: 'charge', start_line: 10, end_line: 42 },
+    ],
+    golden_paths: [
+      { id: 'gp-charge', name: 'Charging a card', steps: [{ code: 'charge-fn', description: 'build the request with its key' }] },
+    ],
     relations: [
       { type: 'DEPENDS_ON', from: 'pay-retry-lesson', to: 'pay-idempotency' },
       { type: 'REFERENCES_CODE', from: 'pay-idempotency', to: 'charge-fn', relevance: 0.9 },
@@ -52,7 +56,8 @@ try {
   // What the team already wrote: each heading section an entry, ADRs decisions, CLAUDE.md conventions.
   const imported = await memory.importMarkdown([fileURLToPath(new URL('./import-docs', import.meta.url))], { core: 'project' });
   console.log(`${imported.files.imported} documents imported: ${imported.entries.added} entries, ${imported.relations} relations`);
-  for (const e of await memory.listEntries({ cores: ['project'], entryTypes: ['decision'] })) console.log(`[decision] ${e.title} (${e.source})`);
+  for (const e of await memory.listEntries({ cores: ['project'], entryTypes: ['decision'] }))
+    console.log(`[decision] ${e.title} (${e.source})`);
 } finally {
   await memory.close();
   await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,19 @@
 export { openMemory, MemoryEngine } from './engine/memoryEngine.js';
 export type {
-  OpenMemoryOptions, EmbedderConfig, SemanticSearchOptions, MatryoshkaSearchOptions, KeywordSearchOptions, HybridSearchOptions,
-  TraverseOptions, SearchHit, TraverseHit, RelatedToCodeHit, CodeReferenceHit, FeedbackInput, IndexOptions, IndexResult,
+  OpenMemoryOptions,
+  EmbedderConfig,
+  SemanticSearchOptions,
+  MatryoshkaSearchOptions,
+  KeywordSearchOptions,
+  HybridSearchOptions,
+  TraverseOptions,
+  SearchHit,
+  TraverseHit,
+  RelatedToCodeHit,
+  CodeReferenceHit,
+  FeedbackInput,
+  IndexOptions,
+  IndexResult,
 } from './engine/memoryEngine.js';
 export type { TaskContextOptions, SearchFilterOptions } from './retrieve/taskContext.js';
 export type { ScoringWeights } from './retrieve/score.js';
@@ -44,7 +56,14 @@ export * from './model/types.js';
 export type { RememberInput, RememberResult, CodeReferenceInput, EntryLink } from './engine/remember.js';
 export type { EntryDetails } from './engine/entryDetails.js';
 export type { EntryGraph, EntryGraphNode, EntryGraphQuery } from './engine/entryGraph.js';
-export type { EntryRecord, CodeLocationRecord, GoldenPathRecord, GoldenPathStepRecord, RelationRecord, MemoryDocumentRecord } from './model/memoryFile.js';
+export type {
+  EntryRecord,
+  CodeLocationRecord,
+  GoldenPathRecord,
+  GoldenPathStepRecord,
+  RelationRecord,
+  MemoryDocumentRecord,
+} from './model/memoryFile.js';
 export { memoryTools } from './server/agentTools.js';
 export type { MemoryTools, MemoryToolsOptions, MemoryToolName, FunctionTool } from './server/agentTools.js';
 export { serializeMemoryDocument } from './ops/export.js';

@@ -24,26 +24,51 @@ afterAll(async () => {
 
 function reply(res: ServerResponse, message: Record<string, unknown>): void {
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'fake', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }] }));
+  res.end(
+    JSON.stringify({
+      id: 'c',
+      object: 'chat.completion',
+      created: 0,
+      model: 'fake',
+      choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }],
+    }),
+  );
 }
-const toolCall = (id: string, name: string, args: unknown) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+const toolCall = (id: string, name: string, args: unknown) => ({
+  id,
+  type: 'function',
+  function: { name, arguments: JSON.stringify(args) },
+});
 
 describe('an agent loop over the openai client with memcore tools', () => {
   it('offers the tools, runs the calls the model makes, and sends back what memory holds', async () => {
     const script = [
       { content: null, tool_calls: [toolCall('1', 'build_task_context', { task: 'add retries to the refresh endpoint', max_entries: 5 })] },
-      { content: null, tool_calls: [toolCall('2', 'search_memory', { query: 'two tabs refresh', mode: 'keyword', limit: 2 }), toolCall('3', 'search_memory', { query: 7 })] },
+      {
+        content: null,
+        tool_calls: [
+          toolCall('2', 'search_memory', { query: 'two tabs refresh', mode: 'keyword', limit: 2 }),
+          toolCall('3', 'search_memory', { query: 7 }),
+        ],
+      },
       { content: 'Plan: keep rotation, allow the 10 s grace window, then add retries.' },
     ];
     chat.respond = (_body, n, res) => reply(res, script[n - 1]!);
-    const run = await runAgent('add retries to the refresh endpoint', { memory, client: new OpenAI({ baseURL: chat.baseURL, apiKey: 'test', maxRetries: 0 }), model: 'fake' });
+    const run = await runAgent('add retries to the refresh endpoint', {
+      memory,
+      client: new OpenAI({ baseURL: chat.baseURL, apiKey: 'test', maxRetries: 0 }),
+      model: 'fake',
+    });
 
     expect(run.answer).toMatch(/grace window/);
     expect(run.calls.map((c) => c.name)).toEqual(['build_task_context', 'search_memory', 'search_memory']);
     const first = chat.requests[0]!.body as { tools: { function: { name: string; parameters: { required: string[] } } }[] };
     expect(first.tools.map((t) => t.function.name)).toEqual(['build_task_context', 'search_memory']);
     expect(first.tools[0]!.function.parameters.required).toEqual(['task']);
-    const sent = (i: number) => (chat.requests[i]!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages.filter((m) => m.role === 'tool');
+    const sent = (i: number) =>
+      (chat.requests[i]!.body as { messages: { role: string; tool_call_id?: string; content: string }[] }).messages.filter(
+        (m) => m.role === 'tool',
+      );
     expect(sent(1)[0]!.content).toMatch(/^<memory bundle="b_[0-9a-f]{16}">[\s\S]*Rotate refresh tokens on every use/);
     const [search, bad] = sent(2).slice(1);
     expect(search!.content).toContain('Two tabs refreshing at once looked like token theft');
@@ -52,7 +77,10 @@ describe('an agent loop over the openai client with memcore tools', () => {
   });
 
   it('offers only the tools asked for, and refuses unknown ones', () => {
-    expect(memoryTools(memory, { tools: ['remember', 'memory_status'] }).definitions.map((d) => d.function.name)).toEqual(['remember', 'memory_status']);
+    expect(memoryTools(memory, { tools: ['remember', 'memory_status'] }).definitions.map((d) => d.function.name)).toEqual([
+      'remember',
+      'memory_status',
+    ]);
     expect(() => memoryTools(memory, { tools: ['drop_everything' as never] })).toThrow(/unknown tool "drop_everything"/);
   });
 });

@@ -31,7 +31,20 @@ describe('findLinks', () => {
     e('short', 'API', 'Everything mentions the api and APIs.'),
     e('code', 'Refresh handler', 'refreshTokens() in src/auth/refresh.ts does it; also refresh.ts.bak is unrelated.'),
   ];
-  const code = [{ id: 'c1', codebaseId: 'x', filePath: 'src/auth/refresh.ts', symbol: 'refreshTokens', startLine: 1, endLine: 9, language: 'ts', kind: null, fingerprint: null, revision: null }];
+  const code = [
+    {
+      id: 'c1',
+      codebaseId: 'x',
+      filePath: 'src/auth/refresh.ts',
+      symbol: 'refreshTokens',
+      startLine: 1,
+      endLine: 9,
+      language: 'ts',
+      kind: null,
+      fingerprint: null,
+      revision: null,
+    },
+  ];
 
   it('links mentions of titles and aliases at word boundaries, with case rules', () => {
     const links = findLinks(corpus, code, new Set(corpus.map((c) => c.id)));
@@ -53,7 +66,9 @@ describe('findLinks', () => {
 
   it('skips short titles and titles too common to mean a link', () => {
     const many = Array.from({ length: 30 }, (_, i) => e(`m${i}`, `Note ${i}`, 'We use Postgres here.'));
-    const links = findLinks([...many, e('pg', 'Postgres', 'The database.')], [], new Set(['pg', ...many.map((m) => m.id)]), { maxMentionShare: 0.1 });
+    const links = findLinks([...many, e('pg', 'Postgres', 'The database.')], [], new Set(['pg', ...many.map((m) => m.id)]), {
+      maxMentionShare: 0.1,
+    });
     expect(links).toEqual([]); // mentioned by 30 of 31 entries
     const few = findLinks([...many.slice(0, 2), e('pg', 'Postgres', 'The database.')], [], new Set(['pg']));
     expect(few.map((l) => `${l.from}->${l.to}`)).toEqual(['m0->pg', 'm1->pg']);
@@ -80,14 +95,19 @@ describe('ingest with autoLink', () => {
   it('writes mention edges both ways across ingests, idempotently', async () => {
     const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder(), env: {} });
     try {
-      const first = await m.ingestDocument({ core_id: 'c', entries: [corpusEntry('kafka', 'Kafka consumer offsets', 'Commit after processing.')] }, { autoLink: true });
+      const first = await m.ingestDocument(
+        { core_id: 'c', entries: [corpusEntry('kafka', 'Kafka consumer offsets', 'Commit after processing.')] },
+        { autoLink: true },
+      );
       expect(first.autoLinks).toBe(0);
       const second = await m.ingestDocument(
         { core_id: 'c', entries: [corpusEntry('dlq', 'Dead letter queue', 'Failed Kafka consumer offsets commits end here.')] },
         { autoLink: true, source: 'second' },
       );
       expect(second.autoLinks).toBe(1);
-      expect((await m.traverse('kafka', { depth: 1 })).map((h) => [h.entry.id, h.path])).toEqual([['dlq', [{ type: 'RELATED', from: 'dlq', to: 'kafka' }]]]);
+      expect((await m.traverse('kafka', { depth: 1 })).map((h) => [h.entry.id, h.path])).toEqual([
+        ['dlq', [{ type: 'RELATED', from: 'dlq', to: 'kafka' }]],
+      ]);
       const again = await m.ingestDocument(
         { core_id: 'c', entries: [corpusEntry('dlq', 'Dead letter queue', 'Failed Kafka consumer offsets commits end here.')] },
         { autoLink: true, source: 'second' },
@@ -109,7 +129,10 @@ describe('entries named in the task', () => {
       { id: 'duncan', title: 'William Duncan (actor)', aliases: ['William Duncan'] },
     ]);
     const ids = (task: string) => index.match(task).map((m) => `${m.id}:${m.mention}`);
-    expect(ids('Why does the dead-letter queue fill when KAFKA consumer offsets lag?')).toEqual(['dlq:dead letter queue', 'kafka:KAFKA consumer offsets']); // both three words: by id
+    expect(ids('Why does the dead-letter queue fill when KAFKA consumer offsets lag?')).toEqual([
+      'dlq:dead letter queue',
+      'kafka:KAFKA consumer offsets',
+    ]); // both three words: by id
     expect(ids('drain the DLQ')).toEqual(['dlq:DLQ']);
     expect(ids('drain the dlq, or the DLQueue')).toEqual([]); // short names match in their own case, whole words only
     expect(ids('Which film did William Duncan direct?')).toEqual(['duncan:William Duncan']);
@@ -144,12 +167,18 @@ describe('entries named in the task', () => {
       const bundle = await m.buildTaskContext('restart the zebra cluster after the outage', { threshold: 0.99, keyword: false });
       expect(bundle.entries.map((e) => e.entry.id)).toEqual(['zebra']);
       expect(bundle.entries[0]!.why).toContainEqual({ kind: 'mention', rank: 1, mention: 'zebra cluster' });
-      expect((await m.buildTaskContext('restart the zebra cluster', { threshold: 0.99, keyword: false, mentions: false })).entries).toEqual([]);
+      expect((await m.buildTaskContext('restart the zebra cluster', { threshold: 0.99, keyword: false, mentions: false })).entries).toEqual(
+        [],
+      );
       expect((await m.buildTaskContext('open the giraffe vault', { threshold: 0.99, keyword: false, cores: ['ops'] })).entries).toEqual([]);
-      expect((await m.hybridSearch('open the giraffe vault', { threshold: 0.99, mentions: true })).map((h) => h.entry.id)).toEqual(['hidden']);
+      expect((await m.hybridSearch('open the giraffe vault', { threshold: 0.99, mentions: true })).map((h) => h.entry.id)).toEqual([
+        'hidden',
+      ]);
       // a write moves the generation, so a new title is matched at once
       await m.upsert([{ id: 'okapi', core_id: 'ops', title: 'Okapi runbook', content: 'Steps.' }]);
-      expect((await m.buildTaskContext('follow the okapi runbook', { threshold: 0.99, keyword: false })).entries.map((e) => e.entry.id)).toEqual(['okapi']);
+      expect(
+        (await m.buildTaskContext('follow the okapi runbook', { threshold: 0.99, keyword: false })).entries.map((e) => e.entry.id),
+      ).toEqual(['okapi']);
     } finally {
       await m.close();
     }

@@ -18,7 +18,12 @@ describe('backup and restore', () => {
       let written = 0;
       const writes = (async () => {
         for (let i = 0; i < 12; i++) {
-          await m.remember({ title: `Note ${i}`, content: `zqnote${i} about refresh tokens`, core: 'notes', related: ['auth-refresh-rotation'] });
+          await m.remember({
+            title: `Note ${i}`,
+            content: `zqnote${i} about refresh tokens`,
+            core: 'notes',
+            related: ['auth-refresh-rotation'],
+          });
           written = i + 1;
         }
       })();
@@ -43,7 +48,9 @@ describe('backup and restore', () => {
       // The notes written before the copy, and none after.
       const notes = (await m.listEntries({ cores: ['notes'] })).map((e) => e.title).sort();
       expect(notes).toEqual(Array.from({ length: taken }, (_, i) => `Note ${i}`).sort());
-      expect((await m.entryDetails('auth-refresh-rotation'))!.links.filter((l) => l.type === 'RELATED' && l.to === 'auth-refresh-rotation')).toHaveLength(taken);
+      expect(
+        (await m.entryDetails('auth-refresh-rotation'))!.links.filter((l) => l.type === 'RELATED' && l.to === 'auth-refresh-rotation'),
+      ).toHaveLength(taken);
       expect((await m.hybridSearch('zqnote0')).map((h) => h.entry.title)).toContain('Note 0');
     });
   });
@@ -68,7 +75,9 @@ describe('backup and restore', () => {
     // One byte more in one file: refused by its checksum, nothing replaced.
     const lance = (await readdir(join(dir, 'backup', 'lance', 'entries.lance', 'data')))[0]!;
     await appendFile(join(dir, 'backup', 'lance', 'entries.lance', 'data', lance), 'x');
-    await expect(restoreMemory(join(dir, 'backup'), { path: join(dir, 'fresh') })).rejects.toThrow(`backup ${join(dir, 'backup')} is damaged: lance/entries.lance/data/${lance} does not match its checksum`);
+    await expect(restoreMemory(join(dir, 'backup'), { path: join(dir, 'fresh') })).rejects.toThrow(
+      `backup ${join(dir, 'backup')} is damaged: lance/entries.lance/data/${lance} does not match its checksum`,
+    );
     expect((await readdir(dir)).filter((f) => f.includes('fresh'))).toEqual([]);
     await expect(restoreMemory(join(dir, 'nowhere'))).rejects.toThrow(/is not a memcore backup/);
   });

@@ -43,13 +43,23 @@ describe('check: code references against the repository', () => {
       expect(report.counts).toEqual({ fresh: 1, moved: 1, drifted: 1, orphaned: 3 });
       const byId = new Map(report.problems.map((p) => [p.code.id, p]));
       expect(byId.get('shop:src/orders.ts#createOrder')).toMatchObject({
-        status: 'moved', now: { filePath: 'src/orders.ts', symbol: 'createOrder', startLine: 3, endLine: 5 }, entries: [{ id: 'create', title: 'Orders are created with their total' }],
+        status: 'moved',
+        now: { filePath: 'src/orders.ts', symbol: 'createOrder', startLine: 3, endLine: 5 },
+        entries: [{ id: 'create', title: 'Orders are created with their total' }],
       });
       // import-code took the fingerprint at HEAD (the file was committed): the detail says what changed since
       const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
-      expect(byId.get('shop:src/orders.ts#cancelOrder')).toMatchObject({ status: 'drifted', detail: `cancelOrder changed: lines 5-7 then, lines 7-9 now; +1 −1 lines since ${head.slice(0, 7)}`, entries: [{ id: 'cancel' }] });
+      expect(byId.get('shop:src/orders.ts#cancelOrder')).toMatchObject({
+        status: 'drifted',
+        detail: `cancelOrder changed: lines 5-7 then, lines 7-9 now; +1 −1 lines since ${head.slice(0, 7)}`,
+        entries: [{ id: 'cancel' }],
+      });
       expect(byId.get('shop:src/orders.ts#cancelOrder')!.code.revision).toBe(head);
-      expect(byId.get('shop:src/orders.ts#helperThing')).toMatchObject({ status: 'orphaned', detail: 'helperThing is no longer in src/orders.ts', entries: [{ id: 'helper' }] });
+      expect(byId.get('shop:src/orders.ts#helperThing')).toMatchObject({
+        status: 'orphaned',
+        detail: 'helperThing is no longer in src/orders.ts',
+        entries: [{ id: 'helper' }],
+      });
       expect(byId.get('shop:src/legacy.ts#oldPath')).toMatchObject({ status: 'orphaned', entries: [{ id: 'legacy' }] });
       expect(byId.get('shop:src/legacy.ts')).toMatchObject({ status: 'orphaned', detail: 'src/legacy.ts is gone', entries: [] });
       expect(report.problems.map((p) => p.status)).toEqual(['orphaned', 'orphaned', 'orphaned', 'drifted', 'moved']);
@@ -75,27 +85,49 @@ describe('check: code references against the repository', () => {
       await rm(legacy);
       const report = await m.checkCode({ repo });
       expect(report.problems.find((p) => p.code.id === 'shop:src/legacy.ts#oldPath')).toMatchObject({
-        status: 'moved', now: { filePath: 'src/v1/paths.ts', symbol: 'oldPath', startLine: 2, endLine: 4 }, detail: 'the same text is now src/v1/paths.ts#oldPath',
+        status: 'moved',
+        now: { filePath: 'src/v1/paths.ts', symbol: 'oldPath', startLine: 2, endLine: 4 },
+        detail: 'the same text is now src/v1/paths.ts#oldPath',
       });
       const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
       // written by hand, fingerprinted at ingest from the repository: lines by their text, a symbol given its lines
-      await m.ingestDocument({ code_locations: [
-        { id: 'hand-lines', codebase_id: 'shop', file_path: 'src/orders.ts', start_line: 5, end_line: 7 },
-        { id: 'hand-symbol', codebase_id: 'shop', file_path: 'src/orders.ts', symbol: 'helperThing' },
-      ] }, { repo });
+      await m.ingestDocument(
+        {
+          code_locations: [
+            { id: 'hand-lines', codebase_id: 'shop', file_path: 'src/orders.ts', start_line: 5, end_line: 7 },
+            { id: 'hand-symbol', codebase_id: 'shop', file_path: 'src/orders.ts', symbol: 'helperThing' },
+          ],
+        },
+        { repo },
+      );
       const stored = (await m.exportMemory()).code_locations!.filter((c) => c.id!.startsWith('hand-'));
-      expect(stored.map((c) => [c.id, c.start_line, c.end_line, c.fingerprint?.length, c.revision])).toEqual([['hand-lines', 5, 7, 32, head], ['hand-symbol', 9, 11, 32, head]]);
+      expect(stored.map((c) => [c.id, c.start_line, c.end_line, c.fingerprint?.length, c.revision])).toEqual([
+        ['hand-lines', 5, 7, 32, head],
+        ['hand-symbol', 9, 11, 32, head],
+      ]);
       const orders = join(repo, 'src', 'orders.ts');
       await writeFile(orders, `// two\n// more\n${await readFile(orders, 'utf8')}`);
       const shifted = new Map((await m.checkCode({ repo })).problems.map((p) => [p.code.id, p]));
-      expect(shifted.get('hand-lines')).toMatchObject({ status: 'moved', now: { startLine: 7, endLine: 9 }, detail: 'the same text moved from lines 5-7 to lines 7-9' });
+      expect(shifted.get('hand-lines')).toMatchObject({
+        status: 'moved',
+        now: { startLine: 7, endLine: 9 },
+        detail: 'the same text moved from lines 5-7 to lines 7-9',
+      });
       expect(shifted.get('hand-symbol')).toMatchObject({ status: 'moved', now: { startLine: 11, endLine: 13 } });
       await writeFile(orders, (await readFile(orders, 'utf8')).replace('cancelled: true', 'cancelled: false'));
-      expect((await m.checkCode({ repo })).problems.find((p) => p.code.id === 'hand-lines')).toMatchObject({ status: 'drifted', detail: 'lines 5-7 hold other text now' });
+      expect((await m.checkCode({ repo })).problems.find((p) => p.code.id === 'hand-lines')).toMatchObject({
+        status: 'drifted',
+        detail: 'lines 5-7 hold other text now',
+      });
 
       // a location outside the repository is orphaned, not read
-      await m.ingestDocument({ code_locations: [{ id: 'outside', codebase_id: 'shop', file_path: '../../etc/passwd', start_line: 1, end_line: 1 }] });
-      expect((await m.checkCode({ repo })).problems.find((p) => p.code.id === 'outside')).toMatchObject({ status: 'orphaned', detail: expect.stringMatching(/not a path inside/) });
+      await m.ingestDocument({
+        code_locations: [{ id: 'outside', codebase_id: 'shop', file_path: '../../etc/passwd', start_line: 1, end_line: 1 }],
+      });
+      expect((await m.checkCode({ repo })).problems.find((p) => p.code.id === 'outside')).toMatchObject({
+        status: 'orphaned',
+        detail: expect.stringMatching(/not a path inside/),
+      });
       await expect(m.checkCode({ repo: join(repo, 'missing') })).rejects.toThrow(/is not a folder/);
       await expect(m.checkCode({ repo, fix: 'yes' } as never)).rejects.toThrow(/fix must be true or false/);
     } finally {

@@ -23,7 +23,17 @@ describe('memcore CLI', () => {
     expect(ingest.out).toMatch(/44 added, 0 updated, 0 unchanged; 44 embedded/);
     expect((await run('ingest', EXAMPLE_FILE, '--db', db)).out).toMatch(/\(nothing changed\)$/);
 
-    const ctx = await run('context', 'rotate refresh tokens on every use', '--db', db, '--json', '--max-entries', '3', '--core', 'auth-jwt');
+    const ctx = await run(
+      'context',
+      'rotate refresh tokens on every use',
+      '--db',
+      db,
+      '--json',
+      '--max-entries',
+      '3',
+      '--core',
+      'auth-jwt',
+    );
     expect(ctx.code).toBe(EXIT.ok);
     const bundle = JSON.parse(ctx.out) as { entries: { entry: { id: string; coreId: string } }[]; codeRefs: unknown[] };
     expect(bundle.entries).toHaveLength(3);
@@ -39,29 +49,57 @@ describe('memcore CLI', () => {
     expect((JSON.parse(search.out) as unknown[]).length).toBe(2);
 
     const refs = await run('code-refs', '--file', 'src/auth/jwks.ts', '--db', db);
-    expect(refs.out).toBe('src/auth/jwks.ts:5-40 (jwksHandler)  relevance 0.90  ← [decision] Sign tokens with ES256 and rotate keys through JWKS (auth-es256)');
+    expect(refs.out).toBe(
+      'src/auth/jwks.ts:5-40 (jwksHandler)  relevance 0.90  ← [decision] Sign tokens with ES256 and rotate keys through JWKS (auth-es256)',
+    );
 
     const gp = await run('golden-path', 'gp-error-path', '--db', db, '--json');
     expect((JSON.parse(gp.out) as { steps: { order: number }[] }).steps.map((s) => s.order)).toEqual([1, 2, 3]);
 
     for (const mode of ['semantic', 'matryoshka', 'keyword', 'hybrid']) {
-      const hits = JSON.parse((await run('search', 'refresh token rotation', '--db', db, '--mode', mode, '--json', '--limit', '3')).out) as unknown;
+      const hits = JSON.parse(
+        (await run('search', 'refresh token rotation', '--db', db, '--mode', mode, '--json', '--limit', '3')).out,
+      ) as unknown;
       const list = (mode === 'matryoshka' ? (hits as { hits: { entry: { id: string } }[] }).hits : hits) as { entry: { id: string } }[];
       expect(list.map((h) => h.entry.id)).toContain('auth-refresh-rotation');
     }
     expect((await run('search', 'x', '--db', db, '--mode', 'fuzzy')).code).toBe(EXIT.usage);
 
-    const trav = JSON.parse((await run('traverse', 'auth-refresh-rotation', '--depth', '1', '--direction', 'outgoing', '--relations', 'DEPENDS_ON', '--db', db, '--json')).out) as { entry: { id: string } }[];
+    const trav = JSON.parse(
+      (
+        await run(
+          'traverse',
+          'auth-refresh-rotation',
+          '--depth',
+          '1',
+          '--direction',
+          'outgoing',
+          '--relations',
+          'DEPENDS_ON',
+          '--db',
+          db,
+          '--json',
+        )
+      ).out,
+    ) as { entry: { id: string } }[];
     expect(trav.map((h) => h.entry.id)).toEqual(['auth-revocation-store']);
     expect((await run('traverse', 'nope', '--db', db)).code).toBe(EXIT.notFound);
 
-    expect((await run('golden-paths', 'redis', '--db', db)).out).toMatch(/^Refresh-token rotation, request to response \[gp-refresh-flow\]/);
-    const related = JSON.parse((await run('related-to-code', 'src/auth/tokenService.ts', 'token reuse', '--db', db, '--json')).out) as unknown[];
+    expect((await run('golden-paths', 'redis', '--db', db)).out).toMatch(
+      /^Refresh-token rotation, request to response \[gp-refresh-flow\]/,
+    );
+    const related = JSON.parse(
+      (await run('related-to-code', 'src/auth/tokenService.ts', 'token reuse', '--db', db, '--json')).out,
+    ) as unknown[];
     expect(related).toHaveLength(2);
-    const found = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2')).out) as { entry: { id: string } }[];
+    const found = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2')).out) as {
+      entry: { id: string };
+    }[];
     // PageRank lifts the rotation decision that most seeds link to; proximity keeps the best direct hit first.
     expect(found.map((f) => f.entry.id).sort()).toEqual(['auth-logout-everywhere', 'auth-refresh-rotation']);
-    const nearest = JSON.parse((await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2', '--graph-ranking', 'proximity')).out) as { entry: { id: string } }[];
+    const nearest = JSON.parse(
+      (await run('find', 'logout revokes the family', '--db', db, '--json', '--max-entries', '2', '--graph-ranking', 'proximity')).out,
+    ) as { entry: { id: string } }[];
     expect(nearest[0]!.entry.id).toBe('auth-logout-everywhere');
     const index = JSON.parse((await run('index', '--db', db, '--json')).out) as { ann: boolean; rows: number };
     expect(index).toMatchObject({ ann: false, rows: 44 });
@@ -70,7 +108,9 @@ describe('memcore CLI', () => {
     expect(stats).toMatchObject({ entries: 44, goldenPaths: 3 });
 
     // The time and importance filters reach the engine; a bundle with nothing in it prints no block.
-    const important = JSON.parse((await run('search', 'refresh token', '--db', db, '--mode', 'keyword', '--min-importance', '9', '--json')).out) as { entry: { importance: number } }[];
+    const important = JSON.parse(
+      (await run('search', 'refresh token', '--db', db, '--mode', 'keyword', '--min-importance', '9', '--json')).out,
+    ) as { entry: { importance: number } }[];
     expect(important.length).toBeGreaterThan(0);
     expect(important.every((h) => h.entry.importance >= 9)).toBe(true);
     const none = await run('search', 'refresh token', '--db', db, '--mode', 'keyword', '--created-before', '2000-01-01', '--json');
@@ -121,23 +161,37 @@ describe('memcore CLI', () => {
   it('leaves secrets out of every read unless --include-secret', async () => {
     const db = await tempDir();
     const file = join(db, 'm.json');
-    await writeFile(file, JSON.stringify({ core_id: 'ops', entries: [
-      { id: 'deploy', title: 'Deploys read the vault token', content: 'At start.' },
-      { id: 'root', title: 'Vault root token', content: 'zqsecret', sensitivity: 'secret' },
-    ], relations: [{ type: 'DEPENDS_ON', from: 'deploy', to: 'root' }] }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        core_id: 'ops',
+        entries: [
+          { id: 'deploy', title: 'Deploys read the vault token', content: 'At start.' },
+          { id: 'root', title: 'Vault root token', content: 'zqsecret', sensitivity: 'secret' },
+        ],
+        relations: [{ type: 'DEPENDS_ON', from: 'deploy', to: 'root' }],
+      }),
+    );
     expect((await run('ingest', file, '--db', join(db, 's'))).code).toBe(EXIT.ok);
     const hidden = await run('show', 'root', '--db', join(db, 's'));
     expect(hidden).toMatchObject({ code: EXIT.notFound, err: 'memcore: no entry with id "root"' });
     expect((await run('show', 'root', '--include-secret', '--db', join(db, 's'))).out).toContain('zqsecret');
     expect((await run('show', 'deploy', '--db', join(db, 's'))).out).not.toContain('root');
     expect(JSON.parse((await run('list', '--json', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id)).toEqual(['deploy']);
-    expect(JSON.parse((await run('list', '--json', '--include-secret', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id)).toEqual(['deploy', 'root']);
+    expect(
+      JSON.parse((await run('list', '--json', '--include-secret', '--db', join(db, 's'))).out).map((e: { id: string }) => e.id),
+    ).toEqual(['deploy', 'root']);
     expect((await run('search', 'vault token', '--db', join(db, 's'))).out).not.toContain('Vault root token');
 
     // export writes what ingest reads back: the same entries and links in a new folder.
-    expect(JSON.parse((await run('export', '--json', '--db', join(db, 's'))).out).entries.map((e: { id: string }) => e.id)).toEqual(['deploy']);
+    expect(JSON.parse((await run('export', '--json', '--db', join(db, 's'))).out).entries.map((e: { id: string }) => e.id)).toEqual([
+      'deploy',
+    ]);
     const exported = await run('export', '--include-secret', '--format', 'jsonl', '--out', join(db, 'all.jsonl'), '--db', join(db, 's'));
-    expect(exported).toMatchObject({ code: EXIT.ok, err: `2 entries, 0 code locations, 0 golden paths, 1 relations → ${join(db, 'all.jsonl')}` });
+    expect(exported).toMatchObject({
+      code: EXIT.ok,
+      err: `2 entries, 0 code locations, 0 golden paths, 1 relations → ${join(db, 'all.jsonl')}`,
+    });
     expect((await run('ingest', join(db, 'all.jsonl'), '--db', join(db, 't'))).out).toMatch(/2 added.*1 relations/);
     expect((await run('show', 'deploy', '--include-secret', '--db', join(db, 't'))).out).toContain('deploy -DEPENDS_ON-> root');
   });

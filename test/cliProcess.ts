@@ -39,7 +39,10 @@ export function cliProcesses(env: () => Record<string, string>): CliProcesses {
       });
     },
     async serve(db, extra = []) {
-      const child = spawn(process.execPath, nodeArgs(['serve', '--db', db, '--json', ...extra]), { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, nodeArgs(['serve', '--db', db, '--json', ...extra]), {
+        env: env(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(child);
       let out = '';
       let err = '';

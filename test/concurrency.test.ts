@@ -16,7 +16,11 @@ describe('reads during writes on one engine', () => {
       let reads = 0;
       const writes = (async () => {
         for (let i = 0; i < 15; i++) {
-          const { id } = await m.remember({ title: `Refresh note zq${i}`, content: `Token rotation detail zq${i}, see rotateRefreshToken.`, related: ['auth-refresh-rotation'] });
+          const { id } = await m.remember({
+            title: `Refresh note zq${i}`,
+            content: `Token rotation detail zq${i}, see rotateRefreshToken.`,
+            related: ['auth-refresh-rotation'],
+          });
           // The same task was asked (and cached) by the readers a moment ago.
           const bundle = await m.buildTaskContext(`refresh note zq${i}`);
           if (!bundle.entries.some((e) => e.entry.id === id)) errors.push(`write ${i} missing from the next context`);
@@ -40,7 +44,9 @@ describe('reads during writes on one engine', () => {
       expect(errors).toEqual([]);
       expect(reads).toBeGreaterThan(0);
       expect((await m.stats()).entries).toBe(44 + 15);
-      expect((await m.entryDetails('auth-refresh-rotation'))!.links.filter((l) => l.type === 'RELATED' && l.to === 'auth-refresh-rotation')).toHaveLength(15);
+      expect(
+        (await m.entryDetails('auth-refresh-rotation'))!.links.filter((l) => l.type === 'RELATED' && l.to === 'auth-refresh-rotation'),
+      ).toHaveLength(15);
     } finally {
       await m.close();
     }

@@ -11,7 +11,12 @@ const memory: MemoryDocumentRecord = {
     { id: 'create', title: 'Orders are created with their total', content: 'Compute the total once, at creation.', entry_type: 'lesson' },
     { id: 'cancel', title: 'Cancelling is soft', content: 'Mark the order cancelled; never delete it.', entry_type: 'convention' },
     { id: 'legacy', title: 'The old path stays until v3', content: 'v1 clients still call it.', entry_type: 'decision' },
-    { id: 'orders-file', title: 'The orders module owns order state', content: 'Nothing else writes order rows.', entry_type: 'convention' },
+    {
+      id: 'orders-file',
+      title: 'The orders module owns order state',
+      content: 'Nothing else writes order rows.',
+      entry_type: 'convention',
+    },
     { id: 'refunds', title: 'Refunds go through refundOrder', content: 'refundOrder checks the payment first.', entry_type: 'lesson' },
     { id: 'noise-1', title: 'Deploys happen on Tuesdays', content: 'Release train leaves at noon.' },
     { id: 'noise-2', title: 'Logs are JSON', content: 'One object per line.' },
@@ -44,7 +49,10 @@ describe('contextForDiff: the memory for a change', () => {
       await writeFile(orders, (await readFile(orders, 'utf8')).replace('cancelled: true', 'cancelled: true, reason'));
       const bundle = await m.contextForDiff({ repo });
       expect(bundle.changes).toEqual([{ path: 'src/orders.ts', oldPath: null, change: 'modified', symbols: ['cancelOrder'] }]);
-      expect(whyCode(bundle).slice(0, 2)).toEqual([['cancel', 'src/orders.ts#cancelOrder'], ['orders-file', 'src/orders.ts']]);
+      expect(whyCode(bundle).slice(0, 2)).toEqual([
+        ['cancel', 'src/orders.ts#cancelOrder'],
+        ['orders-file', 'src/orders.ts'],
+      ]);
       // other code in the file counts, behind what the change touches
       expect(whyCode(bundle)).toContainEqual(['create', 'src/orders.ts#createOrder']);
       // entries the change does not reach by its code come after every one it does
@@ -123,11 +131,32 @@ describe('parseDiff', () => {
     const huge = Array.from({ length: 5000 }, (_, i) => `+line ${i}`).join('\n');
     const diff = [
       'commit message text before any file',
-      'diff --git a/img.png b/img.png', 'index 1..2 100644', 'Binary files a/img.png and b/img.png differ',
-      'diff --git a/../etc/passwd b/../etc/passwd', '--- a/../etc/passwd', '+++ b/../etc/passwd', '@@ -1 +1 @@', '-x', '+y',
-      'diff --git "a/we\\nird" "b/we\\nird"', '--- "a/we\\nird"', '+++ "b/we\\nird"', '@@ -0,0 +1 @@', '+z',
-      'diff --git "a/sp\\303\\244ce.ts" "b/sp\\303\\244ce.ts"', '--- "a/sp\\303\\244ce.ts"', '+++ "b/sp\\303\\244ce.ts"', '@@ -3,2 +3,0 @@', '-gone', '-gone too',
-      'diff --git a/big.ts b/big.ts', 'new file mode 100644', '--- /dev/null', '+++ b/big.ts', '@@ -0,0 +1,5000 @@', huge,
+      'diff --git a/img.png b/img.png',
+      'index 1..2 100644',
+      'Binary files a/img.png and b/img.png differ',
+      'diff --git a/../etc/passwd b/../etc/passwd',
+      '--- a/../etc/passwd',
+      '+++ b/../etc/passwd',
+      '@@ -1 +1 @@',
+      '-x',
+      '+y',
+      'diff --git "a/we\\nird" "b/we\\nird"',
+      '--- "a/we\\nird"',
+      '+++ "b/we\\nird"',
+      '@@ -0,0 +1 @@',
+      '+z',
+      'diff --git "a/sp\\303\\244ce.ts" "b/sp\\303\\244ce.ts"',
+      '--- "a/sp\\303\\244ce.ts"',
+      '+++ "b/sp\\303\\244ce.ts"',
+      '@@ -3,2 +3,0 @@',
+      '-gone',
+      '-gone too',
+      'diff --git a/big.ts b/big.ts',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/big.ts',
+      '@@ -0,0 +1,5000 @@',
+      huge,
     ].join('\n');
     const parsed = parseDiff(diff);
     expect(parsed.skipped).toEqual([

@@ -29,7 +29,9 @@ describe('core memory: the static layer of a core', () => {
       await expect(m.coreMemory('web', { maxTokens: 0 })).rejects.toThrow(/maxTokens must be an integer from 1/);
       await expect(m.coreMemory('web', { max: 5 } as never)).rejects.toThrow(/coreMemory/);
       // Un-pinning is a change like any other.
-      await m.upsert([{ id: 'pinned', core_id: 'web', title: 'Run pnpm, not npm', content: 'npm breaks the workspace links.', importance: 3 }]);
+      await m.upsert([
+        { id: 'pinned', core_id: 'web', title: 'Run pnpm, not npm', content: 'npm breaks the workspace links.', importance: 3 },
+      ]);
       expect((await m.coreMemory('web')).entries.map((e) => e.id)).toEqual(['vital', 'pinned', 'trivia']);
     });
   });
@@ -37,7 +39,9 @@ describe('core memory: the static layer of a core', () => {
   it('opens a table made before `pinned` existed, adding the column as false', async () => {
     const dir = await tempDir();
     const options = { path: dir, embedder: wordHashEmbedder(), env: {} };
-    await withEngine(dir, async (m) => m.upsert([{ id: 'old', core_id: 'c', title: 'An old entry', content: 'Written by an earlier memcore.' }]));
+    await withEngine(dir, async (m) =>
+      m.upsert([{ id: 'old', core_id: 'c', title: 'An old entry', content: 'Written by an earlier memcore.' }]),
+    );
     const table = await (await lancedb.connect(join(dir, 'lance'))).openTable('entries');
     await table.dropColumns(['pinned']);
     expect((await table.schema()).fields.map((f) => f.name)).not.toContain('pinned');
@@ -46,7 +50,10 @@ describe('core memory: the static layer of a core', () => {
     try {
       expect((await m.getEntries(['old']))[0]).toMatchObject({ id: 'old', pinned: false });
       await m.upsert([{ id: 'new', core_id: 'c', title: 'A new entry', content: 'Pinned.', pinned: true }]);
-      expect((await m.coreMemory('c')).entries.map((e) => [e.id, e.pinned])).toEqual([['new', true], ['old', false]]);
+      expect((await m.coreMemory('c')).entries.map((e) => [e.id, e.pinned])).toEqual([
+        ['new', true],
+        ['old', false],
+      ]);
     } finally {
       await m.close();
     }

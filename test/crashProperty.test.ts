@@ -36,8 +36,25 @@ function apply(state: ModelState, o: WriteOp): ModelState {
 }
 
 const op: fc.Arbitrary<WriteOp> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('upsert' as const), id: fc.constantFrom(...IDS), core: fc.constantFrom(...CORES), sensitivity: fc.constantFrom('public' as const, 'internal' as const, 'secret' as const), word: fc.constant('') }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('link' as const), type: fc.constantFrom('RELATED' as const, 'SUPERSEDES' as const), from: fc.constantFrom(...IDS), to: fc.constantFrom(...IDS) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('upsert' as const),
+      id: fc.constantFrom(...IDS),
+      core: fc.constantFrom(...CORES),
+      sensitivity: fc.constantFrom('public' as const, 'internal' as const, 'secret' as const),
+      word: fc.constant(''),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('link' as const),
+      type: fc.constantFrom('RELATED' as const, 'SUPERSEDES' as const),
+      from: fc.constantFrom(...IDS),
+      to: fc.constantFrom(...IDS),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), id: fc.constantFrom(...IDS) }) },
 );
 
@@ -58,7 +75,9 @@ function runAndKill(opsFile: string, dir: string, killAfter: number): Promise<('
         if (answers.length === killAfter + 1) child.kill('SIGKILL');
       }
     });
-    child.once('exit', (code, signal) => (signal === 'SIGKILL' || code === 0 ? resolve(answers) : reject(new Error(`writer exited with ${code}: ${err}`))));
+    child.once('exit', (code, signal) =>
+      signal === 'SIGKILL' || code === 0 ? resolve(answers) : reject(new Error(`writer exited with ${code}: ${err}`)),
+    );
   });
 }
 
@@ -86,12 +105,27 @@ describe('kill -9 during random writes', () => {
             entries: Object.fromEntries(doc.entries!.map((e) => [e.id, { core: e.core_id, sensitivity: e.sensitivity, word: e.content }])),
             edges: doc.relations!.map((r) => `${r.type} ${r.from} ${r.to}`).sort(),
           };
-          const shown = (s: ModelState) => ({ entries: Object.fromEntries([...s.entries].sort(([a], [b]) => a.localeCompare(b))), edges: [...s.edges].sort() });
-          const state = candidates.find((c) => JSON.stringify(shown(c)) === JSON.stringify({ ...stored, entries: Object.fromEntries(Object.entries(stored.entries).sort(([a], [b]) => a.localeCompare(b))) }));
+          const shown = (s: ModelState) => ({
+            entries: Object.fromEntries([...s.entries].sort(([a], [b]) => a.localeCompare(b))),
+            edges: [...s.edges].sort(),
+          });
+          const state = candidates.find(
+            (c) =>
+              JSON.stringify(shown(c)) ===
+              JSON.stringify({
+                ...stored,
+                entries: Object.fromEntries(Object.entries(stored.entries).sort(([a], [b]) => a.localeCompare(b))),
+              }),
+          );
           expect(state, `the folder holds neither the ${answers.length} acknowledged writes nor those and the one in flight`).toBeDefined();
           for (const core of CORES) {
             const listed = (await memory.listEntries({ cores: [core] })).map((e) => e.id).sort();
-            expect(listed).toEqual([...state!.entries].filter(([, e]) => e.core === core && e.sensitivity !== 'secret').map(([id]) => id).sort());
+            expect(listed).toEqual(
+              [...state!.entries]
+                .filter(([, e]) => e.core === core && e.sensitivity !== 'secret')
+                .map(([id]) => id)
+                .sort(),
+            );
           }
           // As of a time before any of it was written, there was nothing.
           expect(await memory.listEntries({ asOf: new Date(0) })).toEqual([]);

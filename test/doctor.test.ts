@@ -21,7 +21,8 @@ async function store(): Promise<string> {
   return dir;
 }
 
-const bad = (report: Awaited<ReturnType<typeof doctorMemory>>) => report.findings.filter((f) => !f.ok).map((f) => `${f.check}: ${f.message}`);
+const bad = (report: Awaited<ReturnType<typeof doctorMemory>>) =>
+  report.findings.filter((f) => !f.ok).map((f) => `${f.check}: ${f.message}`);
 
 describe('doctor', () => {
   it('finds nothing wrong with a healthy folder, and says so with exit 0', async () => {
@@ -40,7 +41,10 @@ describe('doctor', () => {
     const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
     await graph.deleteEntries(['auth-access-ttl']);
     await graph.close();
-    const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as { embedder: { dimensions: number }; smallDimensions: number };
+    const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as {
+      embedder: { dimensions: number };
+      smallDimensions: number;
+    };
     const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
     await table.delete(['api-contract-tests']);
     table.close();
@@ -68,7 +72,9 @@ describe('doctor', () => {
   it('rebuilds a deleted graph file from the table, naming what is lost', async () => {
     const dir = await store();
     await rm(join(dir, 'graph.kuzu'));
-    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} })).rejects.toThrow(/graph\.kuzu \(relations, code locations, golden paths\) is missing/);
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} })).rejects.toThrow(
+      /graph\.kuzu \(relations, code locations, golden paths\) is missing/,
+    );
     const report = await doctorMemory(dir);
     expect(bad(report)[0]).toMatch(/^graph: graph\.kuzu is missing: relations, code locations and golden paths are gone/);
     await doctorMemory(dir, { repair: true });

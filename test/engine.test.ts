@@ -11,7 +11,9 @@ import { Journal } from '../src/store/journal/journal.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 /** Reads what is really on disk, with the stores' own clients, behind the engine's back. */
-async function onDisk(dir: string): Promise<{ lanceIds: string[]; lanceVersion: number; graphIds: string[]; edges: number; related: string[] }> {
+async function onDisk(
+  dir: string,
+): Promise<{ lanceIds: string[]; lanceVersion: number; graphIds: string[]; edges: number; related: string[] }> {
   const db = await lancedb.connect(join(dir, 'lance'));
   const table = await db.openTable('entries');
   const lanceIds = ((await table.query().select(['id']).toArray()) as { id: string }[]).map((r) => r.id).sort();
@@ -27,7 +29,9 @@ async function onDisk(dir: string): Promise<{ lanceIds: string[]; lanceVersion: 
   };
   const graphIds = (await q('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id)).sort();
   const edges = Number((await q('MATCH ()-[r]->() RETURN count(r) AS n'))[0]!.n);
-  const related = (await q('MATCH (a)-[r:RELATED]->(b) RETURN a.id AS a, b.id AS b, r.weight AS w, r.kind AS k')).map((r) => `${String(r.a)}→${String(r.b)} ${String(r.w)} ${String(r.k)}`).sort();
+  const related = (await q('MATCH (a)-[r:RELATED]->(b) RETURN a.id AS a, b.id AS b, r.weight AS w, r.kind AS k'))
+    .map((r) => `${String(r.a)}→${String(r.b)} ${String(r.w)} ${String(r.k)}`)
+    .sort();
   await conn.close();
   await g.close();
   return { lanceIds, lanceVersion, graphIds, edges, related };
@@ -100,7 +104,15 @@ describe('graph expansion', () => {
       const byId = new Map(b.entries.map((e) => [e.entry.id, e]));
       expect([...byId.keys()].sort()).toEqual(['hop1', 'hop2', 'seed']);
       expect(byId.get('hop2')!.why).toEqual([
-        { kind: 'graph', seedId: 'seed', hops: 2, path: [{ type: 'DEPENDS_ON', from: 'seed', to: 'hop1' }, { type: 'RELATED', from: 'hop2', to: 'hop1' }] },
+        {
+          kind: 'graph',
+          seedId: 'seed',
+          hops: 2,
+          path: [
+            { type: 'DEPENDS_ON', from: 'seed', to: 'hop1' },
+            { type: 'RELATED', from: 'hop2', to: 'hop1' },
+          ],
+        },
       ]);
       expect(byId.get('hop1')!.score).toBeGreaterThan(byId.get('hop2')!.score);
       const deeper = await m.buildTaskContext('kafka offsets commit', { threshold: 0.3, seeds: 1, depth: 3 });
@@ -129,33 +141,40 @@ describe('writes', () => {
     expect(before.edges).toBe(72);
   });
 
-  it('changing an entry\'s text re-embeds only it and moves it in the ranking', async () => {
+  it("changing an entry's text re-embeds only it and moves it in the ranking", async () => {
     const dir = await tempDir();
     const embedder = wordHashEmbedder();
-    await withEngine(dir, async (m) => {
-      const doc = (text: string) => ({
-        core_id: 'c',
-        entries: [
-          { id: 'a', title: 'redis cache eviction', content: 'use allkeys-lru' },
-          { id: 'b', title: 'postgres vacuum', content: text },
-        ],
-      });
-      await m.ingestDocument(doc('autovacuum settings'));
-      const before = await m.semanticSearch('redis cache eviction policy', { limit: 2 });
-      expect(before[0]!.entry.id).toBe('a');
-      embedder.calls = 0;
-      const r = await m.ingestDocument(doc('redis cache eviction policy redis cache eviction'));
-      expect(r).toMatchObject({ entries: { added: 0, updated: 1, unchanged: 1 }, embedded: 1 });
-      expect(embedder.calls).toBe(1);
-      const after = await m.semanticSearch('redis cache eviction policy', { limit: 2 });
-      expect(after[0]!.entry.id).toBe('b');
-      expect(after[0]!.similarity).toBeGreaterThan(before.find((h) => h.entry.id === 'b')!.similarity);
-      // metadata-only change: no embedding, updated row
-      embedder.calls = 0;
-      const meta = await m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'redis cache eviction', content: 'use allkeys-lru', importance: 9 }] });
-      expect(meta).toMatchObject({ entries: { updated: 1 }, embedded: 0 });
-      expect((await m.getEntries(['a']))[0]!.importance).toBe(9);
-    }, embedder);
+    await withEngine(
+      dir,
+      async (m) => {
+        const doc = (text: string) => ({
+          core_id: 'c',
+          entries: [
+            { id: 'a', title: 'redis cache eviction', content: 'use allkeys-lru' },
+            { id: 'b', title: 'postgres vacuum', content: text },
+          ],
+        });
+        await m.ingestDocument(doc('autovacuum settings'));
+        const before = await m.semanticSearch('redis cache eviction policy', { limit: 2 });
+        expect(before[0]!.entry.id).toBe('a');
+        embedder.calls = 0;
+        const r = await m.ingestDocument(doc('redis cache eviction policy redis cache eviction'));
+        expect(r).toMatchObject({ entries: { added: 0, updated: 1, unchanged: 1 }, embedded: 1 });
+        expect(embedder.calls).toBe(1);
+        const after = await m.semanticSearch('redis cache eviction policy', { limit: 2 });
+        expect(after[0]!.entry.id).toBe('b');
+        expect(after[0]!.similarity).toBeGreaterThan(before.find((h) => h.entry.id === 'b')!.similarity);
+        // metadata-only change: no embedding, updated row
+        embedder.calls = 0;
+        const meta = await m.ingestDocument({
+          core_id: 'c',
+          entries: [{ id: 'a', title: 'redis cache eviction', content: 'use allkeys-lru', importance: 9 }],
+        });
+        expect(meta).toMatchObject({ entries: { updated: 1 }, embedded: 0 });
+        expect((await m.getEntries(['a']))[0]!.importance).toBe(9);
+      },
+      embedder,
+    );
   });
 
   it('delete removes an entry and its edges from both stores', async () => {
@@ -177,16 +196,30 @@ describe('writes', () => {
     await withEngine(dir, (m) => m.ingest(EXAMPLE_FILE));
     const before = await onDisk(dir);
     const bad = join(dir, 'bad.json');
-    await writeFile(bad, JSON.stringify({
-      entries: [{ id: 'new-1', core_id: 'x', title: 'fine', content: 'fine' }],
-      relations: [{ type: 'DEPENDS_ON', from: 'new-1', to: 'auth-es256' }, { type: 'RELATED', from: 'new-1', to: 'ghost' }],
-    }));
+    await writeFile(
+      bad,
+      JSON.stringify({
+        entries: [{ id: 'new-1', core_id: 'x', title: 'fine', content: 'fine' }],
+        relations: [
+          { type: 'DEPENDS_ON', from: 'new-1', to: 'auth-es256' },
+          { type: 'RELATED', from: 'new-1', to: 'ghost' },
+        ],
+      }),
+    );
     const err = await withEngine(dir, (m) => m.ingest(bad).catch((e: unknown) => e));
     expect(err).toBeInstanceOf(MemoryFileError);
-    expect((err as Error).message).toBe(`${bad}: relations[1] (RELATED "new-1" → "ghost"): field "to": unknown entry id "ghost" (not in this file nor in the store)`);
+    expect((err as Error).message).toBe(
+      `${bad}: relations[1] (RELATED "new-1" → "ghost"): field "to": unknown entry id "ghost" (not in this file nor in the store)`,
+    );
     expect(await onDisk(dir)).toEqual(before);
     // a relation to an entry that exists only in the store is fine
-    await writeFile(bad, JSON.stringify({ entries: [{ id: 'new-1', core_id: 'x', title: 'fine', content: 'fine' }], relations: [{ type: 'DEPENDS_ON', from: 'new-1', to: 'auth-es256' }] }));
+    await writeFile(
+      bad,
+      JSON.stringify({
+        entries: [{ id: 'new-1', core_id: 'x', title: 'fine', content: 'fine' }],
+        relations: [{ type: 'DEPENDS_ON', from: 'new-1', to: 'auth-es256' }],
+      }),
+    );
     await withEngine(dir, (m) => m.ingest(bad));
     expect((await onDisk(dir)).edges).toBe(before.edges + 1);
   });
@@ -200,7 +233,11 @@ describe('writes', () => {
         { type: 'RELATED', from: 'a', to: 'b', weight: 0.9, kind: 'mention' },
         { type: 'DEPENDS_ON', from: 'b', to: 'c' },
       ]);
-      await m.link([{ type: 'RELATED', from: 'a', to: 'b', weight: 0.3 }, { type: 'RELATED', from: 'a', to: 'c' }, { type: 'DEPENDS_ON', from: 'b', to: 'c' }]);
+      await m.link([
+        { type: 'RELATED', from: 'a', to: 'b', weight: 0.3 },
+        { type: 'RELATED', from: 'a', to: 'c' },
+        { type: 'DEPENDS_ON', from: 'b', to: 'c' },
+      ]);
     });
     const disk = await onDisk(dir);
     expect(disk.edges).toBe(3);
@@ -209,7 +246,15 @@ describe('writes', () => {
 
   it('replays a write that was journaled but not finished', async () => {
     const dir = await tempDir();
-    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'one' }, { id: 'b', title: 'beta', content: 'two' }] }));
+    await withEngine(dir, (m) =>
+      m.ingestDocument({
+        core_id: 'c',
+        entries: [
+          { id: 'a', title: 'alpha', content: 'one' },
+          { id: 'b', title: 'beta', content: 'two' },
+        ],
+      }),
+    );
     // a crash after the journal entry was written, before either store was touched
     await writeFile(join(dir, 'journal', '000000000000001-1-0.json'), JSON.stringify({ op: 'delete', ids: ['a'] }));
     await writeFile(join(dir, 'journal', '000000000000002-1-0.json.tmp'), '{"op": "delete", "ids": ["b"]');
@@ -221,7 +266,15 @@ describe('writes', () => {
 
   it('replays a journaled upsert of rows that were already appended without duplicating them, from a journal file of either format', async () => {
     const dir = await tempDir();
-    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'one' }, { id: 'b', title: 'beta', content: 'two' }] }));
+    await withEngine(dir, (m) =>
+      m.ingestDocument({
+        core_id: 'c',
+        entries: [
+          { id: 'a', title: 'alpha', content: 'one' },
+          { id: 'b', title: 'beta', content: 'two' },
+        ],
+      }),
+    );
     const table = await EntriesTable.open(join(dir, 'lance'), 64, 16);
     const [a] = await table.read({ ids: ['a'] }, { withVectors: true });
     table.close();
@@ -265,7 +318,12 @@ describe('writes', () => {
     const dir = await tempDir();
     const words = wordHashEmbedder(64);
     const embedder = { ...words, id: 'test:untruncatable', truncatable: false, embed: words.embed };
-    const entries = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${from + i}`, title: `entry ${from + i}`, content: `word${(from + i) % 37} word${(from + i) % 11} topic${(from + i) % 5}` }));
+    const entries = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `e${from + i}`,
+        title: `entry ${from + i}`,
+        content: `word${(from + i) % 37} word${(from + i) % 11} topic${(from + i) % 5}`,
+      }));
     await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: entries(0, 100) }), embedder);
     await expect(readFile(join(dir, 'projection.json'), 'utf8')).rejects.toThrow(); // under 256: the prefix serves
     const writes = vi.spyOn(EntriesTable.prototype, 'upsert'); // calls through: counts the rows written
@@ -285,12 +343,22 @@ describe('writes', () => {
   it('refuses to open a database with another embedding model', async () => {
     const dir = await tempDir();
     await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: [{ title: 'a', content: 'b' }] }), wordHashEmbedder(64));
-    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(32) })).rejects.toThrow(/built with embedder test:word-hash-64 \(64-d\)/);
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(32) })).rejects.toThrow(
+      /built with embedder test:word-hash-64 \(64-d\)/,
+    );
   });
 });
 
 describe('hostile ids, core names and tags', () => {
-  const nasty = ["o'brien", 'back\\slash', "x' OR '1'='1", '日本語 🔑', 'quote"double', 'new↵line (a line break itself is outside the id grammar)', 'MATCH (n) DETACH DELETE n'];
+  const nasty = [
+    "o'brien",
+    'back\\slash',
+    "x' OR '1'='1",
+    '日本語 🔑',
+    'quote"double',
+    'new↵line (a line break itself is outside the id grammar)',
+    'MATCH (n) DETACH DELETE n',
+  ];
 
   it('round-trips through both stores and every filter', async () => {
     const dir = await tempDir();
@@ -298,7 +366,10 @@ describe('hostile ids, core names and tags', () => {
       await m.ingestDocument({
         entries: nasty.map((s, i) => ({ id: s, core_id: `core ${s}`, title: `entry ${i} ${s}`, content: `text ${i}`, tags: [s] })),
         code_locations: [{ id: "c'1", codebase_id: "cb'\\", file_path: "src/it's\\here.ts", symbol: "s'y" }],
-        relations: [...nasty.slice(1).map((s, i) => ({ type: 'RELATED' as const, from: nasty[i]!, to: s })), { type: 'REFERENCES_CODE', from: nasty[0]!, to: "c'1" }],
+        relations: [
+          ...nasty.slice(1).map((s, i) => ({ type: 'RELATED' as const, from: nasty[i]!, to: s })),
+          { type: 'REFERENCES_CODE', from: nasty[0]!, to: "c'1" },
+        ],
       });
       for (const [i, s] of nasty.entries()) {
         const hits = await m.semanticSearch(`entry ${i}`, { cores: [`core ${s}`], tags: [s], limit: 5 });
@@ -307,7 +378,13 @@ describe('hostile ids, core names and tags', () => {
       expect((await m.getEntries(nasty)).map((e) => e.id)).toEqual(nasty);
       const refs = await m.findByCodeReference({ filePath: "it's\\", symbol: "s'y", codebaseId: "cb'\\" });
       expect(refs.map((r) => r.entry.id)).toEqual([nasty[0]]);
-      const b = await m.buildTaskContext('entry 0', { cores: nasty.map((s) => `core ${s}`), seeds: 1, depth: 10, threshold: -1, maxEntries: 20 });
+      const b = await m.buildTaskContext('entry 0', {
+        cores: nasty.map((s) => `core ${s}`),
+        seeds: 1,
+        depth: 10,
+        threshold: -1,
+        maxEntries: 20,
+      });
       expect(b.entries.map((e) => e.entry.id).sort()).toEqual([...nasty].sort());
       expect((await m.delete([nasty[2]!])).deleted).toBe(1);
       expect((await m.stats()).entries).toBe(nasty.length - 1);
@@ -386,21 +463,33 @@ describe('code and golden paths', () => {
     await withEngine(dir, async (m) => {
       await m.ingestDocument({
         core_id: 'c',
-        entries: [{ id: 'a', title: 'a', content: 'a' }, { id: 'b', title: 'b', content: 'b' }],
-        code_locations: [{ id: 'x', codebase_id: 'k', file_path: 'x.ts' }, { id: 'y', codebase_id: 'k', file_path: 'y.ts' }],
+        entries: [
+          { id: 'a', title: 'a', content: 'a' },
+          { id: 'b', title: 'b', content: 'b' },
+        ],
+        code_locations: [
+          { id: 'x', codebase_id: 'k', file_path: 'x.ts' },
+          { id: 'y', codebase_id: 'k', file_path: 'y.ts' },
+        ],
         relations: [
           { type: 'REFERENCES_CODE', from: 'a', to: 'x', relevance: 1 },
           { type: 'REFERENCES_CODE', from: 'b', to: 'y', relevance: 0.25 },
         ],
       });
-      expect((await m.findByCodeReference({ codebaseId: 'k' })).map((r) => [r.entry.id, r.relevance])).toEqual([['a', 1], ['b', 0.25]]);
+      expect((await m.findByCodeReference({ codebaseId: 'k' })).map((r) => [r.entry.id, r.relevance])).toEqual([
+        ['a', 1],
+        ['b', 0.25],
+      ]);
     });
   });
 
   it('stores golden-path steps whose key concepts are empty, alone or mixed', async () => {
     const dir = await tempDir();
     await withEngine(dir, async (m) => {
-      await m.ingestDocument({ golden_paths: [{ id: 'g1', name: 'one', steps: [{ code: 'x' }] }], code_locations: [{ id: 'x', codebase_id: 'k', file_path: 'x.ts' }] });
+      await m.ingestDocument({
+        golden_paths: [{ id: 'g1', name: 'one', steps: [{ code: 'x' }] }],
+        code_locations: [{ id: 'x', codebase_id: 'k', file_path: 'x.ts' }],
+      });
       await m.ingestDocument({
         code_locations: [{ id: 'y', codebase_id: 'k', file_path: 'y.ts' }],
         golden_paths: [{ id: 'g2', name: 'two', steps: [{ code: 'x' }, { code: 'y', key_concepts: ['a b', 'c'] }] }],
@@ -415,13 +504,18 @@ describe('code and golden paths', () => {
     await withEngine(dir, async (m) => {
       await m.ingest(EXAMPLE_FILE);
       const refs = await m.findByCodeReference({ filePath: 'src/auth/' });
-      expect(new Set(refs.map((r) => r.entry.id))).toEqual(new Set(['auth-refresh-rotation', 'auth-refresh-reuse-race', 'auth-revocation-store', 'auth-clock-skew', 'auth-es256']));
+      expect(new Set(refs.map((r) => r.entry.id))).toEqual(
+        new Set(['auth-refresh-rotation', 'auth-refresh-reuse-race', 'auth-revocation-store', 'auth-clock-skew', 'auth-es256']),
+      );
       expect(refs[0]!.relevance).toBe(1);
       expect((await m.findByCodeReference({ symbol: 'withTransaction' })).map((r) => r.entry.id)).toEqual(['cp-transactions']);
       expect(await m.findByCodeReference({ filePath: 'nowhere/' })).toEqual([]);
       const path = await m.getGoldenPath('gp-add-column');
       expect(path!.steps.map((s) => s.code.filePath)).toEqual([
-        'migrations/20250301120000_add_orders_currency.ts', 'scripts/backfill.ts', 'src/api/v2/mappers/money.ts', '.github/workflows/release.yml',
+        'migrations/20250301120000_add_orders_currency.ts',
+        'scripts/backfill.ts',
+        'src/api/v2/mappers/money.ts',
+        '.github/workflows/release.yml',
       ]);
       expect(path!.steps[1]!.keyConcepts).toEqual(['batches', 'WAL']);
       expect(path!.steps[0]!.code.symbol).toBeNull();

@@ -25,7 +25,13 @@ describe('metrics', () => {
     expect(recallAt([], new Set(), 5)).toBe(1); // no evidence counts as found
   });
   it('averages over queries', () => {
-    const row = aggregate([{ ranked: ['a', 'b'], gold: ['a'] }, { ranked: ['x'], gold: ['b'] }], [1]);
+    const row = aggregate(
+      [
+        { ranked: ['a', 'b'], gold: ['a'] },
+        { ranked: ['x'], gold: ['b'] },
+      ],
+      [1],
+    );
     expect(row).toMatchObject({ queries: 2, recall: { 1: 0.5 }, allGold: { 1: 0.5 }, mrr: 0.5 });
   });
 });
@@ -52,19 +58,33 @@ describe('runEval', () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'bad.json'), JSON.stringify({ entries: [], queries: [{ id: 'q', text: 'x' }] }));
     await expect(loadEvalFile(join(dir, 'bad.json'))).rejects.toThrow(/bad\.json: queries\[0\]: field "gold": is required/);
-    await writeFile(join(dir, 'dup.json'), JSON.stringify({ queries: [{ id: 'q', text: 'x', gold: [] }, { id: 'q', text: 'y', gold: [] }] }));
+    await writeFile(
+      join(dir, 'dup.json'),
+      JSON.stringify({
+        queries: [
+          { id: 'q', text: 'x', gold: [] },
+          { id: 'q', text: 'y', gold: [] },
+        ],
+      }),
+    );
     await expect(loadEvalFile(join(dir, 'dup.json'))).rejects.toThrow(/duplicate query id "q"/);
-    await expect(runEval({ queries: [{ id: 'q', text: 'x', gold: [] }] }, { strategies: ['magic' as never] })).rejects.toThrow(/unknown strategy "magic"/);
+    await expect(runEval({ queries: [{ id: 'q', text: 'x', gold: [] }] }, { strategies: ['magic' as never] })).rejects.toThrow(
+      /unknown strategy "magic"/,
+    );
   });
 
   it('memcore eval runs a file from the command line with --json and --out', async () => {
     const dir = await tempDir();
     const out: string[] = [];
-    const code = await main(['eval', TINY, '--strategies', 'keyword,hybrid', '--k', '1,3', '--json', '--out', join(dir, 'r.json')], { out: (t) => out.push(t), err: () => undefined, isTTY: false });
+    const code = await main(['eval', TINY, '--strategies', 'keyword,hybrid', '--k', '1,3', '--json', '--out', join(dir, 'r.json')], {
+      out: (t) => out.push(t),
+      err: () => undefined,
+      isTTY: false,
+    });
     expect(code).toBe(0);
     const report = JSON.parse(out.join('')) as { strategies: Record<string, unknown> };
     expect(Object.keys(report.strategies)).toEqual(['keyword', 'hybrid']);
-    expect((await main(['eval', TINY, '--strategies', 'nope'], { out: () => undefined, err: () => undefined, isTTY: false }))).toBe(2);
+    expect(await main(['eval', TINY, '--strategies', 'nope'], { out: () => undefined, err: () => undefined, isTTY: false })).toBe(2);
   });
 
   it('answers diff queries with contextForDiff, on a memory file the eval file names', async () => {
@@ -85,10 +105,15 @@ describe('runEval', () => {
     await expect(loadEvalFile(missing)).rejects.toThrow(/nowhere\.yaml cannot be read \(ENOENT\)/);
   });
 
-  it('simulates feedback: rates half the queries\' bundles, scores the other half with and without', async () => {
+  it("simulates feedback: rates half the queries' bundles, scores the other half with and without", async () => {
     const file = await loadEvalFile(fileURLToPath(new URL('../examples/eval/orders-api-diffs.yaml', import.meta.url)));
     const plain = { ...file, queries: file.queries.map(({ diff: _diff, ...q }) => q) };
-    const report = await runEval(plain, { strategies: ['context'], ks: [1, 3], simulateFeedback: true, engine: { embedder: wordHashEmbedder(), env: {} } });
+    const report = await runEval(plain, {
+      strategies: ['context'],
+      ks: [1, 3],
+      simulateFeedback: true,
+      engine: { embedder: wordHashEmbedder(), env: {} },
+    });
     const f = report.feedback!;
     expect([f.rated, f.scored]).toEqual([6, 6]); // one core: alternate queries
     expect(f.ratings).toBe(60); // ten entries a rated bundle
@@ -101,7 +126,12 @@ describe('runEval', () => {
 
   it('lists the queries a strategy misses at a cut-off, with where each gold id ranked', async () => {
     const file = await loadEvalFile(TINY);
-    const report = await runEval(file, { strategies: ['keyword'], ks: [1, 3], misses: 1, engine: { embedder: wordHashEmbedder(256), env: {} } });
+    const report = await runEval(file, {
+      strategies: ['keyword'],
+      ks: [1, 3],
+      misses: 1,
+      engine: { embedder: wordHashEmbedder(256), env: {} },
+    });
     expect(report.misses).toEqual({ k: 1, depth: 10 });
     // q2 has two gold ids and only one can be first; q1 and q3 are found at rank 1
     const [miss, ...rest] = report.strategies.keyword!.misses!;
@@ -109,9 +139,14 @@ describe('runEval', () => {
     expect(miss!.id).toBe('q2');
     expect(miss!.gold.map((g) => g.id)).toEqual(['alert', 'dlq']);
     expect(miss!.gold.map((g) => g.rank).filter((r) => r === 1)).toHaveLength(1);
-    expect(formatReport(report)).toMatch(/keyword: 1 of 3 queries miss a gold id in the top 1 \(gold ranks; – = not in the top 10\):\n  q2  who gets paged when failing messages pile up\n      alert (1|–|\d+) \| dlq (1|–|\d+)/);
+    expect(formatReport(report)).toMatch(
+      /keyword: 1 of 3 queries miss a gold id in the top 1 \(gold ranks; – = not in the top 10\):\n {2}q2 {2}who gets paged when failing messages pile up\n {6}alert (1|–|\d+) \| dlq (1|–|\d+)/,
+    );
     // without the option nothing is listed
-    expect((await runEval(file, { strategies: ['keyword'], ks: [1], engine: { embedder: wordHashEmbedder(256), env: {} } })).strategies.keyword!.misses).toBeUndefined();
+    expect(
+      (await runEval(file, { strategies: ['keyword'], ks: [1], engine: { embedder: wordHashEmbedder(256), env: {} } })).strategies.keyword!
+        .misses,
+    ).toBeUndefined();
     await expect(runEval(file, { strategies: ['keyword'], misses: 0 })).rejects.toThrow(/misses must be a whole number from 1 to 1000/);
     const io = { out: () => undefined, err: () => undefined, isTTY: false };
     expect(await main(['eval', TINY, '--strategies', 'keyword', '--misses', '0'], io)).toBe(2);
@@ -121,7 +156,10 @@ describe('runEval', () => {
 
 describe('adapters', () => {
   it('parse the upstream quirks', () => {
-    expect(parsePythonList(`[['Alû', 3], ["O'Brien", 0]]`)).toEqual([['Alû', 3], ["O'Brien", 0]]);
+    expect(parsePythonList(`[['Alû', 3], ["O'Brien", 0]]`)).toEqual([
+      ['Alû', 3],
+      ["O'Brien", 0],
+    ]);
     expect(normaliseEvidence(['D8:6; D9:17', 'D1:3', 'D1:3'])).toEqual(['D8:6', 'D9:17', 'D1:3']);
     expect(parseLocomoDate('1:56 pm on 8 May, 2023')).toBe('2023-05-08T13:56:00.000Z');
     expect(parseLocomoDate('sometime')).toBeUndefined();
@@ -134,29 +172,49 @@ describe('adapters', () => {
       for (const [f, text] of Object.entries(files)) await writeFile(join(root, name, f), text);
       return join(root, name);
     };
-    const wiki = await ADAPTERS['2wiki']!.build({ data: await dir('w', {
-      'corpus.json': JSON.stringify([{ title: 'A', text: 'a' }, { title: 'A', text: 'again' }, { title: 'B', text: 'b' }, { title: 'William Duncan (actor)', text: 'd' }]),
-      'questions_dev.json': JSON.stringify([{ question: 'q?', gold_titles: ['A', 'B'] }]),
-    }) });
+    const wiki = await ADAPTERS['2wiki']!.build({
+      data: await dir('w', {
+        'corpus.json': JSON.stringify([
+          { title: 'A', text: 'a' },
+          { title: 'A', text: 'again' },
+          { title: 'B', text: 'b' },
+          { title: 'William Duncan (actor)', text: 'd' },
+        ]),
+        'questions_dev.json': JSON.stringify([{ question: 'q?', gold_titles: ['A', 'B'] }]),
+      }),
+    });
     expect((wiki.entries as { id: string }[]).map((e) => e.id)).toEqual(['A', 'A (2)', 'B', 'William Duncan (actor)']);
     expect((wiki.entries as { aliases?: string[] }[]).map((e) => e.aliases)).toEqual([undefined, undefined, undefined, ['William Duncan']]);
     expect(wiki.queries).toEqual([{ id: 'questions_dev.json#0', text: 'q?', gold: ['A', 'B'] }]);
 
-    const hotpot = await ADAPTERS.hotpotqa!.build({ data: await dir('h', {
-      'x_corpus.json': JSON.stringify({ Alû: ['First.', ' Second.'], Lilu: ['L.'] }),
-      'x.json': JSON.stringify([{ _id: 'h1', question: 'q?', supporting_facts: "[['Alû', 1], ['Lilu', 0], ['Alû', 0]]", type: 'bridge' }]),
-    }) });
+    const hotpot = await ADAPTERS.hotpotqa!.build({
+      data: await dir('h', {
+        'x_corpus.json': JSON.stringify({ Alû: ['First.', ' Second.'], Lilu: ['L.'] }),
+        'x.json': JSON.stringify([
+          { _id: 'h1', question: 'q?', supporting_facts: "[['Alû', 1], ['Lilu', 0], ['Alû', 0]]", type: 'bridge' },
+        ]),
+      }),
+    });
     expect((hotpot.entries as { content: string }[])[0]!.content).toBe('First. Second.');
     expect(hotpot.queries).toEqual([{ id: 'h1', text: 'q?', gold: ['Alû', 'Lilu'], category: 'bridge' }]);
 
     const conversation = {
-      speaker_a: 'A', speaker_b: 'B', session_1_date_time: '1:56 pm on 8 May, 2023',
-      session_1: [{ speaker: 'A', dia_id: 'D1:1', text: 'hi' }, { speaker: 'B', dia_id: 'D1:2', text: 'look', blip_caption: 'a dog' }],
+      speaker_a: 'A',
+      speaker_b: 'B',
+      session_1_date_time: '1:56 pm on 8 May, 2023',
+      session_1: [
+        { speaker: 'A', dia_id: 'D1:1', text: 'hi' },
+        { speaker: 'B', dia_id: 'D1:2', text: 'look', blip_caption: 'a dog' },
+      ],
     };
-    const loco = await ADAPTERS.locomo!.build({ data: await dir('l', {
-      'dev.json': JSON.stringify([{ sample_id: 'conv-1', conversation, qa: [{ question: 'what?', evidence: ['D1:2; D1:1', 'D9:9'], category: 4 }] }]),
-      'other.json': JSON.stringify({ not: 'a list' }),
-    }) });
+    const loco = await ADAPTERS.locomo!.build({
+      data: await dir('l', {
+        'dev.json': JSON.stringify([
+          { sample_id: 'conv-1', conversation, qa: [{ question: 'what?', evidence: ['D1:2; D1:1', 'D9:9'], category: 4 }] },
+        ]),
+        'other.json': JSON.stringify({ not: 'a list' }),
+      }),
+    });
     expect(loco.entries).toEqual([
       expect.objectContaining({ id: 'conv-1/D1:1', core_id: 'conv-1', content: 'A: hi', created_at: '2023-05-08T13:56:00.000Z' }),
       expect.objectContaining({ id: 'conv-1/D1:2', content: 'B: look [shares a photo: a dog]' }),
@@ -164,11 +222,24 @@ describe('adapters', () => {
     expect(loco.relations).toEqual([{ type: 'RELATED', from: 'conv-1/D1:1', to: 'conv-1/D1:2', weight: 1, kind: 'next-turn' }]);
     expect(loco.queries).toEqual([{ id: 'conv-1#0', text: 'what?', cores: ['conv-1'], gold: ['conv-1/D1:2', 'conv-1/D1:1'], category: 4 }]);
 
-    const sci = await ADAPTERS.scifact!.build({ data: await dir('s', {
-      'corpus.jsonl': [{ _id: '1', title: 'T1', text: 'x' }, { _id: '2', title: 'T2', text: 'y' }].map((d) => JSON.stringify(d)).join('\n'),
-      'queries.jsonl': [{ _id: 'q1', text: 'claim one' }, { _id: 'q2', text: 'claim two' }].map((d) => JSON.stringify(d)).join('\n'),
-      'qrels/dev.tsv': 'query-id\tcorpus-id\tscore\nq1\t2\t1\nq2\t1\t0\n',
-    }), split: 'dev' });
+    const sci = await ADAPTERS.scifact!.build({
+      data: await dir('s', {
+        'corpus.jsonl': [
+          { _id: '1', title: 'T1', text: 'x' },
+          { _id: '2', title: 'T2', text: 'y' },
+        ]
+          .map((d) => JSON.stringify(d))
+          .join('\n'),
+        'queries.jsonl': [
+          { _id: 'q1', text: 'claim one' },
+          { _id: 'q2', text: 'claim two' },
+        ]
+          .map((d) => JSON.stringify(d))
+          .join('\n'),
+        'qrels/dev.tsv': 'query-id\tcorpus-id\tscore\nq1\t2\t1\nq2\t1\t0\n',
+      }),
+      split: 'dev',
+    });
     expect(sci.queries).toEqual([{ id: 'q1', text: 'claim one', gold: ['2'] }]);
     await expect(ADAPTERS['2wiki']!.build({ data: join(root, 'missing') })).rejects.toThrow(/no 2wiki data at/);
   });

@@ -33,8 +33,10 @@ function buildStore(count: number, dimensions: number, seed: number): Built {
     const centre = centres[i % centres.length]!;
     const noise = [1e-1, 1e-3, 1e-5, 1e-7][i % 4]!;
     let v: Float32Array;
-    if (kind === 7 && i > 20) v = Float32Array.from(vectors[i - 13]!); // an exact duplicate: a tie
-    else if (kind === 8) v = randomVector([1e-3, 1e3][i % 2]!); // far from unit length
+    if (kind === 7 && i > 20)
+      v = Float32Array.from(vectors[i - 13]!); // an exact duplicate: a tie
+    else if (kind === 8)
+      v = randomVector([1e-3, 1e3][i % 2]!); // far from unit length
     else v = Float32Array.from(centre, (x) => x + gaussian() * noise);
     vectors.push(v);
   }
@@ -82,8 +84,16 @@ function builtEmbedder(built: Built, dimensions: number): Embedder {
 async function ingest(m: MemoryEngine, built: Built): Promise<void> {
   await m.ingestDocument({
     entries: built.entries.map((e, i) => ({
-      id: e.id, core_id: e.core, title: `vec-${i}`, content: `vec-${i}`, entry_type: e.type, importance: e.importance, tags: e.tags,
-      confidence: 'high', created_at: '2025-01-01', ...(e.secret ? { sensitivity: 'secret' } : {}),
+      id: e.id,
+      core_id: e.core,
+      title: `vec-${i}`,
+      content: `vec-${i}`,
+      entry_type: e.type,
+      importance: e.importance,
+      tags: e.tags,
+      confidence: 'high',
+      created_at: '2025-01-01',
+      ...(e.secret ? { sensitivity: 'secret' } : {}),
     })),
     relations: [...built.supersededBy].map(([older, newer]) => ({ type: 'SUPERSEDES', from: newer, to: older })),
   });
@@ -94,15 +104,16 @@ type Filter = Pick<SemanticSearchOptions, 'cores' | 'entryTypes' | 'tags' | 'min
 function bruteForce(built: Built, query: Float32Array, limit: number, f: Filter): { id: string; similarity: number }[] {
   return built.entries
     .map((e, i) => ({ e, similarity: cosineSimilarity(query, built.vectors[i]!), zero: built.vectors[i]!.every((x) => x === 0) }))
-    .filter(({ e, similarity, zero }) =>
-      !zero &&
-      similarity >= (f.threshold ?? -1) &&
-      !built.supersededBy.has(e.id) &&
-      (!e.secret || (f.sensitivity ?? []).includes('secret')) &&
-      (!f.cores || f.cores.includes(e.core)) &&
-      (!f.entryTypes || f.entryTypes.includes(e.type as (typeof TYPES)[number])) &&
-      (!f.tags || f.tags.some((t) => e.tags.includes(t))) &&
-      e.importance >= (f.minImportance ?? 0),
+    .filter(
+      ({ e, similarity, zero }) =>
+        !zero &&
+        similarity >= (f.threshold ?? -1) &&
+        !built.supersededBy.has(e.id) &&
+        (!e.secret || (f.sensitivity ?? []).includes('secret')) &&
+        (!f.cores || f.cores.includes(e.core)) &&
+        (!f.entryTypes || f.entryTypes.includes(e.type as (typeof TYPES)[number])) &&
+        (!f.tags || f.tags.some((t) => e.tags.includes(t))) &&
+        e.importance >= (f.minImportance ?? 0),
     )
     .sort((a, b) => b.similarity - a.similarity || a.e.id.localeCompare(b.e.id))
     .slice(0, limit)
@@ -128,7 +139,10 @@ const FILTERS: Filter[] = [
 ];
 
 describe('semanticSearch is exact', () => {
-  for (const [dimensions, count, seed] of [[72, 420, 7], [640, 160, 11]] as const) {
+  for (const [dimensions, count, seed] of [
+    [72, 420, 7],
+    [640, 160, 11],
+  ] as const) {
     it(`equals brute force on a ${count}-entry store of ${dimensions}-d vectors, with filters and supersession`, async () => {
       const built = buildStore(count, dimensions, seed);
       const m = await openMemory({ path: await tempDir(), embedder: builtEmbedder(built, dimensions), env: {} });
@@ -140,8 +154,15 @@ describe('semanticSearch is exact', () => {
             for (const limit of [1, 10, 50]) {
               const hits = await m.semanticSearch(`query-${qi}`, { ...filter, limit });
               const label = `query ${qi} ${JSON.stringify(filter)} limit ${limit}`;
-              expectSameUpToTies(hits.map((h) => ({ id: h.entry.id, similarity: h.similarity })), bruteForce(built, query, limit, filter), label);
-              expect(hits.every((h) => h.score === h.similarity), label).toBe(true);
+              expectSameUpToTies(
+                hits.map((h) => ({ id: h.entry.id, similarity: h.similarity })),
+                bruteForce(built, query, limit, filter),
+                label,
+              );
+              expect(
+                hits.every((h) => h.score === h.similarity),
+                label,
+              ).toBe(true);
             }
           }
         }
@@ -158,9 +179,24 @@ describe('semanticSearch is exact', () => {
     let m = await openMemory({ path: dir, embedder, env: {} });
     await ingest(m, built);
     // A successor that came later: as of before it, the entry it supersedes is in force again.
-    await m.ingestDocument({ entries: [{ id: 'late', core_id: 'core-a', title: 'vec-10', content: 'vec-10', entry_type: 'lesson', created_at: '2025-06-01' }], relations: [{ type: 'SUPERSEDES', from: 'late', to: 'e0011' }] }, { source: 'late' });
-    const options: SemanticSearchOptions[] = [{ limit: 10 }, { limit: 10, asOf: new Date('2025-03-01') }, { limit: 5, cores: ['core-c'], asOf: new Date('2025-03-01') }];
-    const answers = async () => Promise.all(built.queries.flatMap((_, qi) => options.map(async (o) => (await m.semanticSearch(`query-${qi}`, o)).map((h) => ({ id: h.entry.id, similarity: h.similarity })))));
+    await m.ingestDocument(
+      {
+        entries: [{ id: 'late', core_id: 'core-a', title: 'vec-10', content: 'vec-10', entry_type: 'lesson', created_at: '2025-06-01' }],
+        relations: [{ type: 'SUPERSEDES', from: 'late', to: 'e0011' }],
+      },
+      { source: 'late' },
+    );
+    const options: SemanticSearchOptions[] = [
+      { limit: 10 },
+      { limit: 10, asOf: new Date('2025-03-01') },
+      { limit: 5, cores: ['core-c'], asOf: new Date('2025-03-01') },
+    ];
+    const answers = async () =>
+      Promise.all(
+        built.queries.flatMap((_, qi) =>
+          options.map(async (o) => (await m.semanticSearch(`query-${qi}`, o)).map((h) => ({ id: h.entry.id, similarity: h.similarity }))),
+        ),
+      );
     const fromMemory = await answers();
     expect((await m.stats()).search.exact).toBe('memory');
     await m.close();
@@ -173,7 +209,8 @@ describe('semanticSearch is exact', () => {
         expect(got.map((h) => h.id).sort()).toEqual(fromLance[i]!.map((h) => h.id).sort());
         got.forEach((h, r) => expect(Math.abs(h.similarity - fromLance[i]![r]!.similarity)).toBeLessThan(1e-6));
       });
-      const ids = (pick: (i: number) => boolean) => fromMemory.filter((_, i) => pick(i % options.length)).flatMap((hits) => hits.map((h) => h.id));
+      const ids = (pick: (i: number) => boolean) =>
+        fromMemory.filter((_, i) => pick(i % options.length)).flatMap((hits) => hits.map((h) => h.id));
       expect(ids((o) => o === 0)).toContain('late');
       expect(ids((o) => o === 0)).not.toContain('e0011');
       expect(ids((o) => o > 0)).not.toContain('late');
@@ -188,7 +225,11 @@ describe('semanticSearch is exact', () => {
     const m = await openMemory({ path: await tempDir(), embedder, env: {} });
     try {
       await m.ingest(EXAMPLE_FILE);
-      for (const [file, query] of [['src/auth/', 'refresh token rotation'], ['src/', 'database migration lock'], ['src/db/', 'idempotent retries']] as const) {
+      for (const [file, query] of [
+        ['src/auth/', 'refresh token rotation'],
+        ['src/', 'database migration lock'],
+        ['src/db/', 'idempotent retries'],
+      ] as const) {
         const refs = await m.findByCodeReference({ filePath: file });
         const [q] = await embedder.embed([query]);
         const onCode = [...new Map(refs.map((r) => [r.entry.id, r.entry])).values()];
@@ -199,7 +240,11 @@ describe('semanticSearch is exact', () => {
           .slice(0, 5);
         const got = await m.findRelatedToCode(file, query, { limit: 5 });
         expect(onCode.length, file).toBeGreaterThan(0);
-        expectSameUpToTies(got.map((h) => ({ id: h.entry.id, similarity: h.similarity })), want, `${file} ${query}`);
+        expectSameUpToTies(
+          got.map((h) => ({ id: h.entry.id, similarity: h.similarity })),
+          want,
+          `${file} ${query}`,
+        );
         for (const h of got) expect(h.references.every((r) => r.code.filePath.includes(file))).toBe(true);
       }
     } finally {

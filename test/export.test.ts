@@ -13,7 +13,10 @@ const ALL: Sensitivity[] = ['public', 'internal', 'secret'];
 
 async function everything(m: MemoryEngine) {
   const doc = await m.exportMemory({ sensitivity: ALL });
-  const entries = await m.getEntries(doc.entries!.map((e) => e.id!), { sensitivity: ALL });
+  const entries = await m.getEntries(
+    doc.entries!.map((e) => e.id!),
+    { sensitivity: ALL },
+  );
   // What the store holds, not how often it was written or how this process loaded it.
   const { generation: _generation, resident: _resident, ...stats } = await m.stats();
   return { doc, entries, stats };
@@ -24,23 +27,58 @@ describe('export', () => {
     const dir = await tempDir();
     const before = await withEngine(join(dir, 'a'), async (m) => {
       await m.ingest(EXAMPLE_FILE);
-      await m.ingestDocument({
-        core_id: 'ops',
-        entries: [
-          { id: 'pin', title: 'Run pnpm, not npm', aliases: ['pnpm rule'], content: 'npm breaks the workspace links.', pinned: true, tags: ['tooling'] },
-          { id: 'old', title: 'Deploy on Fridays', content: 'We used to.', created_at: '2020-01-01', valid_to: '2021-01-01', importance: 2 },
-          { id: 'key', title: 'Signing key location', content: "It's in the vault at kv/'sign'\\\\key.", sensitivity: 'secret' },
-          { id: 'mention', title: 'Why pnpm', content: 'See Run pnpm, not npm: it keeps the lockfile honest.' },
-        ],
-        relations: [{ type: 'DEPENDS_ON', from: 'pin', to: 'key' }],
-      }, { autoLink: true });
+      await m.ingestDocument(
+        {
+          core_id: 'ops',
+          entries: [
+            {
+              id: 'pin',
+              title: 'Run pnpm, not npm',
+              aliases: ['pnpm rule'],
+              content: 'npm breaks the workspace links.',
+              pinned: true,
+              tags: ['tooling'],
+            },
+            {
+              id: 'old',
+              title: 'Deploy on Fridays',
+              content: 'We used to.',
+              created_at: '2020-01-01',
+              valid_to: '2021-01-01',
+              importance: 2,
+            },
+            { id: 'key', title: 'Signing key location', content: "It's in the vault at kv/'sign'\\\\key.", sensitivity: 'secret' },
+            { id: 'mention', title: 'Why pnpm', content: 'See Run pnpm, not npm: it keeps the lockfile honest.' },
+          ],
+          relations: [{ type: 'DEPENDS_ON', from: 'pin', to: 'key' }],
+        },
+        { autoLink: true },
+      );
       // A change of text moves updated_at past created_at: the export must keep both.
       await new Promise((r) => setTimeout(r, 5));
-      await m.upsert([{ id: 'pin', core_id: 'ops', title: 'Run pnpm, not npm', aliases: ['pnpm rule'], content: 'npm breaks the workspace links; pnpm 9.', pinned: true, tags: ['tooling'] }]);
+      await m.upsert([
+        {
+          id: 'pin',
+          core_id: 'ops',
+          title: 'Run pnpm, not npm',
+          aliases: ['pnpm rule'],
+          content: 'npm breaks the workspace links; pnpm 9.',
+          pinned: true,
+          tags: ['tooling'],
+        },
+      ]);
       return everything(m);
     });
-    expect(before.entries.find((e) => e.id === 'pin')!.updatedAt.getTime()).toBeGreaterThan(before.entries.find((e) => e.id === 'pin')!.createdAt.getTime());
-    expect(before.doc.relations).toContainEqual({ type: 'RELATED', from: 'mention', to: 'pin', weight: expect.any(Number), kind: 'mention' });
+    expect(before.entries.find((e) => e.id === 'pin')!.updatedAt.getTime()).toBeGreaterThan(
+      before.entries.find((e) => e.id === 'pin')!.createdAt.getTime(),
+    );
+    expect(before.doc.relations).toContainEqual({
+      type: 'RELATED',
+      from: 'mention',
+      to: 'pin',
+      weight: expect.any(Number),
+      kind: 'mention',
+    });
     expect(before.doc.golden_paths!.length).toBe(3);
 
     for (const format of ['yaml', 'jsonl', 'json'] as const) {

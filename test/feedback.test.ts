@@ -29,21 +29,33 @@ describe('feedback: ratings move ranking through effectiveness', () => {
       expect(rated.score).toBeCloseTo(target.score - 0.2 * (0.5 - 0.5 * 0.7 ** 5), 6);
       expect(rated.why).toContainEqual({ kind: 'feedback', effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6), signals: 5, of: 'entry' });
       // an entry of the same core never rated (and of another source) moves by a quarter of that
-      const sibling = before.entries.find((e) => e.entry.id !== target.entry.id && e.entry.coreId === target.entry.coreId && e.entry.source !== target.entry.source)!;
+      const sibling = before.entries.find(
+        (e) => e.entry.id !== target.entry.id && e.entry.coreId === target.entry.coreId && e.entry.source !== target.entry.source,
+      )!;
       const siblingAfter = after.entries.find((e) => e.entry.id === sibling.entry.id)!;
       expect(siblingAfter.score).toBeCloseTo(sibling.score - 0.25 * 0.2 * (0.5 - 0.5 * 0.7 ** 5), 6);
-      expect(siblingAfter.why).toContainEqual({ kind: 'feedback', effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6), signals: 5, of: 'core' });
+      expect(siblingAfter.why).toContainEqual({
+        kind: 'feedback',
+        effectiveness: expect.closeTo(0.5 * 0.7 ** 5, 6),
+        signals: 5,
+        of: 'core',
+      });
       expect(after.entries.indexOf(rated)).toBeGreaterThanOrEqual(0);
 
       // from a bundle, the same entry counts once
       const once = await m.feedback({ entryId: target.entry.id, useful: true, bundleId: after.bundleId! });
       expect(once.effectiveness).toBeCloseTo(0.5 * 0.7 ** 5 * 0.7 + 0.3, 6);
-      expect(await m.feedback({ entryId: target.entry.id, useful: true, bundleId: after.bundleId! })).toMatchObject({ recorded: false, signals: 6 });
+      expect(await m.feedback({ entryId: target.entry.id, useful: true, bundleId: after.bundleId! })).toMatchObject({
+        recorded: false,
+        signals: 6,
+      });
       for (let i = 0; i < 6; i++) await m.feedback({ entryId: target.entry.id, useful: true });
       expect(scoreOf(await m.buildTaskContext(TASK, { maxEntries: 12 })).score).toBeGreaterThan(target.score); // recovered, and more
 
       await expect(m.feedback({ entryId: 'no-such-entry', useful: true })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-      await expect(m.feedback({ entryId: target.entry.id, useful: 2 })).rejects.toThrow(/useful must be true, false or a number from 0 to 1/);
+      await expect(m.feedback({ entryId: target.entry.id, useful: 2 })).rejects.toThrow(
+        /useful must be true, false or a number from 0 to 1/,
+      );
       await expect(m.feedback({ entryId: target.entry.id, useful: true, bundleId: 'x' })).rejects.toThrow(/bundleId must be/);
       const report = await m.effectivenessReport();
       expect(report.entries).toEqual([{ id: target.entry.id, value: expect.any(Number), signals: 12 }]);
@@ -86,7 +98,12 @@ describe('feedback: ratings move ranking through effectiveness', () => {
       await m.feedback({ entryId: bundle.entries[1]!.entry.id, useful: 0.75 });
       const doc = await m.exportMemory();
       expect(doc.feedback).toHaveLength(2);
-      expect(doc.feedback![0]).toMatchObject({ entry_id: bundle.entries[0]!.entry.id, useful: 0, bundle_id: bundle.bundleId, note: 'outdated' });
+      expect(doc.feedback![0]).toMatchObject({
+        entry_id: bundle.entries[0]!.entry.id,
+        useful: 0,
+        bundle_id: bundle.bundleId,
+        note: 'outdated',
+      });
       for (const format of ['jsonl', 'yaml'] as const) {
         const file = join(await tempDir(), `memory.${format}`);
         await writeFile(file, serializeMemoryDocument(doc, format));
@@ -97,7 +114,9 @@ describe('feedback: ratings move ranking through effectiveness', () => {
       expect(theirs.entries.map((e) => [e.id, e.signals])).toEqual(mine.entries.map((e) => [e.id, e.signals]));
       theirs.entries.forEach((e, i) => expect(e.value).toBeCloseTo(mine.entries[i]!.value, 6));
       // a rating of an entry neither the file nor the store holds is refused, naming the record
-      await expect(copy.ingestDocument({ feedback: [{ entry_id: 'nowhere', useful: 1 }] })).rejects.toThrow(/feedback\[0\].*unknown entry id "nowhere"/);
+      await expect(copy.ingestDocument({ feedback: [{ entry_id: 'nowhere', useful: 1 }] })).rejects.toThrow(
+        /feedback\[0\].*unknown entry id "nowhere"/,
+      );
     } finally {
       await m.close();
       await copy.close();

@@ -43,7 +43,8 @@ import { fnv1a } from '../bench/synthetic.js';
  * test's choice.
  */
 export function gaussianEmbedder(dimensions: number, latent: number): Embedder {
-  const gaussians = (rand: () => number, n: number) => Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand()));
+  const gaussians = (rand: () => number, n: number) =>
+    Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand()));
   const basisRand = mulberry32(1);
   const basis = Array.from({ length: latent }, () => gaussians(basisRand, dimensions));
   return {
@@ -84,14 +85,57 @@ export function phraseEmbedder(vectors: [phrase: string, vector: number[]][], di
 
 /** `n` distinct, plausible memory entries built from a vocabulary (deterministic). */
 export function syntheticEntries(n: number, coreId = 'synthetic'): { id: string; core_id: string; title: string; content: string }[] {
-  const subjects = ['refresh tokens', 'database migrations', 'the payment retry', 'cache eviction', 'feature flags', 'the search index', 'log rotation', 'rate limiting', 'image uploads', 'webhook delivery', 'session cookies', 'the build pipeline', 'queue consumers', 'backup restores', 'dns failover', 'email bounces', 'csv exports'];
-  const verbs = ['must be idempotent', 'broke in production when', 'needs a timeout because', 'is owned by the platform team since', 'was rewritten after', 'should be tested with', 'leaks memory if', 'is rate limited when'];
-  const objects = ['two pods start together', 'the clock drifts', 'the network partitions', 'a customer retries', 'the disk fills up', 'traffic doubles at noon', 'the vendor changes its API', 'a deploy is rolled back', 'certificates expire', 'the schema changes'];
+  const subjects = [
+    'refresh tokens',
+    'database migrations',
+    'the payment retry',
+    'cache eviction',
+    'feature flags',
+    'the search index',
+    'log rotation',
+    'rate limiting',
+    'image uploads',
+    'webhook delivery',
+    'session cookies',
+    'the build pipeline',
+    'queue consumers',
+    'backup restores',
+    'dns failover',
+    'email bounces',
+    'csv exports',
+  ];
+  const verbs = [
+    'must be idempotent',
+    'broke in production when',
+    'needs a timeout because',
+    'is owned by the platform team since',
+    'was rewritten after',
+    'should be tested with',
+    'leaks memory if',
+    'is rate limited when',
+  ];
+  const objects = [
+    'two pods start together',
+    'the clock drifts',
+    'the network partitions',
+    'a customer retries',
+    'the disk fills up',
+    'traffic doubles at noon',
+    'the vendor changes its API',
+    'a deploy is rolled back',
+    'certificates expire',
+    'the schema changes',
+  ];
   return Array.from({ length: n }, (_, i) => {
     const s = subjects[i % subjects.length]!;
     const v = verbs[Math.floor(i / subjects.length) % verbs.length]!;
     const o = objects[Math.floor(i / (subjects.length * verbs.length)) % objects.length]!;
-    return { id: `s${i}`, core_id: coreId, title: `${s} ${v} ${o}`, content: `Note ${i}: ${s} ${v} ${o}. Keep this in mind when touching ${s}.` };
+    return {
+      id: `s${i}`,
+      core_id: coreId,
+      title: `${s} ${v} ${o}`,
+      content: `Note ${i}: ${s} ${v} ${o}. Keep this in mind when touching ${s}.`,
+    };
   });
 }
 
@@ -132,7 +176,11 @@ export async function shopRepo(): Promise<string> {
 
 /** Runs git in `dir` as a test's author; returns stdout. */
 export function gitIn(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
+  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', ...args], {
+    cwd: dir,
+    stdio: 'pipe',
+    encoding: 'utf8',
+  });
 }
 
 /** What a CLI call (`main(argv, io)`) printed: `out` and `err` lines, collected; `isTTY` false. */

@@ -6,7 +6,6 @@ import { MemcoreError, MemoryFileError, openMemory } from '../src/index.js';
 import { idProblem, MAX_ID_LENGTH } from '../src/model/ids.js';
 import { tempDir, withEngine, wordHashEmbedder } from './helpers.js';
 
-
 const REFUSED: [label: string, id: string, rule: RegExp][] = [
   ['NUL inside', 'a\u0000b', /U\+0000/],
   ['a leading BOM', '\uFEFFid', /U\+FEFF/],
@@ -26,7 +25,7 @@ const REFUSED: [label: string, id: string, rule: RegExp][] = [
 ];
 
 const ACCEPTED = [
-  "it's \"quoted\" \\ back",
+  'it\'s "quoted" \\ back',
   'ядро/ключ',
   '漢字-id',
   'café', // NFC
@@ -49,8 +48,12 @@ describe('the id grammar', () => {
         expect((error as MemoryFileError).field, label).toBe('id');
         expect((error as Error).message, label).toMatch(rule);
         // the same grammar guards core ids, relation endpoints and every id-taking method
-        await expect(m.ingestDocument({ core_id: id, entries: [{ title: 't', content: 'c' }] }), label).rejects.toMatchObject({ field: 'core_id' });
-        await expect(m.ingestDocument({ relations: [{ type: 'RELATED', from: id, to: 'x' }] }), label).rejects.toMatchObject({ field: 'from' });
+        await expect(m.ingestDocument({ core_id: id, entries: [{ title: 't', content: 'c' }] }), label).rejects.toMatchObject({
+          field: 'core_id',
+        });
+        await expect(m.ingestDocument({ relations: [{ type: 'RELATED', from: id, to: 'x' }] }), label).rejects.toMatchObject({
+          field: 'from',
+        });
         for (const call of [() => m.delete([id]), () => m.getEntries([id]), () => m.traverse(id), () => m.getGoldenPath(id)]) {
           await expect(call(), label).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(rule) });
         }
@@ -64,7 +67,10 @@ describe('the id grammar', () => {
     await withEngine(dir, async (m) => {
       await m.ingestDocument({
         core_id: 'c',
-        entries: [{ id: 'anchor', title: 'anchor', content: 'anchor' }, ...ACCEPTED.map((id, i) => ({ id, title: `title ${i}`, content: `marker${i} body` }))],
+        entries: [
+          { id: 'anchor', title: 'anchor', content: 'anchor' },
+          ...ACCEPTED.map((id, i) => ({ id, title: `title ${i}`, content: `marker${i} body` })),
+        ],
         relations: ACCEPTED.map((id) => ({ type: 'RELATED', from: 'anchor', to: id })),
       });
       expect((await m.getEntries(ACCEPTED)).map((e) => e.id)).toEqual(ACCEPTED);
@@ -81,7 +87,11 @@ describe('round trip of arbitrary entries (fast-check)', () => {
   it('each is refused with an error naming its record and rule, or comes back exactly everywhere', async () => {
     const dir = await tempDir();
     // Any code points, lone surrogates and controls included, and some that look like ids.
-    const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 60 }), fc.constantFrom('', ' ', "'", '\\', '\u0000', '\uFEFF'));
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.string({ unit: 'grapheme', maxLength: 60 }),
+      fc.constantFrom('', ' ', "'", '\\', '\u0000', '\uFEFF'),
+    );
     const entry = fc.record({
       id: fc.oneof(text, fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 20 })),
       title: text,
@@ -99,7 +109,11 @@ describe('round trip of arbitrary entries (fast-check)', () => {
         fc.asyncProperty(entry, async (e) => {
           // One word no other entry holds, even one a failed run left behind while shrinking.
           const marker = `zq${(runs++).toString(26).replace(/./g, (d) => String.fromCharCode(97 + parseInt(d, 26)))}`;
-          const doc = { core_id: 'p', entries: [{ ...e, content: `${e.content} ${marker}` }], relations: [{ type: 'RELATED' as const, from: 'anchor', to: e.id }] };
+          const doc = {
+            core_id: 'p',
+            entries: [{ ...e, content: `${e.content} ${marker}` }],
+            relations: [{ type: 'RELATED' as const, from: 'anchor', to: e.id }],
+          };
           try {
             await m.ingestDocument(doc);
           } catch (error) {
@@ -112,7 +126,14 @@ describe('round trip of arbitrary entries (fast-check)', () => {
           }
           accepted++;
           const [back] = await m.getEntries([e.id]);
-          expect(back).toMatchObject({ id: e.id, title: e.title, content: `${e.content} ${marker}`, tags: e.tags, aliases: e.aliases, source: e.source });
+          expect(back).toMatchObject({
+            id: e.id,
+            title: e.title,
+            content: `${e.content} ${marker}`,
+            tags: e.tags,
+            aliases: e.aliases,
+            source: e.source,
+          });
           const hit = (await m.keywordSearch(marker, { limit: 1, cores: ['p'] }))[0];
           expect(hit?.entry).toMatchObject({ id: e.id, title: e.title, content: `${e.content} ${marker}` });
           expect((await m.traverse('anchor', { depth: 1 })).map((h) => h.entry.id)).toContain(e.id);
@@ -132,7 +153,9 @@ describe('round trip of arbitrary entries (fast-check)', () => {
     await withEngine(dir, async (m) => {
       const error = await m.delete(['\uFEFFbom']).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MemcoreError);
-      expect((error as Error).message).toBe('delete: ids[0]: id "\uFEFFbom" holds U+FEFF at character 1 (control, format and line-separator characters are not allowed)');
+      expect((error as Error).message).toBe(
+        'delete: ids[0]: id "\uFEFFbom" holds U+FEFF at character 1 (control, format and line-separator characters are not allowed)',
+      );
     });
   });
 });
@@ -160,7 +183,10 @@ describe('strict input decoding', () => {
   it('refuses invalid UTF-8 naming the file, line and byte offset', async () => {
     const dir = await tempDir();
     const file = join(dir, 'latin1.yaml');
-    await writeFile(file, Buffer.concat([Buffer.from('core_id: c\nentries:\n  - { id: e1, title: caf'), Buffer.from([0xe9]), Buffer.from(', content: x }\n')]));
+    await writeFile(
+      file,
+      Buffer.concat([Buffer.from('core_id: c\nentries:\n  - { id: e1, title: caf'), Buffer.from([0xe9]), Buffer.from(', content: x }\n')]),
+    );
     await withEngine(dir, async (m) => {
       const error = (await m.ingest(file).catch((e: unknown) => e)) as MemoryFileError;
       expect(error).toBeInstanceOf(MemoryFileError);
@@ -173,10 +199,23 @@ describe('strict input decoding', () => {
     const dir = await tempDir();
     await withEngine(dir, async (m) => {
       const at = (created_at: string) => m.ingestDocument({ core_id: 'c', entries: [{ id: 'd', title: 't', content: 'c', created_at }] });
-      for (const bad of ['2025-02-30', '2023-02-29', 'March 7', '2025-13-01', '2025-04-31T10:00:00Z', '2025-01-01T24:00', '2025-1-1', '2025/01/01']) {
-        await expect(at(bad), bad).rejects.toMatchObject({ field: 'created_at', message: expect.stringMatching(/not (an ISO 8601 date|a date on the calendar)/) });
+      for (const bad of [
+        '2025-02-30',
+        '2023-02-29',
+        'March 7',
+        '2025-13-01',
+        '2025-04-31T10:00:00Z',
+        '2025-01-01T24:00',
+        '2025-1-1',
+        '2025/01/01',
+      ]) {
+        await expect(at(bad), bad).rejects.toMatchObject({
+          field: 'created_at',
+          message: expect.stringMatching(/not (an ISO 8601 date|a date on the calendar)/),
+        });
       }
-      for (const good of ['2024-02-29', '2025-03-02T10:15:00Z', '2025-03-02T10:15:00.123+02:00', '2025-03-02 10:15']) await expect(at(good), good).resolves.toBeDefined();
+      for (const good of ['2024-02-29', '2025-03-02T10:15:00Z', '2025-03-02T10:15:00.123+02:00', '2025-03-02 10:15'])
+        await expect(at(good), good).resolves.toBeDefined();
     });
   });
 
@@ -184,7 +223,12 @@ describe('strict input decoding', () => {
     const dir = await tempDir();
     const file = join(dir, 'bomb.yaml');
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
     await writeFile(file, levels.join('\n') + '\n');
     await withEngine(dir, async (m) => {
       await expect(m.ingest(file)).rejects.toThrow(/not valid YAML \(.*alias/i);
@@ -197,13 +241,33 @@ describe('SUPERSEDES cycles', () => {
     const dir = await tempDir();
     await withEngine(dir, async (m) => {
       const entries = ['a', 'b', 'c'].map((id) => ({ id, title: `policy ${id}`, content: 'policy' }));
-      await expect(m.ingestDocument({ core_id: 'c', entries, relations: [{ type: 'SUPERSEDES', from: 'a', to: 'b' }, { type: 'SUPERSEDES', from: 'b', to: 'a' }] }))
-        .rejects.toThrow(/relations \(SUPERSEDES "a" → "b"\): field "to": would close a SUPERSEDES cycle: "a" → "b" → "a"/);
+      await expect(
+        m.ingestDocument({
+          core_id: 'c',
+          entries,
+          relations: [
+            { type: 'SUPERSEDES', from: 'a', to: 'b' },
+            { type: 'SUPERSEDES', from: 'b', to: 'a' },
+          ],
+        }),
+      ).rejects.toThrow(/relations \(SUPERSEDES "a" → "b"\): field "to": would close a SUPERSEDES cycle: "a" → "b" → "a"/);
       expect((await m.stats()).entries).toBe(0);
-      await m.ingestDocument({ core_id: 'c', entries, relations: [{ type: 'SUPERSEDES', from: 'c', to: 'b' }, { type: 'SUPERSEDES', from: 'b', to: 'a' }] });
-      await expect(m.link([{ type: 'SUPERSEDES', from: 'a', to: 'c' }])).rejects.toThrow(/would close a SUPERSEDES cycle: "a" → "c" → "b" → "a"/);
+      await m.ingestDocument({
+        core_id: 'c',
+        entries,
+        relations: [
+          { type: 'SUPERSEDES', from: 'c', to: 'b' },
+          { type: 'SUPERSEDES', from: 'b', to: 'a' },
+        ],
+      });
+      await expect(m.link([{ type: 'SUPERSEDES', from: 'a', to: 'c' }])).rejects.toThrow(
+        /would close a SUPERSEDES cycle: "a" → "c" → "b" → "a"/,
+      );
       // the same edges again, and a chain that only grows, are fine
-      await m.link([{ type: 'SUPERSEDES', from: 'c', to: 'b' }, { type: 'SUPERSEDES', from: 'c', to: 'a' }]);
+      await m.link([
+        { type: 'SUPERSEDES', from: 'c', to: 'b' },
+        { type: 'SUPERSEDES', from: 'c', to: 'a' },
+      ]);
       expect((await m.buildTaskContext('policy', { threshold: -1 })).entries.map((e) => e.entry.id)).toEqual(['c']);
     });
   });
@@ -212,22 +276,47 @@ describe('SUPERSEDES cycles', () => {
 describe('files memcore writes, checked when read', () => {
   async function writtenStore(): Promise<string> {
     const dir = await tempDir();
-    await withEngine(dir, (m) => m.ingestDocument({ core_id: 'c', entries: Array.from({ length: 300 }, (_, i) => ({ id: `e${i}`, title: `entry ${i}`, content: `text ${i}` })) }));
+    await withEngine(dir, (m) =>
+      m.ingestDocument({
+        core_id: 'c',
+        entries: Array.from({ length: 300 }, (_, i) => ({ id: `e${i}`, title: `entry ${i}`, content: `text ${i}` })),
+      }),
+    );
     return dir;
   }
-  const opened = (dir: string) => withEngine(dir, (m) => m.stats()).then(() => undefined, (e: unknown) => e as MemcoreError);
+  const opened = (dir: string) =>
+    withEngine(dir, (m) => m.stats()).then(
+      () => undefined,
+      (e: unknown) => e as MemcoreError,
+    );
 
   it('refuses a meta.json, projection.json or journal intent of the wrong shape, naming the file and what to do', async () => {
     const dir = await writtenStore();
     const meta = join(dir, 'meta.json');
     const good = await readFile(meta, 'utf8');
     const cases: [file: string, text: string, message: RegExp][] = [
-      [meta, '{"formatVersion": 1}', /meta\.json is not a meta file memcore can read: \(top\) must have required property 'embedder'.*restore the folder from a backup/],
-      [meta, JSON.stringify({ ...JSON.parse(good), generation: 'seven' }), /meta\.json is not a meta file memcore can read: \/generation must be integer/],
+      [
+        meta,
+        '{"formatVersion": 1}',
+        /meta\.json is not a meta file memcore can read: \(top\) must have required property 'embedder'.*restore the folder from a backup/,
+      ],
+      [
+        meta,
+        JSON.stringify({ ...JSON.parse(good), generation: 'seven' }),
+        /meta\.json is not a meta file memcore can read: \/generation must be integer/,
+      ],
       [meta, '{"formatVersion": 1,', /meta\.json is not valid JSON/],
-      [join(dir, 'projection.json'), '{"kind": "pca", "dimensions": 16}', /projection\.json is not a projection file .*delete it and run memcore index/],
+      [
+        join(dir, 'projection.json'),
+        '{"kind": "pca", "dimensions": 16}',
+        /projection\.json is not a projection file .*delete it and run memcore index/,
+      ],
       [join(dir, 'projection.json'), JSON.stringify({ kind: 'prefix', dimensions: 3 }), /projection\.json does not fit this store/],
-      [join(dir, 'journal', '000000000000001-1-0.json'), '{"op": "upsert", "entries": "all"}', /000000000000001-1-0\.json is not a journal intent memcore can read/],
+      [
+        join(dir, 'journal', '000000000000001-1-0.json'),
+        '{"op": "upsert", "entries": "all"}',
+        /000000000000001-1-0\.json is not a journal intent memcore can read/,
+      ],
     ];
     for (const [file, text, message] of cases) {
       const before = await readFile(file, 'utf8').catch(() => undefined);
@@ -251,13 +340,18 @@ describe('long text in bounded time', () => {
     const embedder = { ...inner, id: inner.id, embed: (texts: string[]) => (seen.push(...texts.map((t) => t.length)), inner.embed(texts)) };
     const m = await openMemory({ path: dir, embedder, env: {} });
     try {
-      await m.ingestDocument({ core_id: 'c', entries: [{ id: 'pool', title: 'Connection pool sizing', content: 'Size the connection pool to the worker count.' }] });
+      await m.ingestDocument({
+        core_id: 'c',
+        entries: [{ id: 'pool', title: 'Connection pool sizing', content: 'Size the connection pool to the worker count.' }],
+      });
       seen.length = 0;
       const task = `connection pool ${'lorem ipsum dolor sit amet '.repeat(4_000)}`;
       expect(task.length).toBeGreaterThan(100_000);
       const bundle = await m.buildTaskContext(task);
       expect(bundle.entries.map((e) => e.entry.id)).toEqual(['pool']);
-      expect(bundle.notes).toContain('the task is 108,016 characters: its first 1,000 were embedded and its first 20,000 searched for words');
+      expect(bundle.notes).toContain(
+        'the task is 108,016 characters: its first 1,000 were embedded and its first 20,000 searched for words',
+      );
       const hits = await m.hybridSearch(task);
       expect(hits.notes[0]).toMatch(/^the query is 108,016 characters/);
       await m.semanticSearch(task);
@@ -272,8 +366,9 @@ describe('long text in bounded time', () => {
       expect(Math.max(...seen)).toBeLessThanOrEqual(32_000);
       expect((await m.getEntries(['big']))[0]!.content).toBe(big);
       expect((await m.keywordSearch('zebracrossing'))[0]!.entry.id).toBe('big');
-      await expect(m.ingestDocument({ core_id: 'c', entries: [{ id: 'huge', title: 'too long', content: 'x'.repeat(2_000_001) }] }))
-        .rejects.toThrow(/entries\[0\] \(id "huge"\): field "content": must NOT have more than 2000000 characters/);
+      await expect(
+        m.ingestDocument({ core_id: 'c', entries: [{ id: 'huge', title: 'too long', content: 'x'.repeat(2_000_001) }] }),
+      ).rejects.toThrow(/entries\[0\] \(id "huge"\): field "content": must NOT have more than 2000000 characters/);
     } finally {
       await m.close();
     }
@@ -287,9 +382,13 @@ describe('the limits of one write', () => {
     await writeFile(big, '');
     await truncate(big, 513 * 2 ** 20); // sparse: nothing is written to disk
     await withEngine(join(dir, 'db'), async (m) => {
-      await expect(m.ingest(big)).rejects.toThrow(`${big}: is 513 MiB; a memory file may hold at most 512 MiB (it is read whole): split it, or use JSONL files of fewer records`);
+      await expect(m.ingest(big)).rejects.toThrow(
+        `${big}: is 513 MiB; a memory file may hold at most 512 MiB (it is read whole): split it, or use JSONL files of fewer records`,
+      );
       const entries = Array.from({ length: 250_001 }, (_, i) => ({ id: `e${i}`, core_id: 'c', title: 't', content: 'c' }));
-      await expect(m.upsert(entries)).rejects.toThrow('upsert: field "entries": 250,001 records; one write takes at most 250,000: split them over several files or calls');
+      await expect(m.upsert(entries)).rejects.toThrow(
+        'upsert: field "entries": 250,001 records; one write takes at most 250,000: split them over several files or calls',
+      );
       expect((await m.stats()).entries).toBe(0);
     });
   });

@@ -14,10 +14,22 @@ describe('a hub entry', () => {
     try {
       await m.ingestDocument({
         entries: [
-          { id: 'alpha', core_id: 'c', title: 'Alpha deploy checklist', content: 'Run the alpha deploy checklist before every release.', entry_type: 'convention' },
+          {
+            id: 'alpha',
+            core_id: 'c',
+            title: 'Alpha deploy checklist',
+            content: 'Run the alpha deploy checklist before every release.',
+            entry_type: 'convention',
+          },
           { id: 'beta', core_id: 'c', title: 'Rollback notes', content: 'How a release is rolled back.', entry_type: 'lesson' },
           { id: 'hub', core_id: 'c', title: 'Project conventions', content: 'House rules every change follows.', entry_type: 'convention' },
-          ...Array.from({ length: spokes }, (_, i) => ({ id: `spoke-${i}`, core_id: 'c', title: `Spoke ${i} zq${i}`, content: `Unrelated note zz${i}.`, entry_type: 'lesson' })),
+          ...Array.from({ length: spokes }, (_, i) => ({
+            id: `spoke-${i}`,
+            core_id: 'c',
+            title: `Spoke ${i} zq${i}`,
+            content: `Unrelated note zz${i}.`,
+            entry_type: 'lesson',
+          })),
         ],
         relations: [
           { type: 'RELATED', from: 'alpha', to: 'beta' },
@@ -54,12 +66,21 @@ describe('EntryAdjacency around a hub', () => {
     const among = ['e0', ...ids.slice(1, 300).filter((_, i) => i % 3 === 0)];
     const wanted = new Set(among);
     const key = (e: { from: string; to: string; type: string }) => `${e.type} ${e.from} ${e.to}`;
-    const expected = edges.filter((e) => wanted.has(e.from) && wanted.has(e.to) && e.type !== 'SUPERSEDES').map(key).sort();
+    const expected = edges
+      .filter((e) => wanted.has(e.from) && wanted.has(e.to) && e.type !== 'SUPERSEDES')
+      .map(key)
+      .sort();
     expect(adjacency.edgesAmong(among, ['RELATED', 'DEPENDS_ON']).map(key).sort()).toEqual(expected);
-    const successors = (live: typeof edges) => new Map(ids.flatMap((id) => {
-      const newer = live.filter((e) => e.type === 'SUPERSEDES' && e.to === id).map((e) => e.from).sort()[0];
-      return newer ? [[id, newer] as const] : [];
-    }));
+    const successors = (live: typeof edges) =>
+      new Map(
+        ids.flatMap((id) => {
+          const newer = live
+            .filter((e) => e.type === 'SUPERSEDES' && e.to === id)
+            .map((e) => e.from)
+            .sort()[0];
+          return newer ? [[id, newer] as const] : [];
+        }),
+      );
     expect(adjacency.supersededBy(ids)).toEqual(successors(edges));
     // Removing entries forgets their supersessions, at either end.
     adjacency.removeEntries(['e205', 'e8', 'e0']);
@@ -67,7 +88,12 @@ describe('EntryAdjacency around a hub', () => {
     const live = edges.filter((e) => !gone.has(e.from) && !gone.has(e.to));
     expect(adjacency.supersededBy(ids.filter((id) => !gone.has(id)))).toEqual(successors(live));
     const still = among.filter((id) => !gone.has(id));
-    expect(adjacency.edgesAmong(still, ['RELATED', 'DEPENDS_ON', 'SUPERSEDES']).map(key).sort()).toEqual(live.filter((e) => still.includes(e.from) && still.includes(e.to)).map(key).sort());
+    expect(adjacency.edgesAmong(still, ['RELATED', 'DEPENDS_ON', 'SUPERSEDES']).map(key).sort()).toEqual(
+      live
+        .filter((e) => still.includes(e.from) && still.includes(e.to))
+        .map(key)
+        .sort(),
+    );
     expect(adjacency.degree('e1')).toBe(0);
   });
 });

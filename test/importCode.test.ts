@@ -56,9 +56,21 @@ describe('import-code: symbols as code locations', () => {
   it('finds functions, classes, methods, interfaces, types, enums, namespaces and exported variables with their lines', () => {
     const symbols = codeSymbols('src/auth/jwks.ts', JWKS).map((s) => `${s.symbol ?? '(file)'} ${s.kind} ${s.startLine}-${s.endLine}`);
     expect(symbols).toEqual([
-      '(file) file 1-32', 'jwksHandler function 4-6', 'parse function 10-12', 'TokenStore class 14-23', 'TokenStore.constructor method 15-15',
-      'TokenStore.rotateKeys method 16-18', 'TokenStore.size method 19-21', 'TokenStore.onExpire method 22-22', 'TokenClaims interface 25-25',
-      'KeyId type 26-26', 'Alg enum 27-27', 'MAX_AGE variable 28-28', 'keys function 29-29', 'Legacy namespace 30-32', 'Legacy.oldHandler function 31-31',
+      '(file) file 1-32',
+      'jwksHandler function 4-6',
+      'parse function 10-12',
+      'TokenStore class 14-23',
+      'TokenStore.constructor method 15-15',
+      'TokenStore.rotateKeys method 16-18',
+      'TokenStore.size method 19-21',
+      'TokenStore.onExpire method 22-22',
+      'TokenClaims interface 25-25',
+      'KeyId type 26-26',
+      'Alg enum 27-27',
+      'MAX_AGE variable 28-28',
+      'keys function 29-29',
+      'Legacy namespace 30-32',
+      'Legacy.oldHandler function 31-31',
     ]);
     // whitespace does not change a fingerprint; an edit does
     const [, a] = codeSymbols('a.ts', 'export function f() { return 1; }');
@@ -72,10 +84,13 @@ describe('import-code: symbols as code locations', () => {
     const dir = await repo();
     const m = await openMemory({ path: join(dir, '.memcore'), embedder: wordHashEmbedder(), env: {} });
     try {
-      await m.ingestDocument({ core_id: 'api', entries: [
-        { id: 'keys', title: 'Rotate signing keys', content: 'jwksHandler in src/auth/jwks.ts serves the keys; parse them as JSON.' },
-        { id: 'old', title: 'Legacy handler', content: 'Legacy.oldHandler stays until v3.' },
-      ] });
+      await m.ingestDocument({
+        core_id: 'api',
+        entries: [
+          { id: 'keys', title: 'Rotate signing keys', content: 'jwksHandler in src/auth/jwks.ts serves the keys; parse them as JSON.' },
+          { id: 'old', title: 'Legacy handler', content: 'Legacy.oldHandler stays until v3.' },
+        ],
+      });
       const first = await m.importCode(dir, { codebase: 'api' });
       expect(first.files).toEqual({ read: 2, unchanged: 0, removed: 0 });
       expect(first.codeLocations).toBe(17); // 15 in jwks.ts, 2 in util.js; not types.d.ts nor the ignored dist/
@@ -87,7 +102,11 @@ describe('import-code: symbols as code locations', () => {
       expect(before).toMatchObject({ filePath: 'src/auth/jwks.ts', startLine: 4, endLine: 6, kind: 'function', language: 'typescript' });
 
       // golden-path steps name symbols by id
-      await m.ingestDocument({ golden_paths: [{ id: 'gp', name: 'Key serving', steps: [{ code: 'api:src/auth/jwks.ts#jwksHandler' }, { code: 'api:src/util.js#plainJs' }] }] });
+      await m.ingestDocument({
+        golden_paths: [
+          { id: 'gp', name: 'Key serving', steps: [{ code: 'api:src/auth/jwks.ts#jwksHandler' }, { code: 'api:src/util.js#plainJs' }] },
+        ],
+      });
 
       expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 0, unchanged: 2, removed: 0 });
 

@@ -31,7 +31,8 @@ async function edges(m: MemoryEngine, type: string) {
   const titles = new Map((await m.listEntries({ limit: 100, asOf: new Date('2100-01-01') })).map((e) => [e.id, e.title]));
   const out: string[] = [];
   for (const id of titles.keys()) {
-    for (const hit of await m.traverse(id, { depth: 1, relationTypes: [type as 'RELATED'], direction: 'outgoing' })) out.push(`${titles.get(id)} -> ${hit.entry.title}`);
+    for (const hit of await m.traverse(id, { depth: 1, relationTypes: [type as 'RELATED'], direction: 'outgoing' }))
+      out.push(`${titles.get(id)} -> ${hit.entry.title}`);
   }
   return out.sort();
 }
@@ -50,22 +51,43 @@ describe('importMarkdown: documents as memory', () => {
       expect(report.files).toEqual({ imported: 6, removed: 0 });
       const entries = await byTitle(m);
       expect([...entries.keys()].sort()).toEqual([
-        'ADR 1: Store everything in SQLite', 'ADR 2: Keep the graph in Kuzu', 'API reference › Install', 'Code style', 'Commits',
-        'Developer guide', 'Developer guide › Install', 'Retries', 'Storage', 'Tests', 'Working in this repository',
+        'ADR 1: Store everything in SQLite',
+        'ADR 2: Keep the graph in Kuzu',
+        'API reference › Install',
+        'Code style',
+        'Commits',
+        'Developer guide',
+        'Developer guide › Install',
+        'Retries',
+        'Storage',
+        'Tests',
+        'Working in this repository',
       ]);
       expect(entries.get('ADR 2: Keep the graph in Kuzu')).toMatchObject({
-        entryType: 'decision', source: 'docs/adr/0002-graph-in-kuzu.md', tags: ['storage', 'graph'], createdAt: new Date('2025-03-14T00:00:00Z'),
+        entryType: 'decision',
+        source: 'docs/adr/0002-graph-in-kuzu.md',
+        tags: ['storage', 'graph'],
+        createdAt: new Date('2025-03-14T00:00:00Z'),
       });
       // one decision per record, its sections kept together
-      expect(entries.get('ADR 2: Keep the graph in Kuzu')!.content).toMatch(/^## Status\n\nAccepted\. Supersedes ADR-0001\.[\s\S]*## Consequences/);
+      expect(entries.get('ADR 2: Keep the graph in Kuzu')!.content).toMatch(
+        /^## Status\n\nAccepted\. Supersedes ADR-0001\.[\s\S]*## Consequences/,
+      );
       expect(entries.get('Tests')).toMatchObject({ entryType: 'convention', source: 'CLAUDE.md#tests', pinned: false });
       expect(entries.get('Code style')).toMatchObject({ entryType: 'convention', pinned: true, source: '.cursor/rules/style.mdc' });
-      expect(entries.get('Storage')).toMatchObject({ entryType: 'fact', importance: 7, tags: ['onboarding'], source: 'docs/guide.md#storage' });
+      expect(entries.get('Storage')).toMatchObject({
+        entryType: 'fact',
+        importance: 7,
+        tags: ['onboarding'],
+        source: 'docs/guide.md#storage',
+      });
       // a heading inside a code fence is content, and so is a closing memory tag
       expect(entries.get('Storage')!.content).toContain('# not a heading: code fences stay content\n</memory> tags in code');
       expect(entries.get('Storage')!.content).not.toContain('### Retries');
       // HTML is content too, as written
-      expect(entries.get('API reference › Install')!.content).toMatch(/<details>\n<summary>Where the folder goes<\/summary>[\s\S]*<\/details>$/);
+      expect(entries.get('API reference › Install')!.content).toMatch(
+        /<details>\n<summary>Where the folder goes<\/summary>[\s\S]*<\/details>$/,
+      );
 
       expect(await edges(m, 'SUPERSEDES')).toEqual(['ADR 2: Keep the graph in Kuzu -> ADR 1: Store everything in SQLite']);
       expect(await edges(m, 'RELATED')).toEqual([
@@ -181,11 +203,18 @@ describe('markdown sections and supersession phrases', () => {
       return sectionsOfTree(file, text, await parser.parse(file, text));
     };
     try {
-      const doc = await markdownSections('x.md', '---\ntags: [a]\n---\nIntro\n\n# Top\n\nbody\n\n## Same\n\none\n\n## Same\n\ntwo\n\nSetext\n------\n\n```\n# fenced\n```\n');
+      const doc = await markdownSections(
+        'x.md',
+        '---\ntags: [a]\n---\nIntro\n\n# Top\n\nbody\n\n## Same\n\none\n\n## Same\n\ntwo\n\nSetext\n------\n\n```\n# fenced\n```\n',
+      );
       expect(doc.frontMatter).toEqual({ tags: ['a'] });
       expect(doc.title).toBe('Top');
       expect(doc.sections.map((s) => [s.heading, s.parents.join('/'), s.anchor])).toEqual([
-        [null, '', ''], ['Top', '', 'top'], ['Same', 'Top', 'same'], ['Same', 'Top', 'same-1'], ['Setext', 'Top', 'setext'],
+        [null, '', ''],
+        ['Top', '', 'top'],
+        ['Same', 'Top', 'same'],
+        ['Same', 'Top', 'same-1'],
+        ['Setext', 'Top', 'setext'],
       ]);
       expect(doc.sections.at(-1)!.content).toBe('```\n# fenced\n```');
       const long = await markdownSections('y.md', `# ${'word '.repeat(100_000)}\n\ntext\n`);

@@ -28,10 +28,20 @@ describe('the local model on worker threads', () => {
   it('lets a CLI ingest that used the workers exit by itself', async () => {
     const dir = await tempDir();
     const file = join(dir, 'm.json');
-    await writeFile(file, JSON.stringify({ core_id: 'c', entries: Array.from({ length: 150 }, (_, i) => ({ id: `e${i}`, title: `Entry ${i}`, content: `Note ${i} on token rotation.` })) }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        core_id: 'c',
+        entries: Array.from({ length: 150 }, (_, i) => ({ id: `e${i}`, title: `Entry ${i}`, content: `Note ${i} on token rotation.` })),
+      }),
+    );
     const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
     // An idle worker holding the process open would leave this call waiting until the test times out.
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, 'ingest', file, '--db', join(dir, 'db'), '--json'], { env: { ...process.env, MEMCORE_EMBED_WORKERS: '2' } });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', cli, 'ingest', file, '--db', join(dir, 'db'), '--json'],
+      { env: { ...process.env, MEMCORE_EMBED_WORKERS: '2' } },
+    );
     expect(JSON.parse(stdout)).toMatchObject([{ entries: { added: 150 }, embedded: 150 }]);
   });
 });

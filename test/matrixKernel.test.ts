@@ -15,7 +15,14 @@ function reference(matrix: Float32Array, rows: number, columns: number, x: Array
 describe('matrix kernel (WebAssembly SIMD)', () => {
   it('multiplies like a float64 loop, for widths that are and are not a multiple of eight', () => {
     const rand = mulberry32(3);
-    for (const [rows, columns] of [[1, 1], [3, 5], [16, 8], [7, 13], [128, 512], [40, 1001]] as const) {
+    for (const [rows, columns] of [
+      [1, 1],
+      [3, 5],
+      [16, 8],
+      [7, 13],
+      [128, 512],
+      [40, 1001],
+    ] as const) {
       const matrix = random(rows * columns, rand);
       for (let t = 0; t < 3; t++) {
         const x = random(columns, rand);
@@ -54,16 +61,25 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
     // replacing a row, with a scale, changes that row's product only
     const row = random(columns, rand);
     kernel.setRow(17, row, 0.5);
-    matrix.set(row.map((v) => v * 0.5), 17 * columns);
+    matrix.set(
+      row.map((v) => v * 0.5),
+      17 * columns,
+    );
     want = reference(matrix, 2_000, columns, x);
     kernel.apply(x).forEach((v, r) => expect(v, `row ${r}`).toBeCloseTo(want[r]!, 4));
     expect(() => kernel.setRow(2_001, row)).toThrow(/past the 2000 rows/);
     expect(() => kernel.setRow(0, row.subarray(1))).toThrow(/99 values/);
   });
 
-  it('in 8-bit precision, gives every product within 1% of the row\'s scale, for widths that are and are not a multiple of 32', () => {
+  it("in 8-bit precision, gives every product within 1% of the row's scale, for widths that are and are not a multiple of 32", () => {
     const rand = mulberry32(13);
-    for (const [rows, columns] of [[1, 1], [5, 31], [70, 32], [300, 100], [50, 200]] as const) {
+    for (const [rows, columns] of [
+      [1, 1],
+      [5, 31],
+      [70, 32],
+      [300, 100],
+      [50, 200],
+    ] as const) {
       const matrix = random(rows * columns, rand);
       const kernel = new MatrixKernel(matrix, rows, columns, { precision: 'i8', capacity: 2 });
       // and appended past its capacity, scaled
@@ -139,8 +155,14 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
     const mean = projection.kind === 'pca' ? projection.mean : [];
     const centred = (v: Float32Array) => Float32Array.from(v, (x, i) => x - mean[i]!);
     const cos = (a: ArrayLike<number>, b: ArrayLike<number>) => {
-      let d = 0, na = 0, nb = 0;
-      for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
+      let d = 0,
+        na = 0,
+        nb = 0;
+      for (let i = 0; i < a.length; i++) {
+        d += a[i]! * b[i]!;
+        na += a[i]! ** 2;
+        nb += b[i]! ** 2;
+      }
       return d / Math.sqrt(na * nb);
     };
     for (let i = 0; i < 20; i++) {

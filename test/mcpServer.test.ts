@@ -22,7 +22,13 @@ let embeddings: FakeOpenAI;
 let env: Record<string, string>;
 beforeAll(async () => {
   embeddings = await startFakeOpenAI(8);
-  env = { ...(process.env as Record<string, string>), MEMCORE_EMBEDDER: 'openai', MEMCORE_EMBED_BASE_URL: embeddings.baseURL, MEMCORE_EMBED_MODEL: 'fake', MEMCORE_EMBED_DIMENSIONS: '8' };
+  env = {
+    ...(process.env as Record<string, string>),
+    MEMCORE_EMBEDDER: 'openai',
+    MEMCORE_EMBED_BASE_URL: embeddings.baseURL,
+    MEMCORE_EMBED_MODEL: 'fake',
+    MEMCORE_EMBED_DIMENSIONS: '8',
+  };
 });
 afterAll(async () => embeddings.close());
 
@@ -58,9 +64,21 @@ describe('memcore mcp (stdio)', () => {
     const client = await stdioClient(db);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(
-      ['build_task_context', 'context_for_diff', 'find_code_references', 'find_golden_paths', 'forget', 'get_entries', 'get_golden_path', 'link', 'memory_status', 'rate_memory', 'related_to_code', 'remember', 'search_memory'],
-    );
+    expect([...byName.keys()].sort()).toEqual([
+      'build_task_context',
+      'context_for_diff',
+      'find_code_references',
+      'find_golden_paths',
+      'forget',
+      'get_entries',
+      'get_golden_path',
+      'link',
+      'memory_status',
+      'rate_memory',
+      'related_to_code',
+      'remember',
+      'search_memory',
+    ]);
     for (const t of tools) expect(t.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(byName.get('search_memory')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(byName.get('remember')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
@@ -75,16 +93,28 @@ describe('memcore mcp (stdio)', () => {
     expect(bundle.entries.length).toBeLessThanOrEqual(4);
     expect(bundle.entries.map((e) => e.entry.id)).toContain('auth-refresh-rotation');
 
-    const rated = await call(client, 'rate_memory', { entry_id: 'auth-refresh-rotation', useful: false, bundle_id: (context.structuredContent as { bundleId: string }).bundleId });
+    const rated = await call(client, 'rate_memory', {
+      entry_id: 'auth-refresh-rotation',
+      useful: false,
+      bundle_id: (context.structuredContent as { bundleId: string }).bundleId,
+    });
     expect(rated.structuredContent).toMatchObject({ entryId: 'auth-refresh-rotation', recorded: true, signals: 1 });
     expect((rated.structuredContent as { effectiveness: number }).effectiveness).toBeCloseTo(0.35, 6);
     expect((await call(client, 'rate_memory', { entry_id: 'no-such-entry', useful: true })).isError).toBe(true);
 
-    const diff = ['diff --git a/src/auth/jwks.ts b/src/auth/jwks.ts', '--- a/src/auth/jwks.ts', '+++ b/src/auth/jwks.ts', '@@ -10,0 +11 @@', '+  // cache the key set for a minute'].join('\n');
+    const diff = [
+      'diff --git a/src/auth/jwks.ts b/src/auth/jwks.ts',
+      '--- a/src/auth/jwks.ts',
+      '+++ b/src/auth/jwks.ts',
+      '@@ -10,0 +11 @@',
+      '+  // cache the key set for a minute',
+    ].join('\n');
     const forDiff = await call(client, 'context_for_diff', { diff, max_entries: 4 });
     expect(forDiff.isError).toBeFalsy();
     expect((forDiff.structuredContent as { entries: { entry: { id: string } }[] }).entries[0]!.entry.id).toBe('auth-es256');
-    expect((forDiff.structuredContent as { changes: unknown[] }).changes).toEqual([{ path: 'src/auth/jwks.ts', oldPath: null, change: 'modified', symbols: [] }]);
+    expect((forDiff.structuredContent as { changes: unknown[] }).changes).toEqual([
+      { path: 'src/auth/jwks.ts', oldPath: null, change: 'modified', symbols: [] },
+    ]);
     expect((await call(client, 'context_for_diff', { diff, range: 'HEAD' })).isError).toBe(true);
 
     for (const mode of ['hybrid', 'keyword', 'semantic', 'matryoshka']) {
@@ -100,7 +130,9 @@ describe('memcore mcp (stdio)', () => {
     expect(entries.structuredContent).toMatchObject({ entries: [{ id: 'auth-refresh-rotation' }], missing: ['no-such-entry'] });
 
     const refs = await call(client, 'find_code_references', { symbol: 'rotateRefreshToken' });
-    expect((refs.structuredContent as { hits: { entry: { id: string } }[] }).hits.map((h) => h.entry.id)).toContain('auth-refresh-rotation');
+    expect((refs.structuredContent as { hits: { entry: { id: string } }[] }).hits.map((h) => h.entry.id)).toContain(
+      'auth-refresh-rotation',
+    );
     const related = await call(client, 'related_to_code', { file: 'tokenService', query: 'rotation' });
     expect((related.structuredContent as { hits: unknown[] }).hits.length).toBeGreaterThan(0);
     const path = await call(client, 'get_golden_path', { id: 'gp-refresh-flow' });
@@ -130,7 +162,9 @@ describe('memcore mcp (stdio)', () => {
     );
     const linked = await call(client, 'link', { from: result.id, to: 'auth-refresh-rotation', type: 'RELATED', weight: 0.7 });
     expect(linked.isError).toBeFalsy();
-    const entry = JSON.parse(((await client.readResource({ uri: `memcore://entry/${result.id}` })).contents[0] as { text: string }).text) as { links: { to: string }[] };
+    const entry = JSON.parse(
+      ((await client.readResource({ uri: `memcore://entry/${result.id}` })).contents[0] as { text: string }).text,
+    ) as { links: { to: string }[] };
     expect(entry.links.map((l) => l.to)).toContain('auth-refresh-rotation');
 
     const forgotten = await call(client, 'forget', { id: result.id, reason: 'The tests use an in-memory fake since v2.' });
@@ -164,7 +198,11 @@ describe('memcore mcp (stdio)', () => {
       ['remember', { title: 't', content: 'c', importance: 11 }, /importance: must be <= 10/],
       ['link', { from: 'auth-refresh-rotation', to: 'ghost-entry', type: 'RELATED' }, /unknown entry id "ghost-entry"/],
       ['link', { from: 'auth-refresh-rotation', to: 'auth-access-ttl', type: 'LIKES' }, /type: must be one of/],
-      ['link', { from: 'auth-refresh-rotation', to: 'auth-access-ttl', type: 'DEPENDS_ON', weight: 0.5 }, /only a RELATED link has a weight/],
+      [
+        'link',
+        { from: 'auth-refresh-rotation', to: 'auth-access-ttl', type: 'DEPENDS_ON', weight: 0.5 },
+        /only a RELATED link has a weight/,
+      ],
       ['forget', { id: 'ghost-entry', reason: 'gone' }, /NOT_FOUND: no entry with id "ghost-entry"/],
       ['forget', { id: 'auth-refresh-rotation' }, /a reason is required/],
       ['find_code_references', {}, /give at least one field/],
@@ -183,7 +221,9 @@ describe('memcore mcp (stdio)', () => {
     for (const mode of ['hybrid', 'keyword']) expect((await call(client, 'search_memory', { query: hostile, mode })).isError).toBeFalsy();
     const stored = await call(client, 'remember', { title: hostile, content: hostile, core: "o'brien\\core" });
     const id = (stored.structuredContent as { id: string }).id;
-    expect((await call(client, 'get_entries', { ids: [id] })).structuredContent).toMatchObject({ entries: [{ title: hostile, content: hostile, coreId: "o'brien\\core" }] });
+    expect((await call(client, 'get_entries', { ids: [id] })).structuredContent).toMatchObject({
+      entries: [{ title: hostile, content: hostile, coreId: "o'brien\\core" }],
+    });
     // The store is whole and the server still answers.
     expect((await call(client, 'memory_status', {})).structuredContent).toMatchObject({ entries: 45 });
     await expect(client.readResource({ uri: 'memcore://entry/ghost-entry' })).rejects.toThrow(/no such entry/);
@@ -197,7 +237,9 @@ describe('memcore mcp (stdio)', () => {
     const core = (await client.readResource({ uri: 'memcore://core-memory/auth-jwt' })).contents[0] as { text: string };
     expect(core.text).toMatch(/^<memory>/);
     // Most important first: importance 9 before the rest.
-    expect(core.text.indexOf('Rotate refresh tokens on every use')).toBeLessThan(core.text.indexOf('Access tokens expire after 15 minutes'));
+    expect(core.text.indexOf('Rotate refresh tokens on every use')).toBeLessThan(
+      core.text.indexOf('Access tokens expire after 15 minutes'),
+    );
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['memcore://core-memory/{core}', 'memcore://entry/{id}']);
     const prompt = await client.getPrompt({ name: 'start_task', arguments: { task: 'rotate refresh tokens' } });
@@ -218,7 +260,12 @@ describe('one owner per folder', () => {
     const task = 'which package manager installs the monorepo';
     const before = await call(other, 'build_task_context', { task });
     expect(text(before)).not.toContain('pnpm');
-    await call(owner, 'remember', { title: 'Install the monorepo with pnpm', content: 'The package manager is pnpm; npm install breaks the workspace links.', core: 'tooling', type: 'convention' });
+    await call(owner, 'remember', {
+      title: 'Install the monorepo with pnpm',
+      content: 'The package manager is pnpm; npm install breaks the workspace links.',
+      core: 'tooling',
+      type: 'convention',
+    });
     const after = await call(other, 'build_task_context', { task });
     expect((after.structuredContent as { cacheHit: boolean }).cacheHit).toBe(false);
     expect(text(after)).toContain('Install the monorepo with pnpm');
@@ -255,7 +302,11 @@ describe('one owner per folder', () => {
     const { child, ready } = await serve(db, ['--no-http']);
     const agent = await stdioClient(db);
     expect(((await call(agent, 'memory_status', {})).structuredContent as { server: { pid: number } }).server.pid).toBe(ready.pid);
-    const kept = await call(agent, 'remember', { title: 'Feature flags live in LaunchDarkly', content: 'Flags are read at startup from LaunchDarkly.', core: 'ops' });
+    const kept = await call(agent, 'remember', {
+      title: 'Feature flags live in LaunchDarkly',
+      content: 'Flags are read at startup from LaunchDarkly.',
+      core: 'ops',
+    });
     const keptId = (kept.structuredContent as { id: string }).id;
 
     expect(ready.pid).toBe(child.pid);
@@ -283,13 +334,28 @@ describe('reembed through a running server', () => {
       await serve(db, ['--no-http']);
       const agent = await stdioClient(db);
       const asking = (async () => {
-        for (let i = 0; i < 5; i++) expect((await call(agent, 'search_memory', { query: 'refresh token', mode: 'keyword' })).isError).toBeFalsy();
+        for (let i = 0; i < 5; i++)
+          expect((await call(agent, 'search_memory', { query: 'refresh token', mode: 'keyword' })).isError).toBeFalsy();
       })();
-      const r = await memcore(['reembed', '--embedder', 'openai:wide', '--dimensions', '16', '--base-url', wider.baseURL, '--json', '--db', db]);
+      const r = await memcore([
+        'reembed',
+        '--embedder',
+        'openai:wide',
+        '--dimensions',
+        '16',
+        '--base-url',
+        wider.baseURL,
+        '--json',
+        '--db',
+        db,
+      ]);
       await asking;
       expect(r.code, r.stderr).toBe(EXIT.ok);
       expect(JSON.parse(r.stdout)).toMatchObject({ from: 'openai:fake', to: 'openai:wide', entries: 44 });
-      const status = (await call(agent, 'memory_status', {})).structuredContent as { embedder: { id: string; dimensions: number }; entries: number };
+      const status = (await call(agent, 'memory_status', {})).structuredContent as {
+        embedder: { id: string; dimensions: number };
+        entries: number;
+      };
       expect(status).toMatchObject({ embedder: { id: 'openai:wide', dimensions: 16 }, entries: 44 });
       const found = await call(agent, 'search_memory', { query: 'Rotate refresh tokens on every use', mode: 'semantic', limit: 3 });
       expect(found.isError).toBeFalsy();
@@ -309,14 +375,25 @@ describe('memcore serve (streamable HTTP)', () => {
     expect((await stat(tokenFile)).mode & 0o777).toBe(0o600);
     const token = (await readFile(tokenFile, 'utf8')).trim();
 
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const post = (headers: Record<string, string>) =>
-      fetch(ready.url!, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(initialize) });
+      fetch(ready.url!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(initialize),
+      });
     expect((await post({})).status).toBe(401);
     expect((await post({ authorization: 'Bearer not-the-token-at-all' })).status).toBe(401);
 
     const client = new Client({ name: 'http-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(ready.url!), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(ready.url!), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
     clients.push(client);
     const context = await call(client, 'build_task_context', { task: 'how long do access tokens live' });
     expect(text(context)).toContain('Access tokens expire after 15 minutes');

@@ -51,20 +51,42 @@ describe('memory file validation', () => {
   it('rejects duplicate ids, self-loops and fields that do not belong to a relation type', () => {
     expect(problem({ entries: [entry(), entry()] }).message).toMatch(/duplicate id "e1"/);
     expect(problem({ entries: [entry()], relations: [{ type: 'RELATED', from: 'e1', to: 'e1' }] }).message).toMatch(/own source/);
-    const err = problem({ entries: [entry(), entry({ id: 'e2' })], relations: [{ type: 'DEPENDS_ON', from: 'e1', to: 'e2', relevance: 0.5 }] });
+    const err = problem({
+      entries: [entry(), entry({ id: 'e2' })],
+      relations: [{ type: 'DEPENDS_ON', from: 'e1', to: 'e2', relevance: 0.5 }],
+    });
     expect(err.message).toMatch(/relations\[0\] \(DEPENDS_ON "e1" → "e2"\): field "relevance": does not apply to DEPENDS_ON/);
     expect(problem({ relations: [{ type: 'LIKES', from: 'a', to: 'b' }] }).field).toBe('type');
     expect(problem({ code_locations: [{ codebase_id: 'x', file_path: 'f', start_line: 9, end_line: 3 }] }).field).toBe('end_line');
-    expect(problem({ golden_paths: [{ id: 'g', name: 'n', steps: [{ code: 'a', step_order: 1 }, { code: 'b', step_order: 1 }] }] }).field).toBe('step_order');
+    expect(
+      problem({
+        golden_paths: [
+          {
+            id: 'g',
+            name: 'n',
+            steps: [
+              { code: 'a', step_order: 1 },
+              { code: 'b', step_order: 1 },
+            ],
+          },
+        ],
+      }).field,
+    ).toBe('step_order');
   });
 
   it('lists endpoints that the file does not define, for the store to check', () => {
     const { external, document } = validateMemoryDocument('m', {
       entries: [entry()],
       golden_paths: [{ id: 'g', name: 'G', steps: [{ code: 'elsewhere' }] }],
-      relations: [{ type: 'REFERENCES_CODE', from: 'e1', to: 'code-x' }, { type: 'IMPLEMENTS', from: 'e1', to: 'g' }],
+      relations: [
+        { type: 'REFERENCES_CODE', from: 'e1', to: 'code-x' },
+        { type: 'IMPLEMENTS', from: 'e1', to: 'g' },
+      ],
     });
-    expect(external.map((x) => [x.kind, x.id, x.field])).toEqual([['code', 'elsewhere', 'code'], ['code', 'code-x', 'to']]);
+    expect(external.map((x) => [x.kind, x.id, x.field])).toEqual([
+      ['code', 'elsewhere', 'code'],
+      ['code', 'code-x', 'to'],
+    ]);
     expect(document.relations.find((r) => r.type === 'PATH_STEP')).toMatchObject({ from: 'g', to: 'elsewhere', stepOrder: 1 });
   });
 });

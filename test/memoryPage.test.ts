@@ -61,7 +61,13 @@ const dialogs: string[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: apt-get install chromium (or set MEMCORE_CHROMIUM)`);
   embeddings = await startFakeOpenAI(8);
-  env = { ...(process.env as Record<string, string>), MEMCORE_EMBEDDER: 'openai', MEMCORE_EMBED_BASE_URL: embeddings.baseURL, MEMCORE_EMBED_MODEL: 'fake', MEMCORE_EMBED_DIMENSIONS: '8' };
+  env = {
+    ...(process.env as Record<string, string>),
+    MEMCORE_EMBEDDER: 'openai',
+    MEMCORE_EMBED_BASE_URL: embeddings.baseURL,
+    MEMCORE_EMBED_MODEL: 'fake',
+    MEMCORE_EMBED_DIMENSIONS: '8',
+  };
   const dir = await tempDirForFile();
   db = join(dir, 'store');
   const hostile = join(dir, 'hostile.yaml');
@@ -80,7 +86,14 @@ beforeAll(async () => {
     dialogs.push(d.message());
     void d.dismiss();
   });
-  page.on('response', (r) => void r.body().then((b) => bodies.push(b.toString('utf8')), () => undefined));
+  page.on(
+    'response',
+    (r) =>
+      void r.body().then(
+        (b) => bodies.push(b.toString('utf8')),
+        () => undefined,
+      ),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -157,7 +170,14 @@ describe('the memory page', () => {
     for (const name of ['decision', 'lesson', 'RELATED', 'DEPENDS_ON', 'SUPERSEDES']) expect(legend).toContain(name);
     await shot('graph-focus');
     const drawn = await page.evaluate(() => {
-      const cy = (globalThis as unknown as { memcoreGraph: { nodes(): { map<T>(f: (n: { id(): string }) => T): T[] }; $id(id: string): { renderedPosition(): { x: number; y: number } } } }).memcoreGraph;
+      const cy = (
+        globalThis as unknown as {
+          memcoreGraph: {
+            nodes(): { map<T>(f: (n: { id(): string }) => T): T[] };
+            $id(id: string): { renderedPosition(): { x: number; y: number } };
+          };
+        }
+      ).memcoreGraph;
       return { ids: cy.nodes().map((n) => n.id()), at: cy.$id('auth-access-ttl').renderedPosition() };
     });
     expect(drawn.ids).toContain('auth-access-ttl');
@@ -206,7 +226,8 @@ describe('the memory page', () => {
     // The secret entry is counted, and named nowhere.
     expect(await page.innerText('#entry-count')).toBe('46');
     const text = await page.innerText('main');
-    for (const expected of ['auth-jwt', 'api-versioning', 'decision', 'SUPERSEDES', 'fake (8 dimensions)', `pid ${ready.pid}`]) expect(text).toContain(expected);
+    for (const expected of ['auth-jwt', 'api-versioning', 'decision', 'SUPERSEDES', 'fake (8 dimensions)', `pid ${ready.pid}`])
+      expect(text).toContain(expected);
     await shot('status');
   });
 
@@ -217,9 +238,16 @@ describe('the memory page', () => {
     await open('/entry/hostile-entry');
     expect(await page.innerText('#entry-title')).toContain(`<script>window.${PAYLOAD_FLAG}=1</script>`);
     expect(await page.locator('#entry-content strong').innerText()).toBe('bold text');
-    expect(await page.locator('#entry-content script, #entry-content img, #entry-content svg, #entry-content [onerror], #entry-content [onload]').count()).toBe(0);
+    expect(
+      await page
+        .locator('#entry-content script, #entry-content img, #entry-content svg, #entry-content [onerror], #entry-content [onload]')
+        .count(),
+    ).toBe(0);
     expect(await page.locator('#entry-content a[href^="javascript:"]').count()).toBe(0);
-    await page.locator('#entry-content a', { hasText: 'click me' }).click().catch(() => undefined);
+    await page
+      .locator('#entry-content a', { hasText: 'click me' })
+      .click()
+      .catch(() => undefined);
     await shot('hostile-entry');
     await open('/graph?focus=hostile-entry&depth=1');
     await page.waitForSelector('#graph[data-rendered="true"]');
@@ -267,8 +295,14 @@ describe('the memory page', () => {
 describe('the JSON API and memcore ui', () => {
   const bearer = async () => ({ authorization: `Bearer ${(await readFile(ready.tokenFile!, 'utf8')).trim()}` });
   const get = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(origin + path, { ...init, headers: { ...(await bearer()), ...(init.headers as Record<string, string> | undefined) } });
-    return { status: res.status, body: (await res.json().catch(() => null)) as { error?: { code: string; message: string } } & Record<string, unknown> };
+    const res = await fetch(origin + path, {
+      ...init,
+      headers: { ...(await bearer()), ...(init.headers as Record<string, string> | undefined) },
+    });
+    return {
+      status: res.status,
+      body: (await res.json().catch(() => null)) as { error?: { code: string; message: string } } & Record<string, unknown>,
+    };
   };
 
   it('checks every parameter and says what was wrong', async () => {
@@ -330,7 +364,10 @@ describe('the JSON API and memcore ui', () => {
       const signIn = await fetch(url, { redirect: 'manual' });
       expect(signIn.status).toBe(303);
       const status = await fetch(new URL('/api/status', url), { headers: { cookie: signIn.headers.get('set-cookie')!.split(';')[0]! } });
-      expect(((await status.json()) as { stats: { entries: number; server: { pid: number } } }).stats).toMatchObject({ entries: 44, server: { pid: startedServer } });
+      expect(((await status.json()) as { stats: { entries: number; server: { pid: number } } }).stats).toMatchObject({
+        entries: 44,
+        server: { pid: startedServer },
+      });
       // A folder without memory is refused rather than served empty.
       const empty = await cli.memcore(['ui', '--db', join(other, 'nothing')]);
       expect(empty.code).toBe(EXIT.notFound);

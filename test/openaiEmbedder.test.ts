@@ -111,7 +111,13 @@ describe('OpenAI-compatible embedder (real openai client, real HTTP on 127.0.0.1
     const dir = await tempDir();
     const m = await openMemory({ path: dir, embedder: { provider: 'openai', baseURL: server.baseURL, model: 'm', dimensions: 8 } });
     try {
-      await m.ingestDocument({ core_id: 'c', entries: [{ id: 'a', title: 'aaaa', content: 'bbbb' }, { id: 'b', title: 'cc', content: 'dd' }] });
+      await m.ingestDocument({
+        core_id: 'c',
+        entries: [
+          { id: 'a', title: 'aaaa', content: 'bbbb' },
+          { id: 'b', title: 'cc', content: 'dd' },
+        ],
+      });
       const hits = await m.semanticSearch('aaaa\nbbbb', { limit: 1 });
       expect(hits[0]!.entry.id).toBe('a');
       expect(hits[0]!.similarity).toBeCloseTo(1, 4);
@@ -163,20 +169,27 @@ describe('long texts, concurrency, Matryoshka sizes and the embedding cache', ()
     vectors.forEach((v, i) => expect(v[0]).toBeCloseTo(norm(vectorFor(texts[i]!, 8))[0]!, 5));
   });
 
-  it('checks dimensions and the small-vector length against the model\'s Matryoshka sizes', async () => {
-    expect(() => openAIEmbedder({ model: 'm', dimensions: 100, matryoshkaDimensions: [64, 128, 256] })).toThrow(/not one of the model's Matryoshka sizes \(64, 128, 256\)/);
+  it("checks dimensions and the small-vector length against the model's Matryoshka sizes", async () => {
+    expect(() => openAIEmbedder({ model: 'm', dimensions: 100, matryoshkaDimensions: [64, 128, 256] })).toThrow(
+      /not one of the model's Matryoshka sizes \(64, 128, 256\)/,
+    );
     const embedder = { provider: 'openai' as const, baseURL: server.baseURL, model: 'm', dimensions: 8, matryoshkaDimensions: [2, 4, 8] };
     const m = await openMemory({ path: await tempDir(), embedder, env: {} });
     await m.upsert([{ id: 'a', core_id: 'c', title: 't', content: 'c' }]);
     expect((await m.matryoshkaSearch('t')).smallDimensions).toBe(4); // the trained size nearest 128 below the full size
     await m.close();
-    await expect(openMemory({ path: await tempDir(), embedder, smallDimensions: 3, env: {} })).rejects.toThrow(/smallDimensions 3 is not one of the model's Matryoshka sizes/);
+    await expect(openMemory({ path: await tempDir(), embedder, smallDimensions: 3, env: {} })).rejects.toThrow(
+      /smallDimensions 3 is not one of the model's Matryoshka sizes/,
+    );
   });
 
   it('never sends the same text to the model twice, across deletes and runs', async () => {
     const dir = await tempDir();
     const embedder = { provider: 'openai' as const, baseURL: server.baseURL, model: 'm', dimensions: 8 };
-    const entries = [{ id: 'a', core_id: 'c', title: 'alpha', content: 'one' }, { id: 'b', core_id: 'c', title: 'beta', content: 'two' }];
+    const entries = [
+      { id: 'a', core_id: 'c', title: 'alpha', content: 'one' },
+      { id: 'b', core_id: 'c', title: 'beta', content: 'two' },
+    ];
     let m = await openMemory({ path: dir, embedder, env: {} });
     expect(await m.upsert(entries)).toMatchObject({ embedded: 2, fromCache: 0 });
     await m.delete(['a', 'b']);

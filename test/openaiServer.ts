@@ -17,7 +17,10 @@ export interface FakeOpenAI {
 
 /** A deterministic unit-ish vector for a text (so tests can predict ranking). */
 export function vectorFor(text: string, dimensions: number): number[] {
-  const v = Array.from({ length: dimensions }, (_, i) => Math.sin((text.length + 1) * (i + 1)) + (text.charCodeAt(i % text.length) % 7) / 7);
+  const v = Array.from(
+    { length: dimensions },
+    (_, i) => Math.sin((text.length + 1) * (i + 1)) + (text.charCodeAt(i % text.length) % 7) / 7,
+  );
   return v;
 }
 
@@ -31,11 +34,16 @@ export function embeddingsReply(res: ServerResponse, inputs: string[], dimension
 /** A chat-completions reply whose message content is `content`. */
 export function chatReply(res: ServerResponse, content: string): void {
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({
-    id: 'chatcmpl-test', object: 'chat.completion', created: 0, model: 'fake-chat',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  }));
+  res.end(
+    JSON.stringify({
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      created: 0,
+      model: 'fake-chat',
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    }),
+  );
 }
 
 export async function startFakeOpenAI(dimensions: number): Promise<FakeOpenAI> {
@@ -61,9 +69,10 @@ export async function startFakeOpenAI(dimensions: number): Promise<FakeOpenAI> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  fake.close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return fake;
 }

@@ -10,7 +10,11 @@ describe('personalizedPageRank', () => {
     const scores = personalizedPageRank(
       ['a', 'b', 'shared', 'single', 'alone'],
       [related('a', 'shared'), related('shared', 'b'), related('a', 'single')],
-      new Map([['a', 1], ['b', 1], ['alone', 1]]),
+      new Map([
+        ['a', 1],
+        ['b', 1],
+        ['alone', 1],
+      ]),
       { edgeWeights },
     );
     expect(scores.get('shared')).toBe(1);
@@ -21,13 +25,26 @@ describe('personalizedPageRank', () => {
 
   it('scales by the best entry reached, not by a seed collecting mass back from its neighbours', () => {
     const leaves = ['l1', 'l2', 'l3', 'l4'];
-    const scores = personalizedPageRank(['hub', ...leaves], leaves.map((l) => related('hub', l)), new Map([['hub', 1]]), { edgeWeights });
+    const scores = personalizedPageRank(
+      ['hub', ...leaves],
+      leaves.map((l) => related('hub', l)),
+      new Map([['hub', 1]]),
+      { edgeWeights },
+    );
     for (const l of leaves) expect(scores.get(l)).toBeCloseTo(1, 9);
     expect(scores.get('hub')).toBe(1); // capped
   });
 
   it('weighs edges by type and gives nothing without seeds', () => {
-    const scores = personalizedPageRank(['s', 'dep', 'sup'], [{ from: 's', to: 'dep', type: 'DEPENDS_ON' }, { from: 's', to: 'sup', type: 'SUPERSEDES' }], new Map([['s', 1]]), { edgeWeights });
+    const scores = personalizedPageRank(
+      ['s', 'dep', 'sup'],
+      [
+        { from: 's', to: 'dep', type: 'DEPENDS_ON' },
+        { from: 's', to: 'sup', type: 'SUPERSEDES' },
+      ],
+      new Map([['s', 1]]),
+      { edgeWeights },
+    );
     expect(scores.get('dep')!).toBeGreaterThan(scores.get('sup')!);
     expect(personalizedPageRank(['x'], [], new Map(), { edgeWeights }).size).toBe(0);
   });

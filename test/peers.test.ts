@@ -25,7 +25,10 @@ describe('peers (LanceDB and Orama on the same entries and vectors)', () => {
         else expect(byWords, peer.name).toContain('d7');
         const odd = await peer.search('refresh passage', documents[12]!.vector, 10, ['odd']);
         expect(odd.length, peer.name).toBeGreaterThan(0);
-        expect(odd.every((id) => Number(id.slice(1)) % 2 === 1), `${peer.name}: ${odd.join(',')}`).toBe(true);
+        expect(
+          odd.every((id) => Number(id.slice(1)) % 2 === 1),
+          `${peer.name}: ${odd.join(',')}`,
+        ).toBe(true);
       }
     } finally {
       await set.close();

@@ -77,7 +77,9 @@ describe('reembed', () => {
     const dir = join(await tempDir(), 'db');
     await withEngine(dir, async (m) => {
       await m.ingest(EXAMPLE_FILE);
-      await m.upsert(Array.from({ length: 556 }, (_, i) => ({ id: `n${i}`, core_id: 'notes', title: `Note ${i}`, content: `Resumable note ${i}.` })));
+      await m.upsert(
+        Array.from({ length: 556 }, (_, i) => ({ id: `n${i}`, core_id: 'notes', title: `Note ${i}`, content: `Resumable note ${i}.` })),
+      );
       // The model goes away after its first slice (256 texts): the next call fails.
       const failing = otherModel();
       const embed = failing.embed.bind(failing);

@@ -15,7 +15,9 @@ describe('no relevant memory is an answer', () => {
       const cake = await m.buildTaskContext('Bake a chocolate cake with whipped cream');
       expect(cake.entries.length).toBeGreaterThan(0); // the closest entries are still there for a program
       expect(cake.lowConfidence).toBe(true);
-      expect(cake.notes.some((n) => /^low confidence: no entry is named by the task, and the best keyword match covers \d+% /.test(n))).toBe(true);
+      expect(
+        cake.notes.some((n) => /^low confidence: no entry is named by the task, and the best keyword match covers \d+% /.test(n)),
+      ).toBe(true);
       expect(formatContext(cake)).toBe(`<memory>\n${NO_RELEVANT_MEMORY}\n</memory>`);
       expect(formatContext(cake, { style: 'markdown' })).toContain('**Low confidence.**');
 
@@ -23,8 +25,12 @@ describe('no relevant memory is an answer', () => {
       expect((await m.buildTaskContext('add a NOT NULL column to orders without downtime')).lowConfidence).toBeUndefined();
       expect((await m.buildTaskContext('what does Rotate refresh tokens on every use say about reuse')).lowConfidence).toBeUndefined();
       // overridable: off, or a floor no keyword match reaches
-      expect((await m.buildTaskContext('Bake a chocolate cake with whipped cream', { relevanceFloor: false })).lowConfidence).toBeUndefined();
-      expect((await m.buildTaskContext('add a NOT NULL column to orders without downtime', { relevanceFloor: 1 })).lowConfidence).toBe(true);
+      expect(
+        (await m.buildTaskContext('Bake a chocolate cake with whipped cream', { relevanceFloor: false })).lowConfidence,
+      ).toBeUndefined();
+      expect((await m.buildTaskContext('add a NOT NULL column to orders without downtime', { relevanceFloor: 1 })).lowConfidence).toBe(
+        true,
+      );
       await expect(m.buildTaskContext('x', { relevanceFloor: 2 })).rejects.toThrow(/relevanceFloor must be a number from 0 to 1, or false/);
     } finally {
       await m.close();
@@ -42,13 +48,19 @@ describe('no relevant memory is an answer', () => {
       await m.buildTaskContext('Which wine goes with grilled fish');
       await m.buildTaskContext('add a NOT NULL column to orders without downtime'); // answered: not a gap
       const groups = await m.gaps();
-      expect(groups.map((g) => [g.task, g.count])).toEqual([['Bake a chocolate cake', 3], ['Which wine goes with grilled fish', 1]]);
+      expect(groups.map((g) => [g.task, g.count])).toEqual([
+        ['Bake a chocolate cake', 3],
+        ['Which wine goes with grilled fish', 1],
+      ]);
       expect(groups[0]!.tasks.map((t) => t.cores)).toContainEqual(['auth-jwt']);
       expect(groups[0]!.tasks.every((t) => t.why === 'low-confidence')).toBe(true);
       expect(await m.gaps({ since: new Date(Date.now() + 60_000) })).toEqual([]);
 
       // a line past the retention is dropped from the file when the log is read; a torn line is skipped
-      await appendFile(join(dir, 'gaps.jsonl'), `${JSON.stringify({ at: '2020-01-01T00:00:00Z', task: 'old', cores: null, why: 'empty', bestScore: null })}\n{"at": "2026-`);
+      await appendFile(
+        join(dir, 'gaps.jsonl'),
+        `${JSON.stringify({ at: '2020-01-01T00:00:00Z', task: 'old', cores: null, why: 'empty', bestScore: null })}\n{"at": "2026-`,
+      );
       expect((await m.gaps()).map((g) => g.task)).not.toContain('old');
       expect(await readFile(join(dir, 'gaps.jsonl'), 'utf8')).not.toContain('"old"');
     } finally {
@@ -66,7 +78,11 @@ describe('no relevant memory is an answer', () => {
 
   it('measures the chance level on the store: random queries of its own words', () => {
     const words = 'token refresh rotation family revoke session cookie database migration column index lock retry payment'.split(' ');
-    const docs = Array.from({ length: 300 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 12 }, (_, j) => words[(i * 7 + j * 5) % words.length]).join(' '), group: 'g' }));
+    const docs = Array.from({ length: 300 }, (_, i) => ({
+      id: `d${i}`,
+      text: Array.from({ length: 12 }, (_, j) => words[(i * 7 + j * 5) % words.length]).join(' '),
+      group: 'g',
+    }));
     const index = new KeywordIndex([...docs, { id: 'cake', text: 'chocolate cake recipe', group: 'g' }]);
     const floor = relevanceFloor(index);
     expect(floor).toBeGreaterThan(0);

@@ -62,13 +62,27 @@ describe('memcore eval --report', () => {
 describe('the bench report', () => {
   const percentiles = (p50: number) => ({ p50, p95: p50 * 2, p99: p50 * 3 });
   const size = (n: number, ctx: number): BenchJson['results'][number] => ({
-    size: n, ingest: { entriesPerSec: 20_000 }, context: { cold: percentiles(ctx), warm: percentiles(0.01), stages: { candidates: ctx / 2, score: ctx / 4 } },
-    naive: percentiles(ctx * 40), plainVector: percentiles(ctx * 30), peakRssMb: 900, speedupVsNaive: 40,
-    methods: { buildTaskContext: { ...percentiles(ctx), kind: 'memcore', queries: 200, capped: false }, 'orama-hybrid': { ...percentiles(ctx * 300), kind: 'peer', queries: 20, capped: true } },
+    size: n,
+    ingest: { entriesPerSec: 20_000 },
+    context: { cold: percentiles(ctx), warm: percentiles(0.01), stages: { candidates: ctx / 2, score: ctx / 4 } },
+    naive: percentiles(ctx * 40),
+    plainVector: percentiles(ctx * 30),
+    peakRssMb: 900,
+    speedupVsNaive: 40,
+    methods: {
+      buildTaskContext: { ...percentiles(ctx), kind: 'memcore', queries: 200, capped: false },
+      'orama-hybrid': { ...percentiles(ctx * 300), kind: 'peer', queries: 20, capped: true },
+    },
   });
 
   it('shows latency percentiles by store size and by stage, offline', () => {
-    const html = benchReportHtml({ date: '2026-11-25T10:00:00.000Z', node: 'v20', cpus: 2, queries: 200, results: [size(100_000, 5.7), size(10_000, 2.1)] });
+    const html = benchReportHtml({
+      date: '2026-11-25T10:00:00.000Z',
+      node: 'v20',
+      cpus: 2,
+      queries: 200,
+      results: [size(100_000, 5.7), size(10_000, 2.1)],
+    });
     expectOffline(html);
     expect(html).toContain('buildTaskContext percentiles by store size');
     expect(html).toContain('buildTaskContext stages, median ms by store size');

@@ -11,8 +11,17 @@ import { analyze, KeywordIndex } from '../src/store/resident/keywordIndex.js';
 import { syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('keyword index (BM25 in memory)', () => {
-  it('analyses as LanceDB\'s default full-text analyzer does: lower case, ASCII folding, stop words, Porter2 stems', () => {
-    expect(analyze('The Caches were EVICTED, running-retries; café_Ü 3rd')).toEqual(['cach', 'were', 'evict', 'run', 'retri', 'cafe', 'u', '3rd']);
+  it("analyses as LanceDB's default full-text analyzer does: lower case, ASCII folding, stop words, Porter2 stems", () => {
+    expect(analyze('The Caches were EVICTED, running-retries; café_Ü 3rd')).toEqual([
+      'cach',
+      'were',
+      'evict',
+      'run',
+      'retri',
+      'cafe',
+      'u',
+      '3rd',
+    ]);
     expect(analyze(`x${'a'.repeat(45)} ok`)).toEqual(['ok']);
   });
 
@@ -45,7 +54,9 @@ describe('keyword index (BM25 in memory)', () => {
     expect(index.search('Caroline painting', { limit: 1, accept: (id) => !id.startsWith('b') })[0]!.id).not.toBe('m1');
     expect(index.search('Caroline painting', { limit: 4, groups: ['a'] }).map((h) => h.id)).toEqual(['m1', 'c1', 'c2', 'c3']);
     // scoped to every group, or to groups that hold everything, it is the unscoped search
-    expect(index.search('painting caroline', { limit: 60, groups: ['a', 'b', 'zzz'] })).toEqual(index.search('painting caroline', { limit: 60 }));
+    expect(index.search('painting caroline', { limit: 60, groups: ['a', 'b', 'zzz'] })).toEqual(
+      index.search('painting caroline', { limit: 60 }),
+    );
     expect(index.search('painting', { limit: 5, groups: ['zzz'] })).toEqual([]);
   });
 
@@ -58,7 +69,11 @@ describe('keyword index (BM25 in memory)', () => {
     const index = new KeywordIndex();
     for (let round = 0; round < 30; round++) {
       // an upsert may move a document to another group
-      const docs = Array.from({ length: 20 }, () => ({ id: `d${Math.floor(rand() * 80)}`, text: text(), group: `g${Math.floor(rand() * 3)}` }));
+      const docs = Array.from({ length: 20 }, () => ({
+        id: `d${Math.floor(rand() * 80)}`,
+        text: text(),
+        group: `g${Math.floor(rand() * 3)}`,
+      }));
       index.upsert(docs);
       docs.forEach((d) => live.set(d.id, d));
       const gone = Array.from({ length: 15 }, () => `d${Math.floor(rand() * 80)}`);
@@ -114,12 +129,19 @@ describe('keyword index (BM25 in memory)', () => {
         .slice(0, limit);
     };
     for (const query of ['common usual', 'frequent everywhere common', 'rare', 'odd scarce', 'common rare']) {
-      for (const [accept, limit] of [[() => true, 25], [(id: string) => id.endsWith('7'), 10], [(id: string) => id < 'd0100', 200]] as const) {
+      for (const [accept, limit] of [
+        [() => true, 25],
+        [(id: string) => id.endsWith('7'), 10],
+        [(id: string) => id < 'd0100', 200],
+      ] as const) {
         for (const groups of [undefined, ['g1'], ['g0', 'g2', 'absent']]) {
           const got = index.search(query, { limit, accept, groups });
           const want = reference(query, accept, limit, groups);
           expect(want.length).toBeGreaterThan(0);
-          expect(got.map((h) => h.id), query).toEqual(want.map((h) => h.id));
+          expect(
+            got.map((h) => h.id),
+            query,
+          ).toEqual(want.map((h) => h.id));
           got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 4));
         }
       }
@@ -141,29 +163,55 @@ describe('keyword index (BM25 in memory)', () => {
     const sampledAt = new Map(Array.from({ length: 1024 }, (_, j) => [Math.floor((j * n) / 1024), j]));
     const sampled = new Set(sampledAt.keys());
     // Each needle document a different length, so that no ties carry extra documents over the bar
-    const docs = Array.from({ length: n }, (_, i) => ({ id: `d${String(i).padStart(4, '0')}`, text: sampled.has(i) ? `needle hay ${'filler '.repeat(sampledAt.get(i)!)}` : 'hay straw' }));
+    const docs = Array.from({ length: n }, (_, i) => ({
+      id: `d${String(i).padStart(4, '0')}`,
+      text: sampled.has(i) ? `needle hay ${'filler '.repeat(sampledAt.get(i)!)}` : 'hay straw',
+    }));
     const index = new KeywordIndex(docs);
-    const scores = index.scoreDocuments('needle hay', docs.map((d) => d.id));
-    const want = [...scores].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 300).map(([id]) => id);
+    const scores = index.scoreDocuments(
+      'needle hay',
+      docs.map((d) => d.id),
+    );
+    const want = [...scores]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 300)
+      .map(([id]) => id);
     expect(want.every((id) => sampled.has(Number(id.slice(1))))).toBe(true);
     expect(index.search('needle hay', { limit: 300 }).map((h) => h.id)).toEqual(want);
   });
-
 });
 
 describe('entry columns', () => {
   it('estimate the share of entries a filter passes: exact up to the sample size, close above it, and removed entries do not count', () => {
     const row = (i: number) => ({
-      id: `e${i}`, coreId: i % 10 < 3 ? 'a' : 'b', source: null, entryType: 'lesson', confidenceRank: 2, importance: 5, tags: [],
-      sensitivity: 'public', createdAt: 0, updatedAt: 0, validFrom: null, validTo: null,
+      id: `e${i}`,
+      coreId: i % 10 < 3 ? 'a' : 'b',
+      source: null,
+      entryType: 'lesson',
+      confidenceRank: 2,
+      importance: 5,
+      tags: [],
+      sensitivity: 'public',
+      createdAt: 0,
+      updatedAt: 0,
+      validFrom: null,
+      validTo: null,
     });
-    const small = new EntryColumns(2, Array.from({ length: 10 }, (_, i) => row(i)), new Float32Array(20).fill(1));
+    const small = new EntryColumns(
+      2,
+      Array.from({ length: 10 }, (_, i) => row(i)),
+      new Float32Array(20).fill(1),
+    );
     expect(small.passRate({ cores: ['a'] })).toBe(0.3);
     expect(small.passRate({ cores: ['c'] })).toBe(0);
     small.remove(['e0', 'e1', 'e2']);
     expect(small.passRate({ cores: ['a'] })).toBe(0);
     expect(small.passRate({})).toBe(1);
-    const large = new EntryColumns(2, Array.from({ length: 50_000 }, (_, i) => row(i)), new Float32Array(100_000).fill(1));
+    const large = new EntryColumns(
+      2,
+      Array.from({ length: 50_000 }, (_, i) => row(i)),
+      new Float32Array(100_000).fill(1),
+    );
     expect(large.passRate({ cores: ['a'] }, 1000)).toBeCloseTo(0.3, 1);
     expect(new EntryColumns(2).passRate({})).toBe(0);
   });
@@ -172,9 +220,23 @@ describe('entry columns', () => {
     let seed = 5;
     const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647 - 0.5;
     const entry = (i: number, core = i % 3 === 0 ? 'a' : 'b') => ({
-      id: `e${i}`, coreId: core, title: `entry ${i}`, aliases: [], content: `text "${i}" \\ ü`, entryType: 'lesson', confidence: 'medium' as const,
-      importance: 5, tags: [], source: null, sensitivity: 'public' as const, createdAt: new Date(1000 + i), updatedAt: new Date(2000 + i),
-      validFrom: null, validTo: i === 7 ? new Date(3000) : null, contentHash: `h${i}`, pinned: false,
+      id: `e${i}`,
+      coreId: core,
+      title: `entry ${i}`,
+      aliases: [],
+      content: `text "${i}" \\ ü`,
+      entryType: 'lesson',
+      confidence: 'medium' as const,
+      importance: 5,
+      tags: [],
+      source: null,
+      sensitivity: 'public' as const,
+      createdAt: new Date(1000 + i),
+      updatedAt: new Date(2000 + i),
+      validFrom: null,
+      validTo: i === 7 ? new Date(3000) : null,
+      contentHash: `h${i}`,
+      pinned: false,
     });
     const small = new Map<string, Float32Array>();
     const smallOf = (id: string) => {
@@ -190,7 +252,10 @@ describe('entry columns', () => {
       entries: { maxEntries: 400, loaded: { ipc: new Uint8Array(), count: 300, entryAt: (i) => ({ ...entries[i]! }) } },
     });
     const live = new Map(entries.map((e) => [e.id, e]));
-    const heldOf = (batch: ReturnType<typeof entry>[]) => (i: number) => ({ vectorSmall: smallOf(batch[i]!.id), record: entryRecord(batch[i]!) });
+    const heldOf = (batch: ReturnType<typeof entry>[]) => (i: number) => ({
+      vectorSmall: smallOf(batch[i]!.id),
+      record: entryRecord(batch[i]!),
+    });
     // replacements (one moves core), additions past the first capacity, removals
     const batch = [entry(3, 'b'), ...Array.from({ length: 60 }, (_, i) => entry(300 + i))];
     columns.upsert(batch.map(columnRow), () => new Float32Array(4).fill(1), heldOf(batch));
@@ -198,8 +263,14 @@ describe('entry columns', () => {
     columns.remove(['e10', 'e11', 'e301']);
     ['e10', 'e11', 'e301'].forEach((id) => live.delete(id));
     const cos = (a: Float32Array, b: Float32Array) => {
-      let d = 0, na = 0, nb = 0;
-      for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
+      let d = 0,
+        na = 0,
+        nb = 0;
+      for (let i = 0; i < a.length; i++) {
+        d += a[i]! * b[i]!;
+        na += a[i]! ** 2;
+        nb += b[i]! ** 2;
+      }
       return d / Math.sqrt(na * nb);
     };
     const expectNearestSmall = () => {
@@ -249,7 +320,9 @@ describe('entry columns', () => {
     const threaded = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
       small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors, helperMinRows: 0 },
     });
-    const here = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), { small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors } });
+    const here = new EntryColumns(4, entries.map(columnRow), new Float32Array(300 * 4).fill(1), {
+      small: { maxEntries: 500, smallDimensions: 12, vectors: smallVectors },
+    });
     try {
       threaded.nearestSmall(Float32Array.from({ length: 12 }, rand), {}, 5); // starts the thread
       for (let i = 0; i < 500 && !threaded.scansOnThread; i++) await new Promise((r) => setTimeout(r, 10));
@@ -258,7 +331,9 @@ describe('entry columns', () => {
         const query = Float32Array.from({ length: 12 }, rand);
         const rank = threaded.startNearestSmall(query)!;
         // nothing may write while the thread scans
-        expect(() => threaded.upsert([columnRow(entry(900))], () => new Float32Array(4).fill(1), heldOf([entry(900)]))).toThrow(/still running/);
+        expect(() => threaded.upsert([columnRow(entry(900))], () => new Float32Array(4).fill(1), heldOf([entry(900)]))).toThrow(
+          /still running/,
+        );
         expect(() => threaded.remove(['e1'])).toThrow(/still running/);
         expect(rank(filter, 20)).toEqual(here.nearestSmall(query, filter, 20));
       }
@@ -268,7 +343,9 @@ describe('entry columns', () => {
       threaded.close();
     }
     const twice = [entry(1), entry(2), entry(1), entry(3)];
-    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), { entries: { maxEntries: 10, loaded: { ipc: new Uint8Array(), count: 4, entryAt: (i) => ({ ...twice[i]! }) } } });
+    const misaligned = new EntryColumns(4, twice.map(columnRow), new Float32Array(16).fill(1), {
+      entries: { maxEntries: 10, loaded: { ipc: new Uint8Array(), count: 4, entryAt: (i) => ({ ...twice[i]! }) } },
+    });
     expect(misaligned.entries(['e2'])).toEqual([entry(2)]);
     expect(misaligned.entries(['e2', 'e3'])).toBeUndefined();
   });
@@ -313,8 +390,22 @@ describe('structures held in memory follow the writes', () => {
       const loaded = await Promise.all([stores.columns(), stores.keywords()]);
 
       await m.upsert([
-        { id: 's3', core_id: 'moved', title: 'Zephyr gateway', content: 'The zephyr gateway rewrites headers.', importance: 9, confidence: 'high', tags: ['edge'] },
-        { id: 'new', core_id: 'synthetic', title: 'Quokka scheduler', aliases: ['QS'], content: 'Quokka runs the nightly jobs after the zephyr gateway drains.' },
+        {
+          id: 's3',
+          core_id: 'moved',
+          title: 'Zephyr gateway',
+          content: 'The zephyr gateway rewrites headers.',
+          importance: 9,
+          confidence: 'high',
+          tags: ['edge'],
+        },
+        {
+          id: 'new',
+          core_id: 'synthetic',
+          title: 'Quokka scheduler',
+          aliases: ['QS'],
+          content: 'Quokka runs the nightly jobs after the zephyr gateway drains.',
+        },
       ]);
       await m.delete(['s5', 's6']);
 
@@ -322,12 +413,29 @@ describe('structures held in memory follow the writes', () => {
       expect(columns).toBe(loaded[0]); // followed in place, not reloaded
       expect(keywords).toBe(loaded[1]);
       await expectAsBuiltAfresh(stores, ['s5', 's6']);
-      expect(columns.entries(['new', 's3'])).toEqual((await stores.table.read({ ids: ['new', 's3'] })).map((r) => r.entry).sort((a, b) => (a.id === 'new' ? -1 : b.id === 'new' ? 1 : 0)));
-      expect(keywords.search('zephyr', { limit: 5 }).map((h) => h.id).sort()).toEqual(['new', 's3']);
+      expect(columns.entries(['new', 's3'])).toEqual(
+        (await stores.table.read({ ids: ['new', 's3'] }))
+          .map((r) => r.entry)
+          .sort((a, b) => (a.id === 'new' ? -1 : b.id === 'new' ? 1 : 0)),
+      );
+      expect(
+        keywords
+          .search('zephyr', { limit: 5 })
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(['new', 's3']);
       // the name index too: the task names the new entry and the renamed one by their new titles
       const task = 'why does the quokka scheduler wait for the Zephyr gateway';
-      const named = (await m.buildTaskContext(task, { maxEntries: 5 })).entries.filter((e) => e.why.some((r) => r.kind === 'mention')).map((e) => e.entry.id).sort();
-      expect(named).toEqual(new NameIndex(await stores.table.names()).match(task).map((n) => n.id).sort());
+      const named = (await m.buildTaskContext(task, { maxEntries: 5 })).entries
+        .filter((e) => e.why.some((r) => r.kind === 'mention'))
+        .map((e) => e.entry.id)
+        .sort();
+      expect(named).toEqual(
+        new NameIndex(await stores.table.names())
+          .match(task)
+          .map((n) => n.id)
+          .sort(),
+      );
       expect(named).toEqual(['new', 's3']);
       expect((await m.keywordSearch('eviction', { limit: 50 })).map((h) => h.entry.id)).not.toContain('s5');
     } finally {
@@ -338,7 +446,11 @@ describe('structures held in memory follow the writes', () => {
 
 /** Entries linked every way the adjacency holds (a chain, dependencies, supersessions, a hub), over two cores. */
 function linkedDocument(n: number) {
-  const entries = syntheticEntries(n).map((e, i) => ({ ...e, core_id: i % 3 === 0 ? 'other' : 'synthetic', tags: i % 5 === 0 ? ['edge'] : [] }));
+  const entries = syntheticEntries(n).map((e, i) => ({
+    ...e,
+    core_id: i % 3 === 0 ? 'other' : 'synthetic',
+    tags: i % 5 === 0 ? ['edge'] : [],
+  }));
   const relations = entries.flatMap((e, i) => [
     ...(i > 0 ? [{ type: 'RELATED' as const, from: e.id, to: 's0', weight: 0.5 }] : []),
     ...(i + 1 < n ? [{ type: 'RELATED' as const, from: e.id, to: `s${i + 1}`, weight: 0.8 }] : []),
@@ -352,16 +464,34 @@ describe('snapshots of the structures held in memory', () => {
   const task = 'cache eviction leaks memory when the disk fills up';
   const writeMore = async (m: Engine) => {
     await m.upsert([
-      { id: 's3', core_id: 'moved', title: 'Zephyr gateway', content: 'The zephyr gateway rewrites headers.', importance: 9, confidence: 'high', tags: ['edge'] },
-      { id: 'new', core_id: 'synthetic', title: 'Quokka scheduler', aliases: ['QS'], content: 'Quokka runs the nightly jobs after the zephyr gateway drains.' },
+      {
+        id: 's3',
+        core_id: 'moved',
+        title: 'Zephyr gateway',
+        content: 'The zephyr gateway rewrites headers.',
+        importance: 9,
+        confidence: 'high',
+        tags: ['edge'],
+      },
+      {
+        id: 'new',
+        core_id: 'synthetic',
+        title: 'Quokka scheduler',
+        aliases: ['QS'],
+        content: 'Quokka runs the nightly jobs after the zephyr gateway drains.',
+      },
     ]);
     await m.delete(['s5', 's6']);
   };
   // Scores move with the clock (recency): what was chosen, and why, may not.
   const comparable = (b: Awaited<ReturnType<Engine['buildTaskContext']>>) => ({
-    entries: b.entries.map((e) => [e.entry.id, e.similarity, e.why]), related: b.relatedDecisions.map((e) => e.entry.id), code: b.codeRefs, notes: b.notes,
+    entries: b.entries.map((e) => [e.entry.id, e.similarity, e.why]),
+    related: b.relatedDecisions.map((e) => e.entry.id),
+    code: b.codeRefs,
+    notes: b.notes,
   });
-  const loads = (m: Engine) => Object.fromEntries([...m.unsafeExposeInternals().stores.residentLoads].map(([key, load]) => [key, load.loadedFrom]));
+  const loads = (m: Engine) =>
+    Object.fromEntries([...m.unsafeExposeInternals().stores.residentLoads].map(([key, load]) => [key, load.loadedFrom]));
 
   it('are written on close and loaded by the next open, which answers as one built afresh', async () => {
     const dir = await tempDir();
@@ -398,7 +528,9 @@ describe('snapshots of the structures held in memory', () => {
       try {
         if ((await first.stats()).entries === 0) await first.ingestDocument(linkedDocument(150), { source: 'first' });
         expected = comparable(await first.buildTaskContext(task));
-        expect(await first.stats()).toMatchObject({ search: { exact: 'lancedb', entries: 'lancedb', stage1: limits.scanMaxEntries ? 'lancedb' : 'memory' } });
+        expect(await first.stats()).toMatchObject({
+          search: { exact: 'lancedb', entries: 'lancedb', stage1: limits.scanMaxEntries ? 'lancedb' : 'memory' },
+        });
       } finally {
         await first.close();
       }
@@ -407,7 +539,11 @@ describe('snapshots of the structures held in memory', () => {
         expect(comparable(await second.buildTaskContext(task))).toEqual(expected);
         expect(loads(second).columns).toBe('snapshot');
         const columns = await second.unsafeExposeInternals().stores.columns();
-        expect([columns.holdsEntries, columns.holdsExactVectors, columns.holdsSmallVectors]).toEqual([false, false, !limits.scanMaxEntries]);
+        expect([columns.holdsEntries, columns.holdsExactVectors, columns.holdsSmallVectors]).toEqual([
+          false,
+          false,
+          !limits.scanMaxEntries,
+        ]);
       } finally {
         await second.close();
       }
@@ -464,7 +600,10 @@ async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeIntern
   const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
   const smallDimensions = stores.meta.smallDimensions;
   const { rows, vectors, smallVectors, entries } = await stores.table.columnRows(64, { smallDimensions, entries: true });
-  const freshColumns = new EntryColumns(64, rows, vectors, { small: { maxEntries: 1000, smallDimensions, vectors: smallVectors! }, entries: { maxEntries: 1000, loaded: entries! } });
+  const freshColumns = new EntryColumns(64, rows, vectors, {
+    small: { maxEntries: 1000, smallDimensions, vectors: smallVectors! },
+    entries: { maxEntries: 1000, loaded: entries! },
+  });
   const freshKeywords = new KeywordIndex(await stores.table.searchTexts());
   const freshNames = new NameIndex(await stores.table.names());
   const ids = [...rows.map((r) => r.id), ...gone];
@@ -474,7 +613,9 @@ async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeIntern
     // features exactly where the filter passes
     const passes = columns.matcher(filter);
     const featuresOf = columns.featuresIfPassing(filter);
-    expect(ids.map(featuresOf), JSON.stringify(filter)).toEqual(ids.map((id) => (passes(id) ? columns.featuresIfPassing({})(id) : undefined)));
+    expect(ids.map(featuresOf), JSON.stringify(filter)).toEqual(
+      ids.map((id) => (passes(id) ? columns.featuresIfPassing({})(id) : undefined)),
+    );
   }
   expect(ids.map(columns.featuresIfPassing({}))).toEqual(ids.map(freshColumns.featuresIfPassing({})));
   expect(columns.similarities(ids, query)).toEqual(freshColumns.similarities(ids, query));
@@ -483,21 +624,30 @@ async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeIntern
   expect(columns.holdsEntries).toBe(true);
   expect(columns.entries(ids)).toEqual(freshColumns.entries(ids));
   const querySmall = Float32Array.from({ length: smallDimensions }, (_, i) => Math.cos(i));
-  for (const filter of [{}, { cores: ['moved'] }]) expect(columns.nearestSmall(querySmall, filter, 20)).toEqual(freshColumns.nearestSmall(querySmall, filter, 20));
+  for (const filter of [{}, { cores: ['moved'] }])
+    expect(columns.nearestSmall(querySmall, filter, 20)).toEqual(freshColumns.nearestSmall(querySmall, filter, 20));
   for (const q of ['zephyr gateway', 'quokka nightly', 'refresh tokens must be idempotent', 'cache eviction']) {
     expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
     expect(keywords.search(q, { limit: 10, groups: ['synthetic'] })).toEqual(freshKeywords.search(q, { limit: 10, groups: ['synthetic'] }));
   }
   const names = await nameIndex(stores);
   const titles = (columns.entries(ids) ?? []).slice(0, 12).map((e) => e.title);
-  for (const task of ['why does the quokka scheduler wait for the Zephyr gateway', titles.join(' and '), ...titles]) expect(names.match(task)).toEqual(freshNames.match(task));
+  for (const task of ['why does the quokka scheduler wait for the Zephyr gateway', titles.join(' and '), ...titles])
+    expect(names.match(task)).toEqual(freshNames.match(task));
   const sample = ids.slice(0, 30);
-  const fresh = new EntryAdjacency(await stores.graph.entryIds(), (await stores.graph.allRelations()).filter((r) => (ENTRY_EDGE_TYPES as readonly string[]).includes(r.type)).map((r) => ({ from: r.from, to: r.to, type: r.type as EntryEdgeType, weight: r.weight ?? 1 })));
+  const fresh = new EntryAdjacency(
+    await stores.graph.entryIds(),
+    (await stores.graph.allRelations())
+      .filter((r) => (ENTRY_EDGE_TYPES as readonly string[]).includes(r.type))
+      .map((r) => ({ from: r.from, to: r.to, type: r.type as EntryEdgeType, weight: r.weight ?? 1 })),
+  );
   const reach = { depth: 2, edgeTypes: ENTRY_EDGE_TYPES };
   expect(sortHits(await stores.graph.reach(sample, reach))).toEqual(sortHits(fresh.reach(sample, reach)));
   expect(sortEdges(await stores.graph.edgesAmong(ids, ENTRY_EDGE_TYPES))).toEqual(sortEdges(fresh.edgesAmong(ids, ENTRY_EDGE_TYPES)));
   expect(await stores.graph.supersededBy(ids)).toEqual(fresh.supersededBy(ids));
 }
 
-const sortHits = (hits: { seedId: string; targetId: string; hops: number }[]) => [...hits].sort((a, b) => `${a.seedId} ${a.targetId}`.localeCompare(`${b.seedId} ${b.targetId}`));
-const sortEdges = (edges: { from: string; to: string; type: string }[]) => [...edges].sort((a, b) => `${a.type} ${a.from} ${a.to}`.localeCompare(`${b.type} ${b.from} ${b.to}`));
+const sortHits = (hits: { seedId: string; targetId: string; hops: number }[]) =>
+  [...hits].sort((a, b) => `${a.seedId} ${a.targetId}`.localeCompare(`${b.seedId} ${b.targetId}`));
+const sortEdges = (edges: { from: string; to: string; type: string }[]) =>
+  [...edges].sort((a, b) => `${a.type} ${a.from} ${a.to}`.localeCompare(`${b.type} ${b.from} ${b.to}`));

@@ -12,9 +12,20 @@ async function fill(m: MemoryEngine): Promise<void> {
   await m.ingestDocument({
     core_id: 'ops',
     entries: [
-      { id: 'deploy', title: 'Deploys read the vault token', content: 'The deploy job reads the vault token at start.', sensitivity: 'public', importance: 9 },
+      {
+        id: 'deploy',
+        title: 'Deploys read the vault token',
+        content: 'The deploy job reads the vault token at start.',
+        sensitivity: 'public',
+        importance: 9,
+      },
       { id: 'vault-root', title: 'Vault root token', content: SECRET_TEXT, sensitivity: 'secret', importance: 10, pinned: true },
-      { id: 'rotation', title: 'Rotate the vault token monthly', content: 'Rotation of the vault token happens on the first Monday.', sensitivity: 'internal' },
+      {
+        id: 'rotation',
+        title: 'Rotate the vault token monthly',
+        content: 'Rotation of the vault token happens on the first Monday.',
+        sensitivity: 'internal',
+      },
       // Reached from the public entry only through the secret one.
       { id: 'audit', title: 'Audit retention', content: 'Audit logs are kept for ninety days.', sensitivity: 'public' },
     ],
@@ -42,7 +53,10 @@ describe('sensitivity on every read path', () => {
         ['keywordSearch', () => m.keywordSearch(q)],
         ['hybridSearch', () => m.hybridSearch(q, { mentions: true })],
         ['buildTaskContext', () => m.buildTaskContext(q, { depth: 2 })],
-        ['buildTaskContext from the public entry', () => m.buildTaskContext('deploys read the vault token at start', { depth: 3, maxEntries: 20 })],
+        [
+          'buildTaskContext from the public entry',
+          () => m.buildTaskContext('deploys read the vault token at start', { depth: 3, maxEntries: 20 }),
+        ],
         ['findWithContext', () => m.findWithContext(q, { depth: 2 })],
         ['traverse', () => m.traverse('deploy', { depth: 3 })],
         ['getEntries', () => m.getEntries(['vault-root', 'deploy'])],
@@ -65,9 +79,19 @@ describe('sensitivity on every read path', () => {
       // Asked for, they are there.
       const all = { sensitivity: ['public', 'internal', 'secret'] as const };
       expect((await m.getEntries(['vault-root'], { sensitivity: [...all.sensitivity] })).map((e) => e.id)).toEqual(['vault-root']);
-      expect((await m.traverse('deploy', { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id)).toEqual(['vault-root', 'audit', 'rotation']);
-      expect((await m.entryDetails('deploy', { sensitivity: [...all.sensitivity] }))!.links).toContainEqual({ type: 'DEPENDS_ON', from: 'deploy', to: 'vault-root' });
-      expect((await m.findByCodeReference({ symbol: 'readRootToken' }, { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id)).toEqual(['vault-root']);
+      expect((await m.traverse('deploy', { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id)).toEqual([
+        'vault-root',
+        'audit',
+        'rotation',
+      ]);
+      expect((await m.entryDetails('deploy', { sensitivity: [...all.sensitivity] }))!.links).toContainEqual({
+        type: 'DEPENDS_ON',
+        from: 'deploy',
+        to: 'vault-root',
+      });
+      expect(
+        (await m.findByCodeReference({ symbol: 'readRootToken' }, { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id),
+      ).toEqual(['vault-root']);
       expect((await m.keywordSearch('zqsecret', { sensitivity: [...all.sensitivity] })).map((h) => h.entry.id)).toEqual(['vault-root']);
       const graph = await m.entryGraph({ core: 'ops' }, { sensitivity: [...all.sensitivity] });
       expect(graph.nodes.map((n) => n.id).sort()).toEqual(['audit', 'deploy', 'rotation', 'vault-root']);
@@ -79,7 +103,12 @@ describe('sensitivity on every read path', () => {
     const dir = await tempDirForFile();
     await withEngine(dir, async (m) => {
       await fill(m);
-      const r = await m.remember({ title: 'Vault outage runbook', content: 'When the Vault root token is refused, page the platform team.', core: 'ops', dependsOn: ['vault-root', 'rotation'] });
+      const r = await m.remember({
+        title: 'Vault outage runbook',
+        content: 'When the Vault root token is refused, page the platform team.',
+        core: 'ops',
+        dependsOn: ['vault-root', 'rotation'],
+      });
       expect(JSON.stringify(r.links)).not.toContain('vault-root');
       expect(r.links).toContainEqual({ type: 'DEPENDS_ON', from: r.id, to: 'rotation' });
     });

@@ -10,8 +10,14 @@ const key = { kind: 'columns', fingerprint: 'columns/1 test' };
 const content = () => ({
   arrays: {
     // odd lengths, so that every array after the first starts past padding
-    a: Int8Array.from([-128, 0, 127]), b: Uint8Array.from([1, 2, 3, 4, 5]), c: Uint16Array.from([65535, 7]), d: Int32Array.from([-1, 2 ** 31 - 1, 5]),
-    e: Uint32Array.from([2 ** 32 - 1]), f: Float32Array.from([0.5, -Infinity, NaN]), g: Float64Array.from([Math.PI, -0]), empty: new Float64Array(0),
+    a: Int8Array.from([-128, 0, 127]),
+    b: Uint8Array.from([1, 2, 3, 4, 5]),
+    c: Uint16Array.from([65535, 7]),
+    d: Int32Array.from([-1, 2 ** 31 - 1, 5]),
+    e: Uint32Array.from([2 ** 32 - 1]),
+    f: Float32Array.from([0.5, -Infinity, NaN]),
+    g: Float64Array.from([Math.PI, -0]),
+    empty: new Float64Array(0),
     view: new Float64Array([9, 8, 7, 6]).subarray(1, 3),
   },
   values: { ids: ['e1', null, 'é "quoted" \\ 🦘'], nested: [[1, ['x']]] },
@@ -39,8 +45,12 @@ describe('snapshot files', () => {
     const path = join(dir, 'columns.snap');
     await writeSnapshot(path, { ...key, generation: 1 }, content());
     const whole = await readFile(path);
-    expect(await readSnapshot(path, { kind: 'keywords', fingerprint: key.fingerprint })).toEqual({ problem: 'holds columns, not keywords' });
-    expect(await readSnapshot(path, { ...key, fingerprint: 'columns/2 test' })).toEqual({ problem: 'was written for columns/1 test, not columns/2 test' });
+    expect(await readSnapshot(path, { kind: 'keywords', fingerprint: key.fingerprint })).toEqual({
+      problem: 'holds columns, not keywords',
+    });
+    expect(await readSnapshot(path, { ...key, fingerprint: 'columns/2 test' })).toEqual({
+      problem: 'was written for columns/1 test, not columns/2 test',
+    });
     // every byte of the body counts, arrays and values alike
     for (const at of [whole.length - 3, whole.length - 60, 200]) {
       const damaged = Buffer.from(whole);

@@ -58,7 +58,7 @@ describe('matryoshkaSearch default stage-1 candidates', () => {
     }
   });
 
-  it('stay at 600 where the small vectors keep the vectors\' subspace, and are not measured on a store of 600 or fewer', async () => {
+  it("stay at 600 where the small vectors keep the vectors' subspace, and are not measured on a store of 600 or fewer", async () => {
     const { m, stores, columns } = await opened(gaussianEmbedder(64, 4), 2000);
     try {
       expect(stage1Calibration(columns, (v) => stores.smallVector(v))!.candidates).toBeLessThan(50);
@@ -83,7 +83,16 @@ describe.each(STAGE1_MODES)('two-stage Matryoshka search, stage 1 %s (local mode
       await m.upsert(syntheticEntries(300));
       const columns = await m.unsafeExposeInternals().stores.columns();
       expect({ small: columns.holdsSmallVectors, entries: columns.holdsEntries }).toEqual(holds);
-      const queries = ['token refresh breaks when pods start', 'migrations and schema changes', 'payment retries by customers', 'disk full during backups', 'webhook timeouts', 'cookies expire', 'noon traffic spikes and rate limits', 'vendor api changes exports'];
+      const queries = [
+        'token refresh breaks when pods start',
+        'migrations and schema changes',
+        'payment retries by customers',
+        'disk full during backups',
+        'webhook timeouts',
+        'cookies expire',
+        'noon traffic spikes and rate limits',
+        'vendor api changes exports',
+      ];
       for (const q of queries) {
         const exact = (await m.semanticSearch(q, { limit: 10 })).map((h) => h.entry.id);
         const two = await m.matryoshkaSearch(q, { limit: 10, candidates: 100 });
@@ -119,11 +128,13 @@ function filteredStoreDir(): Promise<string> {
     const dir = await tempDirForFile();
     const m = await openMemory({ path: dir });
     try {
-      await m.upsert(syntheticEntries(1000).map((e, i) => ({
-        ...e,
-        core_id: /refresh tokens|session cookies/.test(e.title) ? 'b' : 'a',
-        tags: i % 20 === 0 ? ['rare'] : [],
-      })));
+      await m.upsert(
+        syntheticEntries(1000).map((e, i) => ({
+          ...e,
+          core_id: /refresh tokens|session cookies/.test(e.title) ? 'b' : 'a',
+          tags: i % 20 === 0 ? ['rare'] : [],
+        })),
+      );
     } finally {
       await m.close();
     }
@@ -150,7 +161,10 @@ describe.each(STAGE1_MODES)('two-stage search under filters, stage 1 %s', (_, re
         const exact = (await m.semanticSearch(query, { limit: 10, ...filter })).map((h) => h.entry.id);
         const two = await m.matryoshkaSearch(query, { limit: 10, candidates: 100, ...filter });
         expect(two.stage1Candidates, `${query} ${JSON.stringify(filter)}`).toBe(stage1);
-        expect(two.hits.map((h) => h.entry.id), `${query} ${JSON.stringify(filter)}`).toEqual(exact);
+        expect(
+          two.hits.map((h) => h.entry.id),
+          `${query} ${JSON.stringify(filter)}`,
+        ).toEqual(exact);
       }
     } finally {
       await m.close();
@@ -159,7 +173,7 @@ describe.each(STAGE1_MODES)('two-stage search under filters, stage 1 %s', (_, re
 });
 
 describe('keyword evidence for every candidate', () => {
-  it('weighs a graph-reached entry by the task\'s words in it, though the keyword search\'s limit left it out', async () => {
+  it("weighs a graph-reached entry by the task's words in it, though the keyword search's limit left it out", async () => {
     // One vector for every text: similarity cannot tell the two people apart, nor can the graph
     // (one edge each from the film). Only the words do: the director's entry says "director" and
     // "born", the actor's does not. The keyword search is cut to 3 hits, which the film and the
@@ -170,7 +184,11 @@ describe('keyword evidence for every candidate', () => {
         core_id: 'films',
         // (first, so that the vector search, where every entry ties, also returns them)
         entries: [
-          ...[1, 2, 3, 4].map((i) => ({ id: `a${i}`, title: `Director ${i}`, content: 'director born director born, a film director born there' })),
+          ...[1, 2, 3, 4].map((i) => ({
+            id: `a${i}`,
+            title: `Director ${i}`,
+            content: 'director born director born, a film director born there',
+          })),
           { id: 'film-alpha', title: 'Alpha film', content: 'Alpha film was directed by Bob Smith and stars Carl Jones.' },
           { id: 'pz-bob', title: 'Bob Smith', content: 'Bob Smith is a director; he was born in Ohio.' },
           { id: 'pa-carl', title: 'Carl Jones', content: 'Carl Jones is an actor who paints in Maine.' },
@@ -187,7 +205,9 @@ describe('keyword evidence for every candidate', () => {
       expect(ids.indexOf('pz-bob')).toBeGreaterThanOrEqual(0);
       expect(ids.indexOf('pz-bob')).toBeLessThan(ids.indexOf('pa-carl'));
       // with keyword evidence off, the two tie and the id decides
-      const off = (await m.buildTaskContext('Where was the director of Alpha film born?', { candidates: 3, maxEntries: 10, weights: { keyword: 0 } })).entries.map((e) => e.entry.id);
+      const off = (
+        await m.buildTaskContext('Where was the director of Alpha film born?', { candidates: 3, maxEntries: 10, weights: { keyword: 0 } })
+      ).entries.map((e) => e.entry.id);
       expect(off.indexOf('pa-carl')).toBeLessThan(off.indexOf('pz-bob'));
     } finally {
       await m.close();
@@ -200,8 +220,12 @@ describe('bridge words: what a task asks of the entries it names', () => {
     const q = keywordQuery('Where was the composer of film Billy Elliot born?');
     expect(bridgeWords(q, ['Billy Elliot'])).toBe('composer film born');
     // stems and stop words as BM25 sees them: "The Heart Of Doreon" takes "Heart" and "Doreon", not "of"
-    expect(bridgeWords(keywordQuery('Which film whose director was born first, El Tonto or The Heart Of Doreon?'), ['El Tonto', 'The Heart Of Doreon']))
-      .toBe('film whose director born first');
+    expect(
+      bridgeWords(keywordQuery('Which film whose director was born first, El Tonto or The Heart Of Doreon?'), [
+        'El Tonto',
+        'The Heart Of Doreon',
+      ]),
+    ).toBe('film whose director born first');
     expect(bridgeWords(q, [])).toBe('');
     expect(bridgeWords(keywordQuery('Billy Elliot'), ['Billy Elliot'])).toBe('');
   });
@@ -212,22 +236,51 @@ describe('bridge words: what a task asks of the entries it names', () => {
     // task (whose rare words are the name) they outscore the composer; against "composer … born"
     // he comes first. One seed, the film the task names, so the people are reached, not seeds.
     const far = [1, 0, 0, 0];
-    const embedder = phraseEmbedder([['Sam Warbeck is', far], ['Jo Bell played', far], ['Ann Walters was', far], ['A stage play', far]], 4);
+    const embedder = phraseEmbedder(
+      [
+        ['Sam Warbeck is', far],
+        ['Jo Bell played', far],
+        ['Ann Walters was', far],
+        ['A stage play', far],
+      ],
+      4,
+    );
     const m = await openMemory({ path: await tempDir(), embedder });
     try {
       await m.ingestDocument({
         core_id: 'films',
         entries: [
-          { id: 'film', title: 'Billy Elliot', content: 'Billy Elliot is a 2000 film with music by Sam Warbeck, starring Jo Bell and Ann Walters.' },
-          { id: 'p-sam', title: 'Sam Warbeck', content: 'Sam Warbeck is an English composer for theatre and television, born in Southampton.' },
-          { id: 'p-jo', title: 'Jo Bell', content: 'Jo Bell played Billy Elliot; Billy Elliot made Jo Bell a star, and Billy Elliot toured.' },
-          { id: 'p-ann', title: 'Ann Walters', content: 'Ann Walters was in Billy Elliot, the Billy Elliot tour and Billy Elliot on stage.' },
-          ...Array.from({ length: 12 }, (_, i) => ({ id: `x${i}`, title: `Other ${i}`, content: `A stage play number ${i} about miners and a strike, born of the eighties.` })),
+          {
+            id: 'film',
+            title: 'Billy Elliot',
+            content: 'Billy Elliot is a 2000 film with music by Sam Warbeck, starring Jo Bell and Ann Walters.',
+          },
+          {
+            id: 'p-sam',
+            title: 'Sam Warbeck',
+            content: 'Sam Warbeck is an English composer for theatre and television, born in Southampton.',
+          },
+          {
+            id: 'p-jo',
+            title: 'Jo Bell',
+            content: 'Jo Bell played Billy Elliot; Billy Elliot made Jo Bell a star, and Billy Elliot toured.',
+          },
+          {
+            id: 'p-ann',
+            title: 'Ann Walters',
+            content: 'Ann Walters was in Billy Elliot, the Billy Elliot tour and Billy Elliot on stage.',
+          },
+          ...Array.from({ length: 12 }, (_, i) => ({
+            id: `x${i}`,
+            title: `Other ${i}`,
+            content: `A stage play number ${i} about miners and a strike, born of the eighties.`,
+          })),
         ],
         relations: ['p-sam', 'p-jo', 'p-ann'].map((to) => ({ from: 'film', to, type: 'RELATED' })),
       });
       const task = 'Where was the composer of film Billy Elliot born?';
-      const ranked = async (weights = {}) => (await m.buildTaskContext(task, { maxEntries: 8, seeds: 1, weights })).entries.map((e) => e.entry.id);
+      const ranked = async (weights = {}) =>
+        (await m.buildTaskContext(task, { maxEntries: 8, seeds: 1, weights })).entries.map((e) => e.entry.id);
       const on = await ranked();
       expect(on.slice(0, 4)).toEqual(['film', 'p-sam', 'p-ann', 'p-jo']);
       // without bridge evidence the name-repeating actors come first
@@ -278,7 +331,9 @@ describe('keyword and hybrid search', () => {
       // buildTaskContext uses both lists too
       const bundle = await m.buildTaskContext('zebra crossing', { maxEntries: 5, threshold: 0.5 });
       expect(bundle.entries.map((e) => e.entry.id)).toContain('keyword');
-      expect(bundle.entries.find((e) => e.entry.id === 'keyword')!.why).toEqual([{ kind: 'keyword', rank: 1, score: 1, bm25: expect.any(Number) }]);
+      expect(bundle.entries.find((e) => e.entry.id === 'keyword')!.why).toEqual([
+        { kind: 'keyword', rank: 1, score: 1, bm25: expect.any(Number) },
+      ]);
     } finally {
       await m.close();
     }
@@ -375,7 +430,10 @@ describe('patterns on the example core', () => {
       expect((await m.findGoldenPaths(['ROTATION'])).map((p) => p.id)).toEqual(['gp-refresh-flow']);
       expect((await m.findGoldenPaths(['WAL'])).map((p) => p.id)).toEqual(['gp-add-column']); // a step's key concept only
       const both = await m.findGoldenPaths(['error handling', 'expand', 'nothing-like-this']);
-      expect(both.map((p) => [p.id, p.matched])).toEqual([['gp-add-column', 1], ['gp-error-path', 1]]);
+      expect(both.map((p) => [p.id, p.matched])).toEqual([
+        ['gp-add-column', 1],
+        ['gp-error-path', 1],
+      ]);
       expect(both[0]!.steps.map((s) => s.order)).toEqual([1, 2, 3, 4]);
       await expect(m.findGoldenPaths([])).rejects.toThrow(/non-empty concepts/);
     });
@@ -392,7 +450,13 @@ describe('patterns on the example core', () => {
 
   it('findWithContext returns scored seeds and graph-reached entries without code', async () => {
     await withExample(async (m) => {
-      const entries = await m.findWithContext('refresh token family redis ttl', { seeds: 1, maxEntries: 20, threshold: 0.3, keyword: false, graphRanking: 'proximity' });
+      const entries = await m.findWithContext('refresh token family redis ttl', {
+        seeds: 1,
+        maxEntries: 20,
+        threshold: 0.3,
+        keyword: false,
+        graphRanking: 'proximity',
+      });
       const byId = new Map(entries.map((e) => [e.entry.id, e]));
       expect(entries[0]!.entry.id).toBe('auth-revocation-store');
       const reached = byId.get('auth-logout-everywhere')!;
@@ -508,8 +572,12 @@ describe('small-vector length', () => {
     } finally {
       await m.close();
     }
-    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(64), smallDimensions: 16 })).rejects.toThrow(/applies only to a new database/);
-    await expect(openMemory({ path: await tempDir(), embedder: wordHashEmbedder(64), smallDimensions: 65 })).rejects.toThrow(/from 1 to 64/);
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(64), smallDimensions: 16 })).rejects.toThrow(
+      /applies only to a new database/,
+    );
+    await expect(openMemory({ path: await tempDir(), embedder: wordHashEmbedder(64), smallDimensions: 65 })).rejects.toThrow(
+      /from 1 to 64/,
+    );
   });
 });
 
@@ -528,7 +596,13 @@ describe('refitting the small-vector projection', () => {
       const loaded = await stores.columns();
       const progress: [number, number][] = [];
       expect(await stores.refitProjection({ batchRows: 100, onProgress: (done, total) => progress.push([done, total]) })).toBe(true);
-      expect(progress).toEqual([[100, 450], [200, 450], [300, 450], [400, 450], [450, 450]]);
+      expect(progress).toEqual([
+        [100, 450],
+        [200, 450],
+        [300, 450],
+        [400, 450],
+        [450, 450],
+      ]);
       const projection = stores.projection;
       expect(projection).toEqual({ ...fitPca(vectors, 128), fittedOn: 450 });
       const after = await stores.table.read({}, { withVectors: true });

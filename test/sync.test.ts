@@ -5,7 +5,12 @@ import { stringify } from 'yaml';
 import { openMemory } from '../src/index.js';
 import { tempDir, wordHashEmbedder } from './helpers.js';
 
-const entry = (title: string, extra: Record<string, unknown> = {}) => ({ id: title.toLowerCase().replace(/\W+/g, '-'), title, content: `${title}: the details.`, ...extra });
+const entry = (title: string, extra: Record<string, unknown> = {}) => ({
+  id: title.toLowerCase().replace(/\W+/g, '-'),
+  title,
+  content: `${title}: the details.`,
+  ...extra,
+});
 
 describe('ingest --sync: the store follows its memory file', () => {
   it('removes entries, code, paths and relations the file no longer holds, and only those', async () => {
@@ -15,7 +20,10 @@ describe('ingest --sync: the store follows its memory file', () => {
     const full = {
       core_id: 'api',
       entries: [entry('Keep'), entry('Drop'), entry('Linked')],
-      code_locations: [{ id: 'c-keep', codebase_id: 'api', file_path: 'src/a.ts' }, { id: 'c-drop', codebase_id: 'api', file_path: 'src/b.ts' }],
+      code_locations: [
+        { id: 'c-keep', codebase_id: 'api', file_path: 'src/a.ts' },
+        { id: 'c-drop', codebase_id: 'api', file_path: 'src/b.ts' },
+      ],
       golden_paths: [{ id: 'p-drop', name: 'Old walkthrough', steps: [{ code: 'c-keep' }] }],
       relations: [
         { type: 'RELATED', from: 'keep', to: 'linked' },
@@ -29,7 +37,15 @@ describe('ingest --sync: the store follows its memory file', () => {
       await m.ingest(file);
       // another source states one of the same entries: a sync of memory.yaml leaves it
       await m.ingestDocument({ core_id: 'api', entries: [entry('Drop')] }, { source: 'team-notes' });
-      await writeFile(file, stringify({ core_id: 'api', entries: [entry('Keep'), entry('Linked')], code_locations: [full.code_locations[0]], relations: [full.relations[2]] }));
+      await writeFile(
+        file,
+        stringify({
+          core_id: 'api',
+          entries: [entry('Keep'), entry('Linked')],
+          code_locations: [full.code_locations[0]],
+          relations: [full.relations[2]],
+        }),
+      );
 
       const plain = await m.ingest(file);
       expect(plain.sync).toBeUndefined();
@@ -62,9 +78,23 @@ describe('ingest --sync: the store follows its memory file', () => {
     const file = join(dir, 'a.yaml');
     const m = await openMemory({ path: join(dir, '.memcore'), embedder: wordHashEmbedder(), env: {} });
     try {
-      await writeFile(file, stringify({ core_id: 'api', entries: [entry('Base rule'), entry('Stays')], code_locations: [{ id: 'c1', codebase_id: 'api', file_path: 'src/c.ts' }] }));
+      await writeFile(
+        file,
+        stringify({
+          core_id: 'api',
+          entries: [entry('Base rule'), entry('Stays')],
+          code_locations: [{ id: 'c1', codebase_id: 'api', file_path: 'src/c.ts' }],
+        }),
+      );
       await m.ingest(file);
-      await m.remember({ core: 'api', title: 'Depends on the base rule', content: 'Built on it.', dependsOn: ['base-rule'], code: [{ file: 'src/c.ts', codebase: 'api' }], autoLink: false });
+      await m.remember({
+        core: 'api',
+        title: 'Depends on the base rule',
+        content: 'Built on it.',
+        dependsOn: ['base-rule'],
+        code: [{ file: 'src/c.ts', codebase: 'api' }],
+        autoLink: false,
+      });
       await m.link([{ type: 'REFERENCES_CODE', from: 'stays', to: 'c1' }]);
       await writeFile(file, stringify({ core_id: 'api', entries: [entry('Stays')] }));
       const report = await m.ingest(file, { sync: true });
@@ -73,12 +103,16 @@ describe('ingest --sync: the store follows its memory file', () => {
       const [base] = await m.getEntries(['base-rule']);
       expect(base?.validTo).not.toBeNull();
       // expired: gone from answers, still there for the entry that depends on it
-      expect((await m.buildTaskContext('base rule details', { maxTokens: 2000 })).entries.map((e) => e.entry.id)).not.toContain('base-rule');
+      expect((await m.buildTaskContext('base rule details', { maxTokens: 2000 })).entries.map((e) => e.entry.id)).not.toContain(
+        'base-rule',
+      );
 
       // the code location c1 is still referenced by "stays" through link(), which is no file's
       expect(report.sync?.keptInUse).toEqual(['c1']);
-      expect((await m.getGoldenPath('none'))).toBeNull();
-      expect((await m.findByCodeReference({ filePath: 'src/c.ts' })).map((h) => h.entry.id).sort()).toEqual(['stays', (await m.listEntries({ cores: ['api'] })).find((e) => e.title.startsWith('Depends'))!.id].sort());
+      expect(await m.getGoldenPath('none')).toBeNull();
+      expect((await m.findByCodeReference({ filePath: 'src/c.ts' })).map((h) => h.entry.id).sort()).toEqual(
+        ['stays', (await m.listEntries({ cores: ['api'] })).find((e) => e.title.startsWith('Depends'))!.id].sort(),
+      );
     } finally {
       await m.close();
     }

@@ -8,7 +8,6 @@ import { cosineSimilarity } from '../src/embed/embedder.js';
 import { startFakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir, withEngine, wordHashEmbedder } from './helpers.js';
 
-
 const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id).sort();
 
 describe('asOf: created_at, valid_from, valid_to and SUPERSEDES combined', () => {
@@ -17,9 +16,27 @@ describe('asOf: created_at, valid_from, valid_to and SUPERSEDES combined', () =>
     { id: 'policy-2024', title: 'refund policy 2024', content: 'refund policy: 30 days', created_at: '2024-01-01' },
     { id: 'policy-2025', title: 'refund policy 2025', content: 'refund policy: 14 days', created_at: '2025-01-01' },
     // written in 2025 about a rule in force since 2023: valid_from, when given, is when it took effect
-    { id: 'backdated', title: 'refund policy exception', content: 'refund policy: gift cards never', created_at: '2025-03-01', valid_from: '2023-01-01' },
-    { id: 'expired', title: 'refund policy holiday rule', content: 'refund policy: 60 days in december', created_at: '2021-01-01', valid_to: '2023-01-01' },
-    { id: 'not-yet', title: 'refund policy 2030', content: 'refund policy: store credit', created_at: '2020-01-01', valid_from: '2030-01-01' },
+    {
+      id: 'backdated',
+      title: 'refund policy exception',
+      content: 'refund policy: gift cards never',
+      created_at: '2025-03-01',
+      valid_from: '2023-01-01',
+    },
+    {
+      id: 'expired',
+      title: 'refund policy holiday rule',
+      content: 'refund policy: 60 days in december',
+      created_at: '2021-01-01',
+      valid_to: '2023-01-01',
+    },
+    {
+      id: 'not-yet',
+      title: 'refund policy 2030',
+      content: 'refund policy: store credit',
+      created_at: '2020-01-01',
+      valid_from: '2030-01-01',
+    },
   ];
   const relations = [{ type: 'SUPERSEDES' as const, from: 'policy-2025', to: 'policy-2024' }];
   const cases: [asOf: string | undefined, expected: string[]][] = [
@@ -49,7 +66,12 @@ describe('asOf: created_at, valid_from, valid_to and SUPERSEDES combined', () =>
 });
 
 describe('recency and the time filters', () => {
-  const old = { id: 'old', title: 'retry webhooks with backoff', content: 'retry webhooks with exponential backoff', created_at: '2020-01-01' };
+  const old = {
+    id: 'old',
+    title: 'retry webhooks with backoff',
+    content: 'retry webhooks with exponential backoff',
+    created_at: '2020-01-01',
+  };
   const fresh = { id: 'fresh', title: 'retry webhooks with backoff', content: 'retry webhooks with exponential backoff' };
 
   it('counts recency from the entry’s own date: created_at, moved only by a change of its text', async () => {
@@ -91,7 +113,9 @@ describe('recency and the time filters', () => {
       expect(product.entries.map((e) => e.entry.id)).toEqual(['fresh', 'old']);
       const [p0, p1] = product.entries;
       expect(p1!.score / p0!.score).toBeLessThan(0.01);
-      await expect(m.buildTaskContext('retry webhooks', { scoreCombination: 'max' as never })).rejects.toThrow(/scoreCombination must be one of sum, product/);
+      await expect(m.buildTaskContext('retry webhooks', { scoreCombination: 'max' as never })).rejects.toThrow(
+        /scoreCombination must be one of sum, product/,
+      );
     });
   });
 
@@ -121,7 +145,9 @@ describe('recency and the time filters', () => {
       }
       await expect(m.keywordSearch('cache', { minImportance: 11 })).rejects.toThrow(/minImportance must be an integer from 1 to 10/);
       await expect(m.keywordSearch('cache', { createdAfter: '2024' as never })).rejects.toThrow(/createdAfter must be a valid Date/);
-      await expect(m.keywordSearch('cache', { createdAfter: new Date('2025-01-01'), createdBefore: new Date('2024-01-01') })).rejects.toThrow(/createdBefore must be later/);
+      await expect(
+        m.keywordSearch('cache', { createdAfter: new Date('2025-01-01'), createdBefore: new Date('2024-01-01') }),
+      ).rejects.toThrow(/createdBefore must be later/);
     });
   });
 });
@@ -134,7 +160,11 @@ describe('unknown options are errors', () => {
       const calls: [string, () => Promise<unknown>, string][] = [
         ['buildTaskContext', () => m.buildTaskContext('jwt', { maxEntires: 3 } as never), 'maxEntires'],
         ['buildTaskContext.weights', () => m.buildTaskContext('jwt', { weights: { simlarity: 1 } } as never), 'simlarity'],
-        ['buildTaskContext.weights.edgeWeights', () => m.buildTaskContext('jwt', { weights: { edgeWeights: { RELATES: 1 } } } as never), 'RELATES'],
+        [
+          'buildTaskContext.weights.edgeWeights',
+          () => m.buildTaskContext('jwt', { weights: { edgeWeights: { RELATES: 1 } } } as never),
+          'RELATES',
+        ],
         ['buildTaskContext.fusion', () => m.buildTaskContext('jwt', { fusion: { method: 'rrf', kk: 3 } } as never), 'kk'],
         ['findWithContext', () => m.findWithContext('jwt', { includeCode: true } as never), 'includeCode'],
         ['semanticSearch', () => m.semanticSearch('jwt', { minImportance: 3, limt: 2 } as never), 'limt'],
@@ -149,7 +179,10 @@ describe('unknown options are errors', () => {
         ['index', () => m.index({ annMinRow: 1 } as never), 'annMinRow'],
       ];
       for (const [where, call, bad] of calls) {
-        const error = await call().then(() => undefined, (e: unknown) => e);
+        const error = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error, where).toBeInstanceOf(OptionError);
         const e = error as OptionError;
         expect(e.code).toBe('INVALID_INPUT');
@@ -164,11 +197,19 @@ describe('unknown options are errors', () => {
       await m.buildTaskContext('jwt');
       await expect(m.buildTaskContext('jwt', { depht: 1 } as never)).rejects.toThrow(/unknown option "depht"/);
     });
-    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), residentMax: 1 } as never)).rejects.toThrow(/openMemory: unknown option "residentMax"/);
-    await expect(openMemory({ path: dir, embedder: { provider: 'local', model: 'x' } } as never)).rejects.toThrow(/openMemory.embedder: unknown option "model"/);
-    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), cache: { ttl: 1 } } as never)).rejects.toThrow(/openMemory.cache: unknown option "ttl"/);
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), residentMax: 1 } as never)).rejects.toThrow(
+      /openMemory: unknown option "residentMax"/,
+    );
+    await expect(openMemory({ path: dir, embedder: { provider: 'local', model: 'x' } } as never)).rejects.toThrow(
+      /openMemory.embedder: unknown option "model"/,
+    );
+    await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), cache: { ttl: 1 } } as never)).rejects.toThrow(
+      /openMemory.cache: unknown option "ttl"/,
+    );
     expect(() => localEmbedder({ chunkSize: 100 } as never)).toThrow(/localEmbedder: unknown option "chunkSize"/);
-    expect(() => openAIEmbedder({ model: 'm', dimensions: 8, baseUrl: 'http://127.0.0.1:1/v1' } as never)).toThrow(/did you mean "baseURL"/);
+    expect(() => openAIEmbedder({ model: 'm', dimensions: 8, baseUrl: 'http://127.0.0.1:1/v1' } as never)).toThrow(
+      /did you mean "baseURL"/,
+    );
     expect(() => openAIChat({ model: 'm', temperature: 0 } as never)).toThrow(/openAIChat: unknown option "temperature"/);
   });
 });
@@ -186,34 +227,40 @@ describe('when the embedder is down', () => {
     const dir = await tempDir();
     const embedder = { provider: 'openai' as const, baseURL: server.baseURL, model: 'fake-embed', dimensions: 16, maxRetries: 0 };
     try {
-      await withEngine(dir, async (m) => {
-        await m.ingestDocument({
-          core_id: 'c',
-          entries: [
-            { id: 'pool', title: 'Connection pool', content: 'Size the connection pool to the worker count.' },
-            { id: 'timeouts', title: 'Query timeouts', content: 'Every query has a timeout.' },
-          ],
-          relations: [{ type: 'RELATED', from: 'pool', to: 'timeouts' }],
-        });
-        down = true;
-        const bundle = await m.buildTaskContext('tune the connection pool');
-        expect(bundle.degraded).toEqual(['vectors']);
-        expect(bundle.notes.join('\n')).toMatch(/vectors unavailable, answered from keywords, mentions and the graph only: embedding request to http:\/\/127\.0\.0\.1:\d+\/v1 \(model "fake-embed"\) failed with HTTP 503: 503 model is loading/);
-        expect(bundle.entries.map((e) => e.entry.id)).toEqual(['pool', 'timeouts']);
-        expect(bundle.entries[1]!.why.some((r) => r.kind === 'graph')).toBe(true);
-        const hits = await m.hybridSearch('connection pool');
-        expect(hits.map((h) => h.entry.id)).toEqual(['pool']);
-        expect(hits.notes).toHaveLength(1);
-        await expect(m.buildTaskContext('tune the connection pool', { strict: true })).rejects.toMatchObject({ code: 'EMBEDDING' });
-        await expect(m.hybridSearch('connection pool', { strict: true })).rejects.toMatchObject({ code: 'EMBEDDING' });
-        await expect(m.semanticSearch('connection pool')).rejects.toMatchObject({ code: 'EMBEDDING' });
-        // The degraded bundle was not cached: with the embedder back, the same call uses vectors.
-        down = false;
-        const healed = await m.buildTaskContext('tune the connection pool');
-        expect(healed.degraded).toBeUndefined();
-        expect(healed.cacheHit).toBe(false);
-        expect((await m.hybridSearch('connection pool')).notes).toEqual([]);
-      }, { embedder });
+      await withEngine(
+        dir,
+        async (m) => {
+          await m.ingestDocument({
+            core_id: 'c',
+            entries: [
+              { id: 'pool', title: 'Connection pool', content: 'Size the connection pool to the worker count.' },
+              { id: 'timeouts', title: 'Query timeouts', content: 'Every query has a timeout.' },
+            ],
+            relations: [{ type: 'RELATED', from: 'pool', to: 'timeouts' }],
+          });
+          down = true;
+          const bundle = await m.buildTaskContext('tune the connection pool');
+          expect(bundle.degraded).toEqual(['vectors']);
+          expect(bundle.notes.join('\n')).toMatch(
+            /vectors unavailable, answered from keywords, mentions and the graph only: embedding request to http:\/\/127\.0\.0\.1:\d+\/v1 \(model "fake-embed"\) failed with HTTP 503: 503 model is loading/,
+          );
+          expect(bundle.entries.map((e) => e.entry.id)).toEqual(['pool', 'timeouts']);
+          expect(bundle.entries[1]!.why.some((r) => r.kind === 'graph')).toBe(true);
+          const hits = await m.hybridSearch('connection pool');
+          expect(hits.map((h) => h.entry.id)).toEqual(['pool']);
+          expect(hits.notes).toHaveLength(1);
+          await expect(m.buildTaskContext('tune the connection pool', { strict: true })).rejects.toMatchObject({ code: 'EMBEDDING' });
+          await expect(m.hybridSearch('connection pool', { strict: true })).rejects.toMatchObject({ code: 'EMBEDDING' });
+          await expect(m.semanticSearch('connection pool')).rejects.toMatchObject({ code: 'EMBEDDING' });
+          // The degraded bundle was not cached: with the embedder back, the same call uses vectors.
+          down = false;
+          const healed = await m.buildTaskContext('tune the connection pool');
+          expect(healed.degraded).toBeUndefined();
+          expect(healed.cacheHit).toBe(false);
+          expect((await m.hybridSearch('connection pool')).notes).toEqual([]);
+        },
+        { embedder },
+      );
     } finally {
       await server.close();
     }
@@ -230,10 +277,15 @@ describe('a folder whose stores are damaged or gone', () => {
   it('is refused at open when the graph or the table is missing', async () => {
     const noGraph = await writtenStore();
     await rm(join(noGraph, 'graph.kuzu'), { force: true });
-    await expect(withEngine(noGraph, (m) => m.stats())).rejects.toThrow(/graph\.kuzu \(relations, code locations, golden paths\) is missing.*Restore the folder from a backup/);
+    await expect(withEngine(noGraph, (m) => m.stats())).rejects.toThrow(
+      /graph\.kuzu \(relations, code locations, golden paths\) is missing.*Restore the folder from a backup/,
+    );
     const noVersions = await writtenStore();
     await rm(join(noVersions, 'lance', 'entries.lance', '_versions'), { recursive: true });
-    await expect(withEngine(noVersions, (m) => m.stats())).rejects.toMatchObject({ code: 'STORE', message: expect.stringMatching(/lance\/entries\.lance \(the entries\) is missing/) });
+    await expect(withEngine(noVersions, (m) => m.stats())).rejects.toMatchObject({
+      code: 'STORE',
+      message: expect.stringMatching(/lance\/entries\.lance \(the entries\) is missing/),
+    });
   });
 
   it('reports a truncated table file as a STORE error naming the folder, with no native source paths', async () => {
@@ -255,7 +307,11 @@ describe('the local model on long text', () => {
     const head = Array.from({ length: 12 }, (_, i) => `The invoice number ${i} is paid by the customer.`).join(' ');
     const tail = Array.from({ length: 12 }, (_, i) => ` Kubernetes pod ${i} restarts when its liveness probe fails.`).join('');
     const [first] = chunkText(head + tail, { chunkTokens: 128, overlapTokens: 16 });
-    const [whole, firstChunk, withOtherTail] = await embedder.embed([head + tail, first!.text, head + tail.replace(/Kubernetes pod/g, 'The gardener')]);
+    const [whole, firstChunk, withOtherTail] = await embedder.embed([
+      head + tail,
+      first!.text,
+      head + tail.replace(/Kubernetes pod/g, 'The gardener'),
+    ]);
     expect(cosineSimilarity(whole!, firstChunk!)).toBeLessThan(0.95);
     // The model alone ignores everything past its window: two texts differing only there would be equal.
     expect(cosineSimilarity(whole!, withOtherTail!)).toBeLessThan(0.95);

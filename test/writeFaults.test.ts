@@ -22,7 +22,13 @@ afterAll(async () => server?.close());
 /** Runs the CLI as its own process; resolves with its exit code, signal and output. */
 async function memcore(args: string[]): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   server ??= await startFakeOpenAI(8);
-  const env = { ...process.env, MEMCORE_EMBEDDER: 'openai', MEMCORE_EMBED_BASE_URL: server.baseURL, MEMCORE_EMBED_MODEL: 'fake', MEMCORE_EMBED_DIMENSIONS: '8' };
+  const env = {
+    ...process.env,
+    MEMCORE_EMBEDDER: 'openai',
+    MEMCORE_EMBED_BASE_URL: server.baseURL,
+    MEMCORE_EMBED_MODEL: 'fake',
+    MEMCORE_EMBED_DIMENSIONS: '8',
+  };
   return new Promise((resolve) => {
     execFile(process.execPath, [tsx, cli, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const e = error as (Error & { code?: number; signal?: string }) | null;
@@ -43,7 +49,17 @@ function tryRun(command: string, args: string[]): string | undefined {
 
 async function memoryFile(dir: string, name: string, entries: number, contentChars: number, prefix: string): Promise<string> {
   const file = join(dir, name);
-  await writeFile(file, JSON.stringify({ core_id: 'c', entries: Array.from({ length: entries }, (_, i) => ({ id: `${prefix}${i}`, title: `${prefix} entry ${i}`, content: `${prefix} ${i} ${'x'.repeat(contentChars)}` })) }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      core_id: 'c',
+      entries: Array.from({ length: entries }, (_, i) => ({
+        id: `${prefix}${i}`,
+        title: `${prefix} entry ${i}`,
+        content: `${prefix} ${i} ${'x'.repeat(contentChars)}`,
+      })),
+    }),
+  );
   return file;
 }
 

@@ -46,9 +46,11 @@ export class ContextCache {
   static key(task: string, options: object, generation: number): string {
     const normalised = task.trim().replace(/\s+/g, ' ').toLowerCase();
     const stable = JSON.stringify(options, (k, v: unknown) =>
-      k === 'signal' ? undefined : v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
-        : v,
+      k === 'signal'
+        ? undefined
+        : v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
+          ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+          : v,
     );
     return `${generation}\u0000${normalised}\u0000${stable}`;
   }

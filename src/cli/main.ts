@@ -18,7 +18,15 @@ import { describeConfig, resolveConfig } from '../config/config.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidence, type ContextBundle, type EntryEdgeType, type MemoryEntry } from '../model/types.js';
+import {
+  CONFIDENCE_LEVELS,
+  ENTRY_EDGE_TYPES,
+  SENSITIVITY_LEVELS,
+  type Confidence,
+  type ContextBundle,
+  type EntryEdgeType,
+  type MemoryEntry,
+} from '../model/types.js';
 import type { EmbedderConfig, MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
@@ -80,18 +88,26 @@ const CONTEXT_OPTIONS = {
 function relationList(v: unknown): EntryEdgeType[] | undefined {
   if (typeof v !== 'string') return undefined;
   const list = v.split(',').map((s) => s.trim());
-  for (const r of list) if (!ENTRY_EDGE_TYPES.includes(r as EntryEdgeType)) throw new UsageError(`--relations takes ${ENTRY_EDGE_TYPES.join(', ')}; got "${r}"`);
+  for (const r of list)
+    if (!ENTRY_EDGE_TYPES.includes(r as EntryEdgeType))
+      throw new UsageError(`--relations takes ${ENTRY_EDGE_TYPES.join(', ')}; got "${r}"`);
   return list as EntryEdgeType[];
 }
 
 function contextOptions(v: Record<string, unknown>): TaskContextOptions {
   const relationTypes = relationList(v.relations);
   const ranking = v['graph-ranking'];
-  if (ranking !== undefined && ranking !== 'pagerank' && ranking !== 'proximity') throw new UsageError(`--graph-ranking must be pagerank or proximity, got "${String(ranking)}"`);
-  const opt = (name: string, parse: (n: string, s: string) => number | undefined) => (v[name] !== undefined ? parse(name, v[name] as string) : undefined);
+  if (ranking !== undefined && ranking !== 'pagerank' && ranking !== 'proximity')
+    throw new UsageError(`--graph-ranking must be pagerank or proximity, got "${String(ranking)}"`);
+  const opt = (name: string, parse: (n: string, s: string) => number | undefined) =>
+    v[name] !== undefined ? parse(name, v[name] as string) : undefined;
   const numbers = {
-    depth: opt('depth', int), maxEntries: opt('max-entries', int), maxTokens: opt('max-tokens', int),
-    seeds: opt('seeds', int), candidates: opt('candidates', int), diversity: opt('diversity', num),
+    depth: opt('depth', int),
+    maxEntries: opt('max-entries', int),
+    maxTokens: opt('max-tokens', int),
+    seeds: opt('seeds', int),
+    candidates: opt('candidates', int),
+    diversity: opt('diversity', num),
   };
   return {
     ...filterOptions(v as FilterValues),
@@ -107,9 +123,11 @@ function contextOptions(v: Record<string, unknown>): TaskContextOptions {
 /** What a sync removed and kept, in a few words. */
 export function syncLine(s: SyncReport): string {
   const { entries, codeLocations, goldenPaths, relations } = s.removed;
-  return `removed ${entries} entries, ${codeLocations} code locations, ${goldenPaths} golden paths, ${relations} relations` +
+  return (
+    `removed ${entries} entries, ${codeLocations} code locations, ${goldenPaths} golden paths, ${relations} relations` +
     (s.expired.length > 0 ? `; expired ${s.expired.length} still depended on (${s.expired.join(', ')})` : '') +
-    (s.keptInUse.length > 0 ? `; kept ${s.keptInUse.length} code locations still referenced` : '');
+    (s.keptInUse.length > 0 ? `; kept ${s.keptInUse.length} code locations still referenced` : '')
+  );
 }
 
 function listLine(i: number, score: number, e: MemoryEntry): string {
@@ -258,17 +276,34 @@ with no memory), 5 database/model mismatch, 6 store failure (damaged, missing, f
  */
 export function commandHelp(name: string): string {
   const blocks = USAGE.trimEnd().split('\n\n');
-  const commands = blocks.find((b) => b.startsWith('Commands:'))!.split('\n').slice(1);
+  const commands = blocks
+    .find((b) => b.startsWith('Commands:'))!
+    .split('\n')
+    .slice(1);
   const own: string[] = [];
   for (const [i, line] of commands.entries()) {
     if (!line.startsWith(`  ${name} `) && line !== `  ${name}`) continue;
     own.push(line);
-    for (const more of commands.slice(i + 1)) if (/^ {20,}/.test(more)) own.push(more); else break;
+    for (const more of commands.slice(i + 1))
+      if (/^ {20,}/.test(more)) own.push(more);
+      else break;
   }
   const mentions = (header: string) => new RegExp(`(^|[ (,])${name}([ ,):]|$)`).test(header.split(':')[0]!);
-  const sections = blocks.flatMap((b) => b.split('\n').reduce<string[][]>((acc, line) => (/^\S/.test(line) ? acc.push([line]) : acc.at(-1)!.push(line), acc), []))
+  const sections = blocks
+    .flatMap((b) =>
+      b.split('\n').reduce<string[][]>((acc, line) => (/^\S/.test(line) ? acc.push([line]) : acc.at(-1)!.push(line), acc), []),
+    )
     .filter((lines) => !lines[0]!.startsWith('Commands:') && !lines[0]!.startsWith('Usage:') && mentions(lines[0]!));
-  return [`Usage: memcore ${name} [options]`, '', ...own, '', ...sections.map((l) => l.join('\n') + '\n'), blocks.find((b) => b.startsWith('Common options:'))!, '', blocks.find((b) => b.startsWith('Exit codes:'))!].join('\n');
+  return [
+    `Usage: memcore ${name} [options]`,
+    '',
+    ...own,
+    '',
+    ...sections.map((l) => l.join('\n') + '\n'),
+    blocks.find((b) => b.startsWith('Common options:'))!,
+    '',
+    blocks.find((b) => b.startsWith('Exit codes:'))!,
+  ].join('\n');
 }
 
 function int(name: string, v: string | undefined): number | undefined {
@@ -292,8 +327,16 @@ function date(name: string, v: string | undefined): Date | undefined {
 }
 
 interface FilterValues {
-  core?: string[]; type?: string[]; tag?: string[]; 'min-confidence'?: string; 'min-importance'?: string; 'created-after'?: string; 'created-before'?: string;
-  threshold?: string; 'as-of'?: string; 'include-secret'?: boolean;
+  core?: string[];
+  type?: string[];
+  tag?: string[];
+  'min-confidence'?: string;
+  'min-importance'?: string;
+  'created-after'?: string;
+  'created-before'?: string;
+  threshold?: string;
+  'as-of'?: string;
+  'include-secret'?: boolean;
 }
 
 function filterOptions(v: FilterValues) {
@@ -361,7 +404,10 @@ const COMMANDS: Record<string, Command> = {
         if (io.isTTY && !values.json) io.err(`[${i + 1}/${files.length}] ingesting ${file} …`);
         const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${file}: ${m}`) : undefined;
         const r = await memory.ingest(cwd === process.cwd() ? file : resolve(cwd, file), {
-          autoLink: values['auto-link'] === true, sync: values.sync === true, ...(progress ? { onProgress: progress } : {}), ...(repo ? { repo } : {}),
+          autoLink: values['auto-link'] === true,
+          sync: values.sync === true,
+          ...(progress ? { onProgress: progress } : {}),
+          ...(repo ? { repo } : {}),
         });
         reports.push(r);
         if (!values.json) {
@@ -379,22 +425,34 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   import: {
-    options: { core: { type: 'string' }, type: { type: 'string' }, 'no-conventions': { type: 'boolean', default: false }, 'no-auto-link': { type: 'boolean', default: false } },
+    options: {
+      core: { type: 'string' },
+      type: { type: 'string' },
+      'no-conventions': { type: 'boolean', default: false },
+      'no-auto-link': { type: 'boolean', default: false },
+    },
     args: [1, Infinity],
     uses: 'writes',
     async run({ engine, cwd }, paths, values, io) {
       const memory = await engine();
       const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${m}`) : undefined;
-      const r = await memory.importMarkdown(paths.map((p) => resolve(cwd, p)), {
-        ...(values.core !== undefined ? { core: values.core as string } : {}), ...(values.type !== undefined ? { type: values.type as string } : {}),
-        conventions: values['no-conventions'] !== true, autoLink: values['no-auto-link'] !== true, ...(progress ? { onProgress: progress } : {}),
-      });
+      const r = await memory.importMarkdown(
+        paths.map((p) => resolve(cwd, p)),
+        {
+          ...(values.core !== undefined ? { core: values.core as string } : {}),
+          ...(values.type !== undefined ? { type: values.type as string } : {}),
+          conventions: values['no-conventions'] !== true,
+          autoLink: values['no-auto-link'] !== true,
+          ...(progress ? { onProgress: progress } : {}),
+        },
+      );
       if (values.json) io.out(JSON.stringify(r, null, 2));
       else {
         io.out(
           `${r.files.imported} documents: ${r.entries.added} entries added, ${r.entries.updated} updated, ${r.entries.unchanged} unchanged; ` +
             `${r.embedded} embedded; ${r.relations} relations (${r.autoLinks} found by auto-linking)` +
-            (r.files.removed > 0 ? `; ${r.files.removed} documents gone` : '') + (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
+            (r.files.removed > 0 ? `; ${r.files.removed} documents gone` : '') +
+            (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
         );
         for (const f of r.failed) io.err(`skipped ${f.error}`);
       }
@@ -406,15 +464,21 @@ const COMMANDS: Record<string, Command> = {
     args: [1, 1],
     uses: 'writes',
     async run({ engine, cwd }, [repo], values, io) {
-      if (values.codebase === undefined) throw new UsageError('import-code needs --codebase <id> (the first part of the code location ids)');
+      if (values.codebase === undefined)
+        throw new UsageError('import-code needs --codebase <id> (the first part of the code location ids)');
       const memory = await engine();
       const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${m}`) : undefined;
-      const r = await memory.importCode(resolve(cwd, repo!), { codebase: values.codebase as string, autoLink: values['no-auto-link'] !== true, ...(progress ? { onProgress: progress } : {}) });
+      const r = await memory.importCode(resolve(cwd, repo!), {
+        codebase: values.codebase as string,
+        autoLink: values['no-auto-link'] !== true,
+        ...(progress ? { onProgress: progress } : {}),
+      });
       if (values.json) io.out(JSON.stringify(r, null, 2));
       else {
         io.out(
           `${r.files.read} files read, ${r.files.unchanged} unchanged, ${r.files.removed} gone: ${r.codeLocations} code locations written, ` +
-            `${r.relations} links from entries that name them` + (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
+            `${r.relations} links from entries that name them` +
+            (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
         );
         for (const f of r.skipped) io.err(`skipped ${f.file}: ${f.reason}`);
       }
@@ -422,19 +486,35 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   check: {
-    options: { repo: { type: 'string' }, codebase: { type: 'string' }, fix: { type: 'boolean', default: false }, 'fail-on': { type: 'string' } },
+    options: {
+      repo: { type: 'string' },
+      codebase: { type: 'string' },
+      fix: { type: 'boolean', default: false },
+      'fail-on': { type: 'string' },
+    },
     args: [0, 0],
     uses: 'writes',
     async run({ engine, cwd }, _, values, io) {
       const failOn = values['fail-on'] as string | undefined;
-      const worst: Record<string, string[]> = { moved: ['moved', 'drifted', 'orphaned'], drifted: ['drifted', 'orphaned'], orphaned: ['orphaned'] };
+      const worst: Record<string, string[]> = {
+        moved: ['moved', 'drifted', 'orphaned'],
+        drifted: ['drifted', 'orphaned'],
+        orphaned: ['orphaned'],
+      };
       if (failOn !== undefined && !worst[failOn]) throw new UsageError(`--fail-on must be moved, drifted or orphaned, got "${failOn}"`);
       const repo = resolve(cwd, (values.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined) ?? '.');
       const memory = await engine();
-      const r = await memory.checkCode({ repo, fix: values.fix === true, ...(values.codebase !== undefined ? { codebase: values.codebase as string } : {}) });
+      const r = await memory.checkCode({
+        repo,
+        fix: values.fix === true,
+        ...(values.codebase !== undefined ? { codebase: values.codebase as string } : {}),
+      });
       if (values.json) io.out(JSON.stringify(r, null, 2));
       else {
-        io.out(`${r.locations} code locations against ${r.repo}: ${r.counts.fresh} fresh, ${r.counts.moved} moved, ${r.counts.drifted} drifted, ${r.counts.orphaned} orphaned` + (values.fix ? `; ${r.fixed} re-anchored` : ''));
+        io.out(
+          `${r.locations} code locations against ${r.repo}: ${r.counts.fresh} fresh, ${r.counts.moved} moved, ${r.counts.drifted} drifted, ${r.counts.orphaned} orphaned` +
+            (values.fix ? `; ${r.fixed} re-anchored` : ''),
+        );
         for (const p of r.problems) {
           const at = `${p.code.filePath}${p.code.symbol ? `#${p.code.symbol}` : ''}${p.code.startLine !== null ? `:${p.code.startLine}-${p.code.endLine ?? p.code.startLine}` : ''}`;
           io.out(`${p.status.padEnd(8)} ${at}  ${p.detail}`);
@@ -443,7 +523,10 @@ const COMMANDS: Record<string, Command> = {
           for (const g of p.goldenPaths) io.out(`         ← golden path ${g.name} (${g.id})`);
         }
       }
-      const failing = failOn === undefined ? 0 : r.problems.filter((p) => worst[failOn]!.includes(p.status) && !(values.fix && p.status === 'moved')).length;
+      const failing =
+        failOn === undefined
+          ? 0
+          : r.problems.filter((p) => worst[failOn]!.includes(p.status) && !(values.fix && p.status === 'moved')).length;
       return failing > 0 ? EXIT.stale : EXIT.ok;
     },
   },
@@ -462,18 +545,26 @@ const COMMANDS: Record<string, Command> = {
     uses: 'reads',
     async run({ engine, cwd }, [task], v, io) {
       const style = (v.format as string | undefined) ?? (v.json ? 'json' : 'text');
-      if (!['text', 'prompt', 'markdown', 'json'].includes(style)) throw new UsageError(`--format must be text, prompt, markdown or json, got "${style}"`);
+      if (!['text', 'prompt', 'markdown', 'json'].includes(style))
+        throw new UsageError(`--format must be text, prompt, markdown or json, got "${style}"`);
       const maxSelect = v['max-select'] !== undefined ? int('max-select', v['max-select'] as string) : undefined;
       const llmFilter = v.llm ? (maxSelect !== undefined ? { maxSelect } : true) : undefined;
       const options = { ...contextOptions(v), ...(v['no-code'] ? { includeCode: false } : {}), ...(llmFilter ? { llmFilter } : {}) };
       const fromDiff = v.diff === true || v.staged === true;
-      if (!fromDiff && task === undefined) throw new UsageError('context needs a task in quotes, or --diff [<range>] / --staged for the context of a change');
+      if (!fromDiff && task === undefined)
+        throw new UsageError('context needs a task in quotes, or --diff [<range>] / --staged for the context of a change');
       if (!fromDiff && v.repo !== undefined) throw new UsageError('--repo goes with --diff or --staged');
       let bundle: ContextBundle;
       if (fromDiff) {
         const repo = resolve(cwd, (v.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined) ?? '.');
-        const diff = await (await engine()).contextForDiff({ repo, ...(task !== undefined ? { range: task } : {}), ...(v.staged ? { staged: true } : {}) }, options);
-        if (style === 'text') for (const c of diff.changes) io.out(`Changed: ${c.change} ${c.oldPath ? `${c.oldPath} → ` : ''}${c.path}${c.symbols.length > 0 ? ` (${c.symbols.join(', ')})` : ''}`);
+        const diff = await (
+          await engine()
+        ).contextForDiff({ repo, ...(task !== undefined ? { range: task } : {}), ...(v.staged ? { staged: true } : {}) }, options);
+        if (style === 'text')
+          for (const c of diff.changes)
+            io.out(
+              `Changed: ${c.change} ${c.oldPath ? `${c.oldPath} → ` : ''}${c.path}${c.symbols.length > 0 ? ` (${c.symbols.join(', ')})` : ''}`,
+            );
         bundle = diff;
       } else bundle = await (await engine()).buildTaskContext(task!, options);
       const text = formatContext(bundle, { style: style as ContextStyle });
@@ -486,40 +577,67 @@ const COMMANDS: Record<string, Command> = {
   },
   eval: {
     options: {
-      strategies: { type: 'string' }, k: { type: 'string' }, data: { type: 'string' }, split: { type: 'string' },
-      'auto-link': { type: 'boolean' }, 'no-auto-link': { type: 'boolean' }, 'limit-queries': { type: 'string' },
-      out: { type: 'string' }, 'save-eval-file': { type: 'string' }, 'keep-db': { type: 'string' }, misses: { type: 'string' }, 'simulate-feedback': { type: 'boolean', default: false },
-      peers: { type: 'boolean', default: false }, 'score-combination': { type: 'string' }, report: { type: 'string' },
+      strategies: { type: 'string' },
+      k: { type: 'string' },
+      data: { type: 'string' },
+      split: { type: 'string' },
+      'auto-link': { type: 'boolean' },
+      'no-auto-link': { type: 'boolean' },
+      'limit-queries': { type: 'string' },
+      out: { type: 'string' },
+      'save-eval-file': { type: 'string' },
+      'keep-db': { type: 'string' },
+      misses: { type: 'string' },
+      'simulate-feedback': { type: 'boolean', default: false },
+      peers: { type: 'boolean', default: false },
+      'score-combination': { type: 'string' },
+      report: { type: 'string' },
     },
     args: [1, 1],
     uses: 'nothing',
     async run({ cwd }, [target], v, io) {
       const [{ ADAPTERS }, { loadEvalFile }, { formatReport, runEval, STRATEGIES }] = await Promise.all([
-        import('../eval/adapters/index.js'), import('../eval/evalFile.js'), import('../eval/runEval.js'),
+        import('../eval/adapters/index.js'),
+        import('../eval/evalFile.js'),
+        import('../eval/runEval.js'),
       ]);
       const adapter = ADAPTERS[target!];
-      const list = (name: string) => (typeof v[name] === 'string' ? (v[name] as string).split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+      const list = (name: string) =>
+        typeof v[name] === 'string'
+          ? (v[name] as string)
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean)
+          : undefined;
       const strategies = list('strategies');
-      for (const s of strategies ?? []) if (!STRATEGIES.includes(s as Strategy)) throw new UsageError(`--strategies takes ${STRATEGIES.join(', ')}; got "${s}"`);
+      for (const s of strategies ?? [])
+        if (!STRATEGIES.includes(s as Strategy)) throw new UsageError(`--strategies takes ${STRATEGIES.join(', ')}; got "${s}"`);
       const ks = list('k')?.map((k) => int('k', k)!);
       let file: EvalFile;
       if (adapter && !existsSync(target!)) {
         if (io.isTTY && !v.json) io.err(`building the ${target} eval file …`);
-        file = await adapter.build({ ...(typeof v.data === 'string' ? { data: v.data } : {}), ...(typeof v.split === 'string' ? { split: v.split } : {}) });
+        file = await adapter.build({
+          ...(typeof v.data === 'string' ? { data: v.data } : {}),
+          ...(typeof v.split === 'string' ? { split: v.split } : {}),
+        });
       } else {
         file = await loadEvalFile(target!);
       }
       const limit = v['limit-queries'] !== undefined ? int('limit-queries', v['limit-queries'] as string) : undefined;
-      if (typeof v.report === 'string' && !v.report.endsWith('.html')) throw new UsageError(`--report writes an HTML file; give a name ending in .html, got "${v.report}"`);
+      if (typeof v.report === 'string' && !v.report.endsWith('.html'))
+        throw new UsageError(`--report writes an HTML file; give a name ending in .html, got "${v.report}"`);
       const ksAsked = ks ?? adapter?.ks ?? [2, 5, 8, 10, 25, 50];
       // A report lists each strategy's misses: at the k nearest 10 unless --misses says where.
-      const misses = int('misses', v.misses as string | undefined) ?? (typeof v.report === 'string' ? [...ksAsked].sort((a, b) => Math.abs(a - 10) - Math.abs(b - 10))[0] : undefined);
+      const misses =
+        int('misses', v.misses as string | undefined) ??
+        (typeof v.report === 'string' ? [...ksAsked].sort((a, b) => Math.abs(a - 10) - Math.abs(b - 10))[0] : undefined);
       if (misses !== undefined && misses < 1) throw new UsageError(`--misses takes a cut-off of 1 or more, got ${misses}`);
       if (limit !== undefined) file = { ...file, queries: file.queries.slice(0, limit) };
       if (typeof v['save-eval-file'] === 'string') await writeFile(v['save-eval-file'], JSON.stringify(file));
-      const autoLink = v['no-auto-link'] ? false : v['auto-link'] ? true : adapter?.autoLink ?? false;
+      const autoLink = v['no-auto-link'] ? false : v['auto-link'] ? true : (adapter?.autoLink ?? false);
       const combination = v['score-combination'] as ScoreCombination | undefined;
-      if (combination !== undefined && !SCORE_COMBINATIONS.includes(combination)) throw new UsageError(`--score-combination must be ${SCORE_COMBINATIONS.join(' or ')}, got "${combination}"`);
+      if (combination !== undefined && !SCORE_COMBINATIONS.includes(combination))
+        throw new UsageError(`--score-combination must be ${SCORE_COMBINATIONS.join(' or ')}, got "${combination}"`);
       const report = await runEval(file, {
         ...(strategies ? { strategies: strategies as Strategy[] } : {}),
         ks: ksAsked,
@@ -550,7 +668,10 @@ const COMMANDS: Record<string, Command> = {
       print(io, v.json === true, { file: resolved.file, settings: rows }, () =>
         [
           `config file: ${resolved.file ?? '(none)'}`,
-          ...rows.map((r) => `${r.key.padEnd(30)} ${r.value === null ? '-' : JSON.stringify(r.value)}  (${r.source === 'unset' ? `unset; ${r.env}` : r.source === 'env' ? `env ${r.env}` : r.source})`),
+          ...rows.map(
+            (r) =>
+              `${r.key.padEnd(30)} ${r.value === null ? '-' : JSON.stringify(r.value)}  (${r.source === 'unset' ? `unset; ${r.env}` : r.source === 'env' ? `env ${r.env}` : r.source})`,
+          ),
         ].join('\n'),
       );
       return EXIT.ok;
@@ -563,13 +684,24 @@ const COMMANDS: Record<string, Command> = {
     async run({ engine }, [query], v, io) {
       const entries = await (await engine()).findWithContext(query!, contextOptions(v));
       print(io, v.json === true, entries, () =>
-        entries.length === 0 ? 'no matching entries' : entries.map((e, i) => `${listLine(i, e.score, e.entry)}\n${e.why.map((r) => `      ${describeReason(r)}`).join('\n')}`).join('\n'),
+        entries.length === 0
+          ? 'no matching entries'
+          : entries
+              .map((e, i) => `${listLine(i, e.score, e.entry)}\n${e.why.map((r) => `      ${describeReason(r)}`).join('\n')}`)
+              .join('\n'),
       );
       return EXIT.ok;
     },
   },
   search: {
-    options: { ...FILTERS, limit: { type: 'string' }, mode: { type: 'string', default: 'hybrid' }, candidates: { type: 'string' }, fusion: { type: 'string' }, mentions: { type: 'boolean' } },
+    options: {
+      ...FILTERS,
+      limit: { type: 'string' },
+      mode: { type: 'string', default: 'hybrid' },
+      candidates: { type: 'string' },
+      fusion: { type: 'string' },
+      mentions: { type: 'boolean' },
+    },
     args: [1, 1],
     uses: 'reads',
     async run({ engine }, [query], v, io) {
@@ -578,8 +710,10 @@ const COMMANDS: Record<string, Command> = {
         ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
       };
       const candidates = v.candidates !== undefined ? { candidates: int('candidates', v.candidates as string) } : {};
-      if (v.fusion !== undefined && v.fusion !== 'rrf' && v.fusion !== 'weighted') throw new UsageError(`--fusion must be rrf or weighted, got "${String(v.fusion)}"`);
-      if (!['semantic', 'matryoshka', 'keyword', 'hybrid'].includes(v.mode as string)) throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
+      if (v.fusion !== undefined && v.fusion !== 'rrf' && v.fusion !== 'weighted')
+        throw new UsageError(`--fusion must be rrf or weighted, got "${String(v.fusion)}"`);
+      if (!['semantic', 'matryoshka', 'keyword', 'hybrid'].includes(v.mode as string))
+        throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
       const memory = await engine();
       let hits: SearchHit[];
       let result: unknown;
@@ -599,13 +733,20 @@ const COMMANDS: Record<string, Command> = {
           break;
         default: {
           // hybrid (the mode was checked above, before the folder was opened)
-          const r = await memory.hybridSearch(query!, { ...base, ...candidates, ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}), ...(v.mentions ? { mentions: true } : {}) });
+          const r = await memory.hybridSearch(query!, {
+            ...base,
+            ...candidates,
+            ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}),
+            ...(v.mentions ? { mentions: true } : {}),
+          });
           for (const note of r.notes) io.err(`note: ${note}`);
           result = hits = r;
         }
       }
       print(io, v.json === true, result, () =>
-        hits.length === 0 ? 'no matching entries' : hits.map((h, i) => `${listLine(i, h.score, h.entry)}  ← ${h.why.map(describeReason).join('; ')}`).join('\n'),
+        hits.length === 0
+          ? 'no matching entries'
+          : hits.map((h, i) => `${listLine(i, h.score, h.entry)}  ← ${h.why.map(describeReason).join('; ')}`).join('\n'),
       );
       return EXIT.ok;
     },
@@ -616,15 +757,25 @@ const COMMANDS: Record<string, Command> = {
     uses: 'reads',
     async run({ engine }, [id], v, io) {
       const direction = v.direction as string | undefined;
-      if (direction !== undefined && !['outgoing', 'incoming', 'both'].includes(direction)) throw new UsageError(`--direction must be outgoing, incoming or both, got "${direction}"`);
-      const hits = await (await engine()).traverse(id!, {
+      if (direction !== undefined && !['outgoing', 'incoming', 'both'].includes(direction))
+        throw new UsageError(`--direction must be outgoing, incoming or both, got "${direction}"`);
+      const hits = await (
+        await engine()
+      ).traverse(id!, {
         ...(v.depth !== undefined ? { depth: int('depth', v.depth as string) } : {}),
         ...(relationList(v.relations) ? { relationTypes: relationList(v.relations) } : {}),
         ...(direction ? { direction: direction as 'outgoing' | 'incoming' | 'both' } : {}),
         ...sensitivityOf(v),
       });
       print(io, v.json === true, hits, () =>
-        hits.length === 0 ? `nothing reachable from ${id}` : hits.map((h) => `${h.hops} hop${h.hops === 1 ? ' ' : 's'}  [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})\n      ${h.path.map((p) => `${p.from} -${p.type}-> ${p.to}`).join(', ')}`).join('\n'),
+        hits.length === 0
+          ? `nothing reachable from ${id}`
+          : hits
+              .map(
+                (h) =>
+                  `${h.hops} hop${h.hops === 1 ? ' ' : 's'}  [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})\n      ${h.path.map((p) => `${p.from} -${p.type}-> ${p.to}`).join(', ')}`,
+              )
+              .join('\n'),
       );
       return EXIT.ok;
     },
@@ -634,9 +785,18 @@ const COMMANDS: Record<string, Command> = {
     args: [2, 2],
     uses: 'reads',
     async run({ engine }, [file, query], v, io) {
-      const hits = await (await engine()).findRelatedToCode(file!, query!, { ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}), ...sensitivityOf(v) });
+      const hits = await (
+        await engine()
+      ).findRelatedToCode(file!, query!, {
+        ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
+        ...sensitivityOf(v),
+      });
       print(io, v.json === true, hits, () =>
-        hits.length === 0 ? `no entries reference ${file}` : hits.map((h, i) => `${listLine(i, h.similarity, h.entry)}\n      ${h.references.map((r) => codeSpan(r.code)).join(', ')}`).join('\n'),
+        hits.length === 0
+          ? `no entries reference ${file}`
+          : hits
+              .map((h, i) => `${listLine(i, h.similarity, h.entry)}\n      ${h.references.map((r) => codeSpan(r.code)).join(', ')}`)
+              .join('\n'),
       );
       return EXIT.ok;
     },
@@ -656,7 +816,9 @@ const COMMANDS: Record<string, Command> = {
     args: [0, 0],
     uses: 'reads',
     async run({ engine }, _args, v, io) {
-      const r = await (await engine()).index({
+      const r = await (
+        await engine()
+      ).index({
         ...(v['ann-min-rows'] !== undefined ? { annMinRows: int('ann-min-rows', v['ann-min-rows'] as string) } : {}),
         onProgress: (m) => io.isTTY && !v.json && io.err(m),
       });
@@ -664,7 +826,9 @@ const COMMANDS: Record<string, Command> = {
         r.rows === 0
           ? 'the database is empty: nothing to index'
           : `${r.rows} entries: scalar indexes on ${r.scalar.join(', ')}, ${r.ann ? 'ANN index on vector_small' : 'no ANN index (exact scan is faster at this size)'}; small vectors by ${r.projection}` +
-            (r.snapshots.length > 0 ? `\nsnapshots written: ${r.snapshots.map((s) => `${s.structure} (${(s.bytes / 1024 / 1024).toFixed(1)} MB)`).join(', ')}` : '\nsnapshots already current'),
+            (r.snapshots.length > 0
+              ? `\nsnapshots written: ${r.snapshots.map((s) => `${s.structure} (${(s.bytes / 1024 / 1024).toFixed(1)} MB)`).join(', ')}`
+              : '\nsnapshots already current'),
       );
       return EXIT.ok;
     },
@@ -674,14 +838,27 @@ const COMMANDS: Record<string, Command> = {
     args: [0, 0],
     uses: 'reads',
     async run({ engine }, _args, v, io) {
-      if (v.file === undefined && v.symbol === undefined && v.codebase === undefined) throw new UsageError('code-refs needs --file, --symbol or --codebase');
-      const hits = await (await engine()).findByCodeReference({
-        ...(typeof v.file === 'string' ? { filePath: v.file } : {}),
-        ...(typeof v.symbol === 'string' ? { symbol: v.symbol } : {}),
-        ...(typeof v.codebase === 'string' ? { codebaseId: v.codebase } : {}),
-      }, sensitivityOf(v));
+      if (v.file === undefined && v.symbol === undefined && v.codebase === undefined)
+        throw new UsageError('code-refs needs --file, --symbol or --codebase');
+      const hits = await (
+        await engine()
+      ).findByCodeReference(
+        {
+          ...(typeof v.file === 'string' ? { filePath: v.file } : {}),
+          ...(typeof v.symbol === 'string' ? { symbol: v.symbol } : {}),
+          ...(typeof v.codebase === 'string' ? { codebaseId: v.codebase } : {}),
+        },
+        sensitivityOf(v),
+      );
       print(io, v.json === true, hits, () =>
-        hits.length === 0 ? 'no entries reference that code' : hits.map((h) => `${codeSpan(h.code)}  relevance ${h.relevance.toFixed(2)}  ← [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})`).join('\n'),
+        hits.length === 0
+          ? 'no entries reference that code'
+          : hits
+              .map(
+                (h) =>
+                  `${codeSpan(h.code)}  relevance ${h.relevance.toFixed(2)}  ← [${h.entry.entryType}] ${h.entry.title} (${h.entry.id})`,
+              )
+              .join('\n'),
       );
       return EXIT.ok;
     },
@@ -712,7 +889,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   feedback: {
-    options: { useful: { type: 'boolean', default: false }, 'not-useful': { type: 'boolean', default: false }, score: { type: 'string' }, bundle: { type: 'string' }, note: { type: 'string' }, report: { type: 'boolean', default: false } },
+    options: {
+      useful: { type: 'boolean', default: false },
+      'not-useful': { type: 'boolean', default: false },
+      score: { type: 'string' },
+      bundle: { type: 'string' },
+      note: { type: 'string' },
+      report: { type: 'boolean', default: false },
+    },
     args: [0, 1],
     uses: 'writes',
     async run({ engine }, [entryId], v, io) {
@@ -721,18 +905,28 @@ const COMMANDS: Record<string, Command> = {
         if (entryId !== undefined) throw new UsageError('feedback --report takes no entry id');
         const report = await memory.effectivenessReport();
         if (v.json) io.out(JSON.stringify(report, null, 2));
-        else for (const kind of ['entries', 'sources', 'cores'] as const) {
-          io.out(`${kind}:`);
-          for (const r of report[kind]) io.out(`  ${r.value.toFixed(2)}  ${r.id}  (${r.signals} rating${r.signals === 1 ? '' : 's'})`);
-        }
+        else
+          for (const kind of ['entries', 'sources', 'cores'] as const) {
+            io.out(`${kind}:`);
+            for (const r of report[kind]) io.out(`  ${r.value.toFixed(2)}  ${r.id}  (${r.signals} rating${r.signals === 1 ? '' : 's'})`);
+          }
         return EXIT.ok;
       }
       const given = [v.useful === true, v['not-useful'] === true, v.score !== undefined].filter(Boolean).length;
-      if (entryId === undefined || given !== 1) throw new UsageError('feedback needs an entry id and one of --useful, --not-useful or --score <0..1> (or --report)');
+      if (entryId === undefined || given !== 1)
+        throw new UsageError('feedback needs an entry id and one of --useful, --not-useful or --score <0..1> (or --report)');
       const useful = v.useful ? true : v['not-useful'] ? false : num('score', v.score as string)!;
-      const r = await memory.feedback({ entryId, useful, ...(v.bundle !== undefined ? { bundleId: v.bundle as string } : {}), ...(v.note !== undefined ? { note: v.note as string } : {}) });
+      const r = await memory.feedback({
+        entryId,
+        useful,
+        ...(v.bundle !== undefined ? { bundleId: v.bundle as string } : {}),
+        ...(v.note !== undefined ? { note: v.note as string } : {}),
+      });
       if (v.json) io.out(JSON.stringify(r, null, 2));
-      else io.out(`${r.entryId}: ${r.recorded ? 'recorded' : 'already rated from this bundle'}; effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating${r.signals === 1 ? '' : 's'}`);
+      else
+        io.out(
+          `${r.entryId}: ${r.recorded ? 'recorded' : 'already rated from this bundle'}; effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating${r.signals === 1 ? '' : 's'}`,
+        );
       return EXIT.ok;
     },
   },
@@ -746,10 +940,13 @@ const COMMANDS: Record<string, Command> = {
       if (v.json) io.out(JSON.stringify(groups, null, 2));
       else if (groups.length === 0) io.out('no unanswered tasks logged');
       else {
-        io.out(`${groups.length} gap${groups.length === 1 ? '' : 's'}: tasks memory could not answer, similar ones together, most asked first`);
+        io.out(
+          `${groups.length} gap${groups.length === 1 ? '' : 's'}: tasks memory could not answer, similar ones together, most asked first`,
+        );
         for (const g of groups) {
           io.out(`${String(g.count).padStart(4)}×  ${g.task.replace(/\s+/g, ' ').slice(0, 120)}  (last ${g.lastAt.slice(0, 10)})`);
-          for (const other of [...new Set(g.tasks.map((t) => t.task))].filter((t) => t !== g.task).slice(0, 3)) io.out(`         also: ${other.replace(/\s+/g, ' ').slice(0, 110)}`);
+          for (const other of [...new Set(g.tasks.map((t) => t.task))].filter((t) => t !== g.task).slice(0, 3))
+            io.out(`         also: ${other.replace(/\s+/g, ' ').slice(0, 110)}`);
         }
       }
       return EXIT.ok;
@@ -764,15 +961,31 @@ const COMMANDS: Record<string, Command> = {
       print(io, v.json === true, s, () =>
         [
           `entries: ${s.entries}`,
-          `cores: ${Object.entries(s.cores).map(([k, n]) => `${k} (${n})`).join(', ') || '-'}`,
-          `entry types: ${Object.entries(s.entryTypes).map(([k, n]) => `${k} (${n})`).join(', ') || '-'}`,
+          `cores: ${
+            Object.entries(s.cores)
+              .map(([k, n]) => `${k} (${n})`)
+              .join(', ') || '-'
+          }`,
+          `entry types: ${
+            Object.entries(s.entryTypes)
+              .map(([k, n]) => `${k} (${n})`)
+              .join(', ') || '-'
+          }`,
           `code locations: ${s.codeLocations}`,
           `golden paths: ${s.goldenPaths}`,
-          `relations: ${Object.entries(s.relations).map(([k, n]) => `${k} ${n}`).join(', ')}`,
+          `relations: ${Object.entries(s.relations)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')}`,
           `embedder: ${s.embedder.id} (${s.embedder.dimensions}-d)`,
           `generation: ${s.generation}`,
           `search runs on: exact ${s.search.exact}, stage 1 ${s.search.stage1}, entries ${s.search.entries}`,
-          ...(Object.keys(s.resident).length > 0 ? [`held in memory: ${Object.entries(s.resident).map(([k, r]) => `${k} (${r.loadedFrom}, ${Math.round(r.ms)} ms)`).join(', ')}`] : []),
+          ...(Object.keys(s.resident).length > 0
+            ? [
+                `held in memory: ${Object.entries(s.resident)
+                  .map(([k, r]) => `${k} (${r.loadedFrom}, ${Math.round(r.ms)} ms)`)
+                  .join(', ')}`,
+              ]
+            : []),
           ...Object.values(s.resident).flatMap((r) => (r.note ? [`note: ${r.note}`] : [])),
         ].join('\n'),
       );
@@ -780,16 +993,28 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   list: {
-    options: { core: FILTERS.core, type: FILTERS.type, tag: FILTERS.tag, 'as-of': FILTERS['as-of'], ...INCLUDE_SECRET, limit: { type: 'string' }, offset: { type: 'string' } },
+    options: {
+      core: FILTERS.core,
+      type: FILTERS.type,
+      tag: FILTERS.tag,
+      'as-of': FILTERS['as-of'],
+      ...INCLUDE_SECRET,
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+    },
     args: [0, 0],
     uses: 'reads',
     async run({ engine }, _args, v, io) {
-      const entries = await (await engine()).listEntries({
+      const entries = await (
+        await engine()
+      ).listEntries({
         ...filterOptions(v as FilterValues),
         ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
         ...(v.offset !== undefined ? { offset: int('offset', v.offset as string) } : {}),
       });
-      print(io, v.json === true, entries, () => (entries.length === 0 ? 'no entries' : entries.map((e) => `[${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`).join('\n')));
+      print(io, v.json === true, entries, () =>
+        entries.length === 0 ? 'no entries' : entries.map((e) => `[${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`).join('\n'),
+      );
       return EXIT.ok;
     },
   },
@@ -822,14 +1047,17 @@ const COMMANDS: Record<string, Command> = {
     uses: 'reads',
     async run({ engine, cwd }, _args, v, io) {
       const format = (v.format as string | undefined) ?? (v.json ? 'json' : 'yaml');
-      if (format !== 'yaml' && format !== 'jsonl' && format !== 'json') throw new UsageError(`--format must be yaml, jsonl or json, got "${format}"`);
+      if (format !== 'yaml' && format !== 'jsonl' && format !== 'json')
+        throw new UsageError(`--format must be yaml, jsonl or json, got "${format}"`);
       const memory = await engine();
       const doc = await memory.exportMemory({ ...(v.core ? { cores: v.core as string[] } : {}), ...sensitivityOf(v) });
       const { serializeMemoryDocument } = await import('../ops/export.js');
       const text = serializeMemoryDocument(doc, format);
       if (typeof v.out === 'string') {
         await writeFile(resolve(cwd, v.out), text);
-        io.err(`${doc.entries!.length} entries, ${doc.code_locations!.length} code locations, ${doc.golden_paths!.length} golden paths, ${doc.relations!.length} relations → ${v.out}`);
+        io.err(
+          `${doc.entries!.length} entries, ${doc.code_locations!.length} code locations, ${doc.golden_paths!.length} golden paths, ${doc.relations!.length} relations → ${v.out}`,
+        );
       } else io.out(text.trimEnd());
       return EXIT.ok;
     },
@@ -842,7 +1070,13 @@ const COMMANDS: Record<string, Command> = {
       const progress = io.isTTY && !v.json ? (done: number, total: number) => io.err(`copied ${done}/${total} files`) : undefined;
       const manifest = await (await engine()).backup(resolve(cwd, dest!), progress ? { onProgress: progress } : {});
       const bytes = manifest.files.reduce((a, f) => a + f.bytes, 0);
-      print(io, v.json === true, manifest, () => `backed up ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, ${manifest.files.length} files, ${(bytes / 1e6).toFixed(1)} MB) to ${dest}`);
+      print(
+        io,
+        v.json === true,
+        manifest,
+        () =>
+          `backed up ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, ${manifest.files.length} files, ${(bytes / 1e6).toFixed(1)} MB) to ${dest}`,
+      );
       return EXIT.ok;
     },
   },
@@ -854,11 +1088,20 @@ const COMMANDS: Record<string, Command> = {
       const running = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'status' });
       if (running) {
         running.socket.destroy();
-        throw new MemcoreError(`${dir} is served by pid ${running.welcome.pid}; stop that server before restoring over its folder`, 'STORE');
+        throw new MemcoreError(
+          `${dir} is served by pid ${running.welcome.pid}; stop that server before restoring over its folder`,
+          'STORE',
+        );
       }
       const { restoreMemory } = await import('../ops/restore.js');
       const manifest = await restoreMemory(resolve(cwd, src!), { path: dir, force: v.force === true });
-      print(io, v.json === true, manifest, () => `restored ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, taken ${manifest.createdAt}) into ${dir}`);
+      print(
+        io,
+        v.json === true,
+        manifest,
+        () =>
+          `restored ${manifest.counts.entries} entries, ${manifest.counts.relations} relations (generation ${manifest.generation}, taken ${manifest.createdAt}) into ${dir}`,
+      );
       return EXIT.ok;
     },
   },
@@ -878,35 +1121,54 @@ const COMMANDS: Record<string, Command> = {
       }
       print(io, v.json === true, report, () =>
         [
-          ...report.findings.map((f) =>
-            `${(f.ok ? 'ok' : f.repaired ? 'fixed' : 'BAD').padEnd(5)} ${f.check}: ${f.message}${!f.ok && f.repair ? (f.repaired ? '' : `\n      --repair would ${f.repair}`) : ''}`),
-          report.healthy ? 'healthy' : `needs attention${report.findings.some((f) => !f.ok && f.repair && !f.repaired) ? ' (run with --repair)' : ''}`,
+          ...report.findings.map(
+            (f) =>
+              `${(f.ok ? 'ok' : f.repaired ? 'fixed' : 'BAD').padEnd(5)} ${f.check}: ${f.message}${!f.ok && f.repair ? (f.repaired ? '' : `\n      --repair would ${f.repair}`) : ''}`,
+          ),
+          report.healthy
+            ? 'healthy'
+            : `needs attention${report.findings.some((f) => !f.ok && f.repair && !f.repaired) ? ' (run with --repair)' : ''}`,
         ].join('\n'),
       );
       return report.healthy ? EXIT.ok : EXIT.store;
     },
   },
   reembed: {
-    options: { embedder: { type: 'string' }, 'base-url': { type: 'string' }, dimensions: { type: 'string' }, truncatable: { type: 'boolean', default: false } },
+    options: {
+      embedder: { type: 'string' },
+      'base-url': { type: 'string' },
+      dimensions: { type: 'string' },
+      truncatable: { type: 'boolean', default: false },
+    },
     args: [0, 0],
     uses: 'reads',
     async run({ engine }, _args, v, io) {
       const spec = v.embedder as string | undefined;
-      if (spec === undefined) throw new UsageError('reembed needs --embedder local or --embedder openai:<model> (with --dimensions, and --base-url for a local server)');
+      if (spec === undefined)
+        throw new UsageError(
+          'reembed needs --embedder local or --embedder openai:<model> (with --dimensions, and --base-url for a local server)',
+        );
       let embedder: EmbedderConfig;
       if (spec === 'local') embedder = { provider: 'local' };
       else if (spec.startsWith('openai:') && spec.length > 7) {
         const dimensions = int('dimensions', v.dimensions as string | undefined);
         if (dimensions === undefined) throw new UsageError('--embedder openai:<model> needs --dimensions');
         embedder = {
-          provider: 'openai', model: spec.slice(7), dimensions,
+          provider: 'openai',
+          model: spec.slice(7),
+          dimensions,
           ...(typeof v['base-url'] === 'string' ? { baseURL: v['base-url'] } : {}),
           ...(v.truncatable ? { truncatable: true } : {}),
           ...(process.env.MEMCORE_EMBED_API_KEY ? { apiKey: process.env.MEMCORE_EMBED_API_KEY } : {}),
         };
       } else throw new UsageError(`--embedder must be local or openai:<model>, got "${spec}"`);
       const report = await (await engine()).reembed(embedder, { onProgress: (m) => io.isTTY && !v.json && io.err(m) });
-      print(io, v.json === true, report, () => `re-embedded ${report.entries} entries with ${report.to} (was ${report.from}; ${report.embedded} texts sent to the model)`);
+      print(
+        io,
+        v.json === true,
+        report,
+        () => `re-embedded ${report.entries} entries with ${report.to} (was ${report.from}; ${report.embedded} texts sent to the model)`,
+      );
       return EXIT.ok;
     },
   },
@@ -915,21 +1177,31 @@ const COMMANDS: Record<string, Command> = {
     args: [1, 1],
     uses: 'reads',
     async run({ engine }, [core], v, io) {
-      const memory = await (await engine()).coreMemory(core!, v['max-tokens'] !== undefined ? { maxTokens: int('max-tokens', v['max-tokens'] as string)! } : {});
+      const memory = await (
+        await engine()
+      ).coreMemory(core!, v['max-tokens'] !== undefined ? { maxTokens: int('max-tokens', v['max-tokens'] as string)! } : {});
       if (memory.entries.length === 0) throw new MemcoreError(`core "${core}" holds no entries in effect`, 'NOT_FOUND');
       print(io, v.json === true, memory, () => memory.text);
       return EXIT.ok;
     },
   },
   serve: {
-    options: { port: { type: 'string' }, host: { type: 'string' }, 'allow-remote': { type: 'boolean', default: false }, 'no-http': { type: 'boolean', default: false } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'allow-remote': { type: 'boolean', default: false },
+      'no-http': { type: 'boolean', default: false },
+    },
     args: [0, 0],
     uses: 'nothing',
     async run({ dir, cwd }, _args, v, io) {
       const running = await connectToOwner(dir, { memcore: PROTOCOL, kind: 'status' });
       if (running) {
         running.socket.destroy();
-        throw new MemcoreError(`${dir} is already served by pid ${running.welcome.pid}${running.welcome.http ? ` at ${running.welcome.http}` : ''}`, 'STORE');
+        throw new MemcoreError(
+          `${dir} is already served by pid ${running.welcome.pid}${running.welcome.http ? ` at ${running.welcome.http}` : ''}`,
+          'STORE',
+        );
       }
       const port = v.port !== undefined ? int('port', v.port as string)! : undefined;
       if (port !== undefined && (port < 0 || port > 65_535)) throw new UsageError(`--port must be 0 to 65535, got ${port}`);
@@ -940,19 +1212,37 @@ const COMMANDS: Record<string, Command> = {
           runCli: (argv, cliIo, context) => main(argv, cliIo, context),
           version: VERSION,
           log: (m) => io.err(m),
-          ...(v['no-http'] ? {} : { http: { ...(port !== undefined ? { port } : {}), ...(typeof v.host === 'string' ? { host: v.host } : {}), allowRemote: v['allow-remote'] === true } }),
+          ...(v['no-http']
+            ? {}
+            : {
+                http: {
+                  ...(port !== undefined ? { port } : {}),
+                  ...(typeof v.host === 'string' ? { host: v.host } : {}),
+                  allowRemote: v['allow-remote'] === true,
+                },
+              }),
         });
       } catch (e) {
         await engine.close();
         throw e;
       }
       const page = owner.pageLogin?.();
-      const ready = { pid: process.pid, db: dir, socket: owner.socket, ...(owner.url ? { url: owner.url, tokenFile: join(dir, 'server.token'), page } : {}) };
+      const ready = {
+        pid: process.pid,
+        db: dir,
+        socket: owner.socket,
+        ...(owner.url ? { url: owner.url, tokenFile: join(dir, 'server.token'), page } : {}),
+      };
       print(io, v.json === true, ready, () =>
         [
           `memcore serving ${dir} (pid ${process.pid})`,
           `  control socket ${owner.socket}`,
-          ...(owner.url ? [`  MCP over HTTP ${owner.url} (bearer token in ${ready.tokenFile})`, `  memory page ${page} (signs in once; memcore ui prints another)`] : []),
+          ...(owner.url
+            ? [
+                `  MCP over HTTP ${owner.url} (bearer token in ${ready.tokenFile})`,
+                `  memory page ${page} (signs in once; memcore ui prints another)`,
+              ]
+            : []),
         ].join('\n'),
       );
       await new Promise<void>((done) => {
@@ -975,7 +1265,8 @@ const COMMANDS: Record<string, Command> = {
       let login = await askPageLogin(dir);
       let started: number | undefined;
       if (!login) {
-        if (!existsSync(join(dir, 'meta.json'))) throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
+        if (!existsSync(join(dir, 'meta.json')))
+          throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
         started = startServerInBackground(dir, cwd, port);
         login = await waitForPageLogin(dir, started);
       } else if (v.port !== undefined) {
@@ -984,7 +1275,13 @@ const COMMANDS: Record<string, Command> = {
       if ('error' in login) throw new MemcoreError(login.error, 'STORE');
       const answer = { url: login.url, startedServer: started ?? null, log: started ? join(dir, 'server.log') : null };
       print(io, v.json === true, answer, () =>
-        [login.url, started ? `(started a server for ${dir}, pid ${started}; stop it with kill ${started}; log in ${answer.log})` : '', 'The address signs in one browser, once, within 10 minutes.'].filter(Boolean).join('\n'),
+        [
+          login.url,
+          started ? `(started a server for ${dir}, pid ${started}; stop it with kill ${started}; log in ${answer.log})` : '',
+          'The address signs in one browser, once, within 10 minutes.',
+        ]
+          .filter(Boolean)
+          .join('\n'),
       );
       return EXIT.ok;
     },
@@ -1000,7 +1297,14 @@ const COMMANDS: Record<string, Command> = {
         async () => {
           const engine = await openMemory({ path: dir, cwd });
           try {
-            return { engine, owner: await startOwner(engine, { runCli: (argv, cliIo, context) => main(argv, cliIo, context), version: VERSION, log: (m) => io.err(m) }) };
+            return {
+              engine,
+              owner: await startOwner(engine, {
+                runCli: (argv, cliIo, context) => main(argv, cliIo, context),
+                version: VERSION,
+                log: (m) => io.err(m),
+              }),
+            };
           } catch (e) {
             await engine.close();
             throw e;
@@ -1042,7 +1346,12 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
   const cwd = context.cwd ?? process.cwd();
   try {
     if (!command) throw new UsageError(`unknown command "${name}"; see memcore --help`);
-    const { values, positionals } = parseArgs({ args: rest, options: { ...COMMON, ...command.options }, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { ...COMMON, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
     json = values.json === true;
     if (values.help) {
       io.out(commandHelp(name));
@@ -1050,7 +1359,9 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
     }
     const [min, max] = command.args;
     if (positionals.length < min || positionals.length > max) {
-      throw new UsageError(`${name} takes ${min === max ? min : `${min} or more`} argument${max === 1 ? '' : 's'}, got ${positionals.length}; see memcore --help`);
+      throw new UsageError(
+        `${name} takes ${min === max ? min : `${min} or more`} argument${max === 1 ? '' : 's'}, got ${positionals.length}; see memcore --help`,
+      );
     }
     const dir = resolve(cwd, resolveConfig({ options: typeof values.db === 'string' ? { db: values.db } : {}, cwd }).values.db as string);
     if (command.uses !== 'nothing' && !context.engine) {
@@ -1069,7 +1380,8 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
   } catch (e) {
     const message = (e as Error).message.split('\n')[0] ?? String(e);
     io.err(`memcore: ${message}`);
-    if (json) io.out(JSON.stringify({ error: { code: e instanceof MemcoreError ? e.code : isUsageError(e) ? 'USAGE' : 'FAILURE', message } }));
+    if (json)
+      io.out(JSON.stringify({ error: { code: e instanceof MemcoreError ? e.code : isUsageError(e) ? 'USAGE' : 'FAILURE', message } }));
     return exitCodeOf(e);
   } finally {
     await memory?.close();
@@ -1084,7 +1396,9 @@ async function askPageLogin(dir: string): Promise<PageLogin | undefined> {
   return new Promise((resolveLogin, reject) => {
     let answer: PageLogin | undefined;
     readLines(socket, (line) => (answer = JSON.parse(line) as PageLogin));
-    socket.once('close', () => (answer ? resolveLogin(answer) : reject(new Error(`the memcore server of ${dir} closed without an address`))));
+    socket.once('close', () =>
+      answer ? resolveLogin(answer) : reject(new Error(`the memcore server of ${dir} closed without an address`)),
+    );
     socket.on('error', () => undefined);
     if (rest.length) socket.unshift(rest);
     socket.resume();
@@ -1097,7 +1411,11 @@ function startServerInBackground(dir: string, cwd: string, port: number): number
   // From a checkout the CLI is TypeScript, run through tsx as this process is.
   const loader = cli.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
   const log = openSync(join(dir, 'server.log'), 'a');
-  const child = spawn(process.execPath, [...loader, cli, 'serve', '--db', dir, '--port', String(port)], { cwd, detached: true, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [...loader, cli, 'serve', '--db', dir, '--port', String(port)], {
+    cwd,
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
   child.unref();
   return child.pid!;
 }
@@ -1151,7 +1469,9 @@ async function runThroughOwner(dir: string, argv: string[], cwd: string, io: Io)
       else if ('err' in m) io.err(m.err);
       else code = m.exit;
     });
-    socket.once('close', () => (code === undefined ? reject(new Error(`the memcore server of ${dir} stopped before the command finished`)) : resolveExit(code)));
+    socket.once('close', () =>
+      code === undefined ? reject(new Error(`the memcore server of ${dir} stopped before the command finished`)) : resolveExit(code),
+    );
     socket.on('error', () => undefined);
     if (rest.length) socket.unshift(rest);
     socket.resume();

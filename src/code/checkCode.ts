@@ -43,7 +43,9 @@ const ORDER: Record<Freshness, number> = { orphaned: 0, drifted: 1, moved: 2, fr
 
 export async function checkCode(stores: Stores, embedder: Embedder, options: CheckCodeOptions): Promise<CheckReport> {
   const index = new CodeIndex(options.repo, [stores.dir]);
-  const locations = (await stores.graph.allCodeLocations()).filter((c) => options.codebase === undefined || c.codebaseId === options.codebase);
+  const locations = (await stores.graph.allCodeLocations()).filter(
+    (c) => options.codebase === undefined || c.codebaseId === options.codebase,
+  );
   const counts: Record<Freshness, number> = { fresh: 0, moved: 0, drifted: 0, orphaned: 0 };
   const found: (CodeFreshness & { code: CodeLocation })[] = [];
   for (const code of locations) {
@@ -60,13 +62,18 @@ export async function checkCode(stores: Stores, embedder: Embedder, options: Che
   const entries = new Map((entryIds.length > 0 ? await stores.table.read({ ids: entryIds }) : []).map((s) => [s.entry.id, s.entry]));
   const paths = new Map((steps.length > 0 ? await stores.graph.allGoldenPaths() : []).map((p) => [p.id, p]));
   const problems = found.map((p): CodeProblem => {
-    const referencing = references.filter((r) => r.to === p.code.id).map((r) => entries.get(r.from)).filter((e) => e !== undefined);
+    const referencing = references
+      .filter((r) => r.to === p.code.id)
+      .map((r) => entries.get(r.from))
+      .filter((e) => e !== undefined);
     const shown = referencing.filter((e) => e.sensitivity !== 'secret');
     return {
       ...p,
       entries: shown.map((e) => ({ id: e.id, title: e.title })),
       hiddenEntries: referencing.length - shown.length,
-      goldenPaths: [...new Set(steps.filter((s) => s.to === p.code.id).map((s) => s.from))].flatMap((id) => (paths.has(id) ? [{ id, name: paths.get(id)!.name }] : [])),
+      goldenPaths: [...new Set(steps.filter((s) => s.to === p.code.id).map((s) => s.from))].flatMap((id) =>
+        paths.has(id) ? [{ id, name: paths.get(id)!.name }] : [],
+      ),
     };
   });
 
@@ -75,9 +82,15 @@ export async function checkCode(stores: Stores, embedder: Embedder, options: Che
     const moved = problems.filter((p) => p.status === 'moved' && p.now);
     if (moved.length > 0) {
       const records = moved.map(({ code, now }): CodeLocationRecord => ({
-        id: code.id, codebase_id: code.codebaseId, file_path: now!.filePath, ...(now!.symbol ? { symbol: now!.symbol } : {}),
-        start_line: now!.startLine, end_line: now!.endLine,
-        ...(code.language ? { language: code.language } : {}), ...(code.kind ? { kind: code.kind } : {}), ...(code.fingerprint ? { fingerprint: code.fingerprint } : {}),
+        id: code.id,
+        codebase_id: code.codebaseId,
+        file_path: now!.filePath,
+        ...(now!.symbol ? { symbol: now!.symbol } : {}),
+        start_line: now!.startLine,
+        end_line: now!.endLine,
+        ...(code.language ? { language: code.language } : {}),
+        ...(code.kind ? { kind: code.kind } : {}),
+        ...(code.fingerprint ? { fingerprint: code.fingerprint } : {}),
       }));
       const { document } = validateMemoryDocument('check --fix', { code_locations: records });
       await indexDocument(stores, embedder, 'check', document, []);

@@ -21,11 +21,16 @@ export interface CodeFreshness {
   detail: string;
 }
 
-const span = (c: { startLine: number | null; endLine: number | null }) => (c.startLine === null ? 'the file' : `lines ${c.startLine}-${c.endLine ?? c.startLine}`);
+const span = (c: { startLine: number | null; endLine: number | null }) =>
+  c.startLine === null ? 'the file' : `lines ${c.startLine}-${c.endLine ?? c.startLine}`;
 
 function moved(hit: SymbolHit, detail: string): CodeFreshness {
   const { symbol } = hit;
-  return { status: 'moved', now: { filePath: hit.filePath, symbol: symbol.symbol, startLine: symbol.startLine, endLine: symbol.endLine }, detail };
+  return {
+    status: 'moved',
+    now: { filePath: hit.filePath, symbol: symbol.symbol, startLine: symbol.startLine, endLine: symbol.endLine },
+    detail,
+  };
 }
 
 /** Lines added and removed in a symbol since its fingerprint's commit: `+3 −1 lines since 1a2b3c4`. */
@@ -33,7 +38,8 @@ async function changeSince(code: CodeLocation, now: CodeSymbol, file: IndexedFil
   const old = await index.atRevision(code.revision!, code.filePath);
   if (old === null) return null;
   const symbols = codeSymbols(code.filePath, old);
-  const then = symbols.find((s) => s.symbol === code.symbol && s.fingerprint === code.fingerprint) ?? symbols.find((s) => s.symbol === code.symbol);
+  const then =
+    symbols.find((s) => s.symbol === code.symbol && s.fingerprint === code.fingerprint) ?? symbols.find((s) => s.symbol === code.symbol);
   if (!then) return null;
   const before = old.split('\n').slice(then.startLine - 1, then.endLine);
   const after = file.lines.slice(now.startLine - 1, now.endLine);
@@ -75,7 +81,7 @@ function findWindow(file: IndexedFile, code: CodeLocation): { startLine: number;
 /** Where a location's symbol went when it is not in its file: its text elsewhere, else its name if only one file has it. */
 async function lookElsewhere(code: CodeLocation, index: CodeIndex): Promise<CodeFreshness | null> {
   const { byFingerprint, bySymbol } = await index.everywhere();
-  const sameText = code.fingerprint ? byFingerprint.get(code.fingerprint) ?? [] : [];
+  const sameText = code.fingerprint ? (byFingerprint.get(code.fingerprint) ?? []) : [];
   if (sameText.length > 0) {
     const hit = sameText.find((h) => h.symbol.symbol === code.symbol) ?? sameText[0]!;
     return moved(hit, `the same text is now ${hit.filePath}#${hit.symbol.symbol}`);
@@ -98,18 +104,28 @@ export async function codeFreshness(code: CodeLocation, index: CodeIndex): Promi
   // A file's own location (import-code) holds while the file is there.
   if (code.kind === 'file') return { status: 'fresh', detail: `${code.filePath} is there` };
 
-  const sameLinesText = code.fingerprint && code.startLine !== null && linesFingerprint(file.lines, code.startLine, code.endLine ?? code.startLine) === code.fingerprint;
+  const sameLinesText =
+    code.fingerprint &&
+    code.startLine !== null &&
+    linesFingerprint(file.lines, code.startLine, code.endLine ?? code.startLine) === code.fingerprint;
   if (code.symbol && file.symbols) {
     const found = file.symbols.find((s) => s.symbol === code.symbol);
     if (found) {
       const now = { filePath: code.filePath, symbol: found.symbol, startLine: found.startLine, endLine: found.endLine };
       const sameText = !code.fingerprint || found.fingerprint === code.fingerprint || sameLinesText;
-      const samePlace = code.startLine === null || (found.startLine === code.startLine && found.endLine === (code.endLine ?? code.startLine));
+      const samePlace =
+        code.startLine === null || (found.startLine === code.startLine && found.endLine === (code.endLine ?? code.startLine));
       if (!sameText) {
         const since = code.revision ? await changeSince(code, found, file, index) : null;
-        return { status: 'drifted', now, detail: `${code.symbol} changed: ${span(code)} then, ${span(found)} now${since ? `; ${since}` : ''}` };
+        return {
+          status: 'drifted',
+          now,
+          detail: `${code.symbol} changed: ${span(code)} then, ${span(found)} now${since ? `; ${since}` : ''}`,
+        };
       }
-      return samePlace ? { status: 'fresh', detail: `${code.symbol} is at ${span(found)}` } : { status: 'moved', now, detail: `${code.symbol} moved from ${span(code)} to ${span(found)}` };
+      return samePlace
+        ? { status: 'fresh', detail: `${code.symbol} is at ${span(found)}` }
+        : { status: 'moved', now, detail: `${code.symbol} moved from ${span(code)} to ${span(found)}` };
     }
     const renamed = code.fingerprint ? file.symbols.find((s) => s.fingerprint === code.fingerprint) : undefined;
     if (renamed) return moved({ filePath: code.filePath, symbol: renamed }, `the same text is now ${renamed.symbol}`);
@@ -119,10 +135,17 @@ export async function codeFreshness(code: CodeLocation, index: CodeIndex): Promi
   if (code.startLine === null) return { status: 'fresh', detail: `${code.filePath} is there` };
   const end = code.endLine ?? code.startLine;
   if (!code.fingerprint) {
-    return end <= file.lines.length ? { status: 'fresh', detail: `${span(code)} are there (no fingerprint to compare)` } : { status: 'drifted', detail: `${span(code)} run past the end of the file (${file.lines.length} lines)` };
+    return end <= file.lines.length
+      ? { status: 'fresh', detail: `${span(code)} are there (no fingerprint to compare)` }
+      : { status: 'drifted', detail: `${span(code)} run past the end of the file (${file.lines.length} lines)` };
   }
   if (sameLinesText) return { status: 'fresh', detail: `${span(code)} hold the same text` };
   const window = findWindow(file, code);
-  if (window) return { status: 'moved', now: { filePath: code.filePath, symbol: code.symbol, ...window }, detail: `the same text moved from ${span(code)} to ${span(window)}` };
+  if (window)
+    return {
+      status: 'moved',
+      now: { filePath: code.filePath, symbol: code.symbol, ...window },
+      detail: `the same text moved from ${span(code)} to ${span(window)}`,
+    };
   return { status: 'drifted', detail: `${span(code)} hold other text now` };
 }

@@ -40,7 +40,10 @@ export class CodeIndex {
   private everywhereIndex: Promise<{ byFingerprint: Map<string, SymbolHit[]>; bySymbol: Map<string, SymbolHit[]> }> | undefined;
 
   /** `root`: the folder code locations' paths are relative to. */
-  constructor(readonly root: string, private readonly skip: string[] = []) {}
+  constructor(
+    readonly root: string,
+    private readonly skip: string[] = [],
+  ) {}
 
   /** The absolute path of a location's file, or null when the path leaves the root. */
   pathOf(filePath: string): string | null {

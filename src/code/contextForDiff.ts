@@ -35,12 +35,23 @@ export function checkRange(range: string): void {
 }
 
 /** The diff text and where to read each side's files. */
-async function readDiff(source: DiffSource): Promise<{ text: string; newSide: (path: string) => Promise<string | null>; oldSide: (path: string) => Promise<string | null> }> {
+async function readDiff(
+  source: DiffSource,
+): Promise<{ text: string; newSide: (path: string) => Promise<string | null>; oldSide: (path: string) => Promise<string | null> }> {
   if (typeof source === 'string') return { text: source, newSide: async () => null, oldSide: async () => null };
   const { repo, range, staged } = source;
   if (range !== undefined) checkRange(range);
   if (range !== undefined && staged) throw invalidInput('a diff is of a range or of the staged changes, not both');
-  const args = ['diff', '--no-color', '--no-ext-diff', '-M', '-U0', ...(staged ? ['--cached'] : []), ...(range !== undefined ? [range] : []), '--'];
+  const args = [
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '-M',
+    '-U0',
+    ...(staged ? ['--cached'] : []),
+    ...(range !== undefined ? [range] : []),
+    '--',
+  ];
   const text = await runGit(repo, args, `git diff ${range ?? (staged ? '--staged' : '')}`.trim());
   const show = (rev: string) => async (path: string) => runGit(repo, ['show', `${rev}:${path}`]).catch(() => null);
   const index = new CodeIndex(repo);
@@ -67,7 +78,9 @@ function touchedSymbols(file: ChangedFile, text: string | null): string[] {
  * paths), or a folder (`migrations/`) that holds it.
  */
 const samePath = (location: string, changed: string) =>
-  location === changed || changed.endsWith(`/${location}`) || (location.endsWith('/') && (changed.startsWith(location) || changed.includes(`/${location}`)));
+  location === changed ||
+  changed.endsWith(`/${location}`) ||
+  (location.endsWith('/') && (changed.startsWith(location) || changed.includes(`/${location}`)));
 
 /**
  * Entries that reference the changed code, best evidence first: a touched symbol or line range,
@@ -83,10 +96,20 @@ async function entriesOnChangedCode(stores: Stores, changes: DiffContextBundle['
       if (!paths.some((p) => samePath(c.filePath, p))) continue;
       const lines = c.startLine !== null && c.kind !== 'file';
       // The symbol as the new file has it; else the location's own lines (a diff given as text has no files to read).
-      const touched = (c.symbol !== null && change.symbols.includes(c.symbol)) || (lines && file.ranges.some((r) => r.start <= (c.endLine ?? c.startLine!) && r.end >= c.startLine!));
+      const touched =
+        (c.symbol !== null && change.symbols.includes(c.symbol)) ||
+        (lines && file.ranges.some((r) => r.start <= (c.endLine ?? c.startLine!) && r.end >= c.startLine!));
       const whole = change.change === 'deleted' || (c.symbol === null && !lines);
-      const label = c.symbol ? `${change.path}#${c.symbol}` : lines ? `${change.path}:${c.startLine}-${c.endLine ?? c.startLine}` : change.path;
-      matches.push({ code: c, label: change.change === 'modified' ? label : `${label} (${change.change})`, match: touched ? 'touched' : whole ? 'file' : 'same-file' });
+      const label = c.symbol
+        ? `${change.path}#${c.symbol}`
+        : lines
+          ? `${change.path}:${c.startLine}-${c.endLine ?? c.startLine}`
+          : change.path;
+      matches.push({
+        code: c,
+        label: change.change === 'modified' ? label : `${label} (${change.change})`,
+        match: touched ? 'touched' : whole ? 'file' : 'same-file',
+      });
     }
   }
   if (matches.length === 0) return [];
@@ -101,16 +124,33 @@ async function entriesOnChangedCode(stores: Stores, changes: DiffContextBundle['
 
 /** The task a diff stands for: what changed, where, and the words it adds. */
 function diffTask(changes: DiffContextBundle['changes'], files: ChangedFile[]): string {
-  const what = changes.map((c) => `${c.change} ${c.oldPath ? `${c.oldPath} → ` : ''}${c.path}${c.symbols.length > 0 ? ` (${c.symbols.join(', ')})` : ''}`).join('; ');
-  const added = files.flatMap((f) => f.added).map((l) => l.trim()).filter((l) => l !== '').join('\n').slice(0, ADDED_TEXT_CHARS);
+  const what = changes
+    .map((c) => `${c.change} ${c.oldPath ? `${c.oldPath} → ` : ''}${c.path}${c.symbols.length > 0 ? ` (${c.symbols.join(', ')})` : ''}`)
+    .join('; ');
+  const added = files
+    .flatMap((f) => f.added)
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join('\n')
+    .slice(0, ADDED_TEXT_CHARS);
   return `Change: ${what}.${added ? `\n${added}` : ''}`;
 }
 
-export async function contextForDiff(stores: Stores, embedder: Embedder, source: DiffSource, options: TaskContextOptions = {}, chat?: JsonChat): Promise<DiffContextBundle> {
+export async function contextForDiff(
+  stores: Stores,
+  embedder: Embedder,
+  source: DiffSource,
+  options: TaskContextOptions = {},
+  chat?: JsonChat,
+): Promise<DiffContextBundle> {
   const { text, newSide, oldSide } = await readDiff(source);
   const { files, skipped } = parseDiff(text);
   if (files.length === 0) {
-    throw invalidInput(skipped.length > 0 ? `the diff changes nothing memcore can read (${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')})` : 'the diff is empty: nothing changed');
+    throw invalidInput(
+      skipped.length > 0
+        ? `the diff changes nothing memcore can read (${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')})`
+        : 'the diff is empty: nothing changed',
+    );
   }
   const changes: DiffContextBundle['changes'] = [];
   for (const file of files) {
@@ -122,4 +162,3 @@ export async function contextForDiff(stores: Stores, embedder: Embedder, source:
   for (const s of skipped) bundle.notes.push(`skipped ${s.path}: ${s.reason}`);
   return { ...bundle, changes };
 }
-

@@ -20,7 +20,15 @@ export async function withFingerprints(doc: MemoryDocument, repo: string): Promi
       if (!file) return c;
       const revision = stamp && !stamp.changed.has(c.filePath) ? stamp.revision : c.revision;
       const symbol = c.symbol && file.symbols ? file.symbols.find((s) => s.symbol === c.symbol) : undefined;
-      if (symbol) return { ...c, fingerprint: symbol.fingerprint, revision, startLine: c.startLine ?? symbol.startLine, endLine: c.startLine === null ? symbol.endLine : c.endLine, kind: c.kind ?? symbol.kind };
+      if (symbol)
+        return {
+          ...c,
+          fingerprint: symbol.fingerprint,
+          revision,
+          startLine: c.startLine ?? symbol.startLine,
+          endLine: c.startLine === null ? symbol.endLine : c.endLine,
+          kind: c.kind ?? symbol.kind,
+        };
       const end = c.endLine ?? c.startLine;
       if (c.startLine === null || end === null || end > file.lines.length) return c;
       return { ...c, fingerprint: linesFingerprint(file.lines, c.startLine, end), revision };

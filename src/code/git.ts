@@ -12,16 +12,23 @@ const MAX_OUTPUT = 256 * 2 ** 20;
 /** Runs `git <args>` in `repo` and returns its stdout; `input` is what a failure message calls the call. */
 export function runGit(repo: string, args: readonly string[], what = `git ${args[0]}`): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('git', ['-c', 'core.quotePath=false', ...args], { cwd: repo, maxBuffer: MAX_OUTPUT, encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } }, (error, stdout, stderr) => {
-      if (!error) return resolve(stdout);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return reject(new MemcoreError(`${what}: git is not installed or not on PATH`, 'INVALID_INPUT'));
-      if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return reject(invalidInput(`${what}: git printed more than ${MAX_OUTPUT / 2 ** 20} MiB; narrow the range`));
-      const message = stderr.trim().split('\n')[0] ?? error.message;
-      if (/not a git repository/i.test(message)) return reject(invalidInput(`${repo} is not a git repository (${what})`));
-      if (/unknown revision|bad revision|ambiguous argument|invalid object name|bad object/i.test(message)) return reject(invalidInput(`${what}: ${message.replace(/^fatal: /, '')}`));
-      reject(invalidInput(`${what} failed: ${message.replace(/^fatal: /, '')}`));
-    });
+    execFile(
+      'git',
+      ['-c', 'core.quotePath=false', ...args],
+      { cwd: repo, maxBuffer: MAX_OUTPUT, encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return reject(new MemcoreError(`${what}: git is not installed or not on PATH`, 'INVALID_INPUT'));
+        if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
+          return reject(invalidInput(`${what}: git printed more than ${MAX_OUTPUT / 2 ** 20} MiB; narrow the range`));
+        const message = stderr.trim().split('\n')[0] ?? error.message;
+        if (/not a git repository/i.test(message)) return reject(invalidInput(`${repo} is not a git repository (${what})`));
+        if (/unknown revision|bad revision|ambiguous argument|invalid object name|bad object/i.test(message))
+          return reject(invalidInput(`${what}: ${message.replace(/^fatal: /, '')}`));
+        reject(invalidInput(`${what} failed: ${message.replace(/^fatal: /, '')}`));
+      },
+    );
   });
 }
 
@@ -59,7 +66,11 @@ export async function revisionOf(root: string): Promise<{ revision: string; chan
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i]!;
     if (field.length < 4) continue;
-    changed.add(relative(root, join(top, field.slice(3))).split(sep).join('/'));
+    changed.add(
+      relative(root, join(top, field.slice(3)))
+        .split(sep)
+        .join('/'),
+    );
     if (field[0] === 'R' || field[0] === 'C') i++; // the rename's source follows
   }
   return { revision, changed };

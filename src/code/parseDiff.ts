@@ -77,11 +77,18 @@ export function parseDiff(text: string): ParsedDiff {
 
   const finish = () => {
     if (!file) return;
-    const path = file.change === 'deleted' ? file.minus ?? file.path : file.plus ?? file.path;
+    const path = file.change === 'deleted' ? (file.minus ?? file.path) : (file.plus ?? file.path);
     const problem = unsafePath(path) ?? (file.oldPath !== null ? unsafePath(file.oldPath) : null);
     if (problem) skipped.push({ path, reason: problem });
     else if (file.binary) skipped.push({ path, reason: 'a binary file' });
-    else files.push({ path, oldPath: file.change === 'renamed' ? file.oldPath : null, change: file.change, ranges: merge(file.ranges), added: file.added });
+    else
+      files.push({
+        path,
+        oldPath: file.change === 'renamed' ? file.oldPath : null,
+        change: file.change,
+        ranges: merge(file.ranges),
+        added: file.added,
+      });
     file = null;
   };
   const touch = (line: number) => {
@@ -94,7 +101,16 @@ export function parseDiff(text: string): ParsedDiff {
     if (line.startsWith('diff --git ')) {
       finish();
       const m = /^diff --git (?:"[^"]*"|\S+) (.+)$/.exec(line);
-      file = { path: diffPath(m?.[1] ?? '') ?? '', oldPath: null, change: 'modified', ranges: [], added: [], binary: false, minus: null, plus: null };
+      file = {
+        path: diffPath(m?.[1] ?? '') ?? '',
+        oldPath: null,
+        change: 'modified',
+        ranges: [],
+        added: [],
+        binary: false,
+        minus: null,
+        plus: null,
+      };
       continue;
     }
     if (!file) continue; // text before the first file (a commit message)

@@ -26,26 +26,80 @@ interface Setting {
 /** Every setting, its environment variable and its default. docs/configuration.md's table is this list. */
 export const SETTINGS: readonly Setting[] = [
   { key: 'db', env: 'MEMCORE_DB', kind: 'string', default: '.memcore', help: 'database folder' },
-  { key: 'repo', env: 'MEMCORE_REPO', kind: 'string', help: 'the folder code locations are relative to, for check and context --diff (default the working directory)' },
+  {
+    key: 'repo',
+    env: 'MEMCORE_REPO',
+    kind: 'string',
+    help: 'the folder code locations are relative to, for check and context --diff (default the working directory)',
+  },
   { key: 'smallDimensions', env: 'MEMCORE_SMALL_DIMENSIONS', kind: 'int', help: 'length of vector_small for a new database' },
-  { key: 'residentMaxEntries', env: 'MEMCORE_RESIDENT_MAX_ENTRIES', kind: 'int', default: 250_000, help: 'stores up to this size have the entries of a bundle read from memory, and semanticSearch run exactly from memory (0: always LanceDB)' },
-  { key: 'scanMaxEntries', env: 'MEMCORE_SCAN_MAX_ENTRIES', kind: 'int', default: 2_000_000, help: 'stores up to this size run stage 1 as a scan of small vectors in memory (0: always LanceDB\'s index)' },
-  { key: 'scanThreadMinEntries', env: 'MEMCORE_SCAN_THREAD_MIN_ENTRIES', kind: 'int', default: 32_768, help: 'stores from this size run that scan on a helper thread, beside the keyword search (0: any size; above scanMaxEntries: never)' },
-  { key: 'embedder.provider', env: 'MEMCORE_EMBEDDER', kind: { enum: ['local', 'openai'] }, default: 'local', help: 'local (offline) or openai (any OpenAI-compatible server)' },
+  {
+    key: 'residentMaxEntries',
+    env: 'MEMCORE_RESIDENT_MAX_ENTRIES',
+    kind: 'int',
+    default: 250_000,
+    help: 'stores up to this size have the entries of a bundle read from memory, and semanticSearch run exactly from memory (0: always LanceDB)',
+  },
+  {
+    key: 'scanMaxEntries',
+    env: 'MEMCORE_SCAN_MAX_ENTRIES',
+    kind: 'int',
+    default: 2_000_000,
+    help: "stores up to this size run stage 1 as a scan of small vectors in memory (0: always LanceDB's index)",
+  },
+  {
+    key: 'scanThreadMinEntries',
+    env: 'MEMCORE_SCAN_THREAD_MIN_ENTRIES',
+    kind: 'int',
+    default: 32_768,
+    help: 'stores from this size run that scan on a helper thread, beside the keyword search (0: any size; above scanMaxEntries: never)',
+  },
+  {
+    key: 'embedder.provider',
+    env: 'MEMCORE_EMBEDDER',
+    kind: { enum: ['local', 'openai'] },
+    default: 'local',
+    help: 'local (offline) or openai (any OpenAI-compatible server)',
+  },
   { key: 'embedder.baseURL', env: 'MEMCORE_EMBED_BASE_URL', kind: 'url', help: 'e.g. http://127.0.0.1:11434/v1' },
   { key: 'embedder.apiKey', env: 'MEMCORE_EMBED_API_KEY', kind: 'string', secret: true, help: 'bearer token (default OPENAI_API_KEY)' },
   { key: 'embedder.model', env: 'MEMCORE_EMBED_MODEL', kind: 'string', help: 'embedding model name' },
   { key: 'embedder.dimensions', env: 'MEMCORE_EMBED_DIMENSIONS', kind: 'int', help: 'vector length stored' },
-  { key: 'embedder.matryoshkaDimensions', env: 'MEMCORE_EMBED_MATRYOSHKA_DIMENSIONS', kind: 'intList', help: 'sizes the model was trained for, comma-separated' },
+  {
+    key: 'embedder.matryoshkaDimensions',
+    env: 'MEMCORE_EMBED_MATRYOSHKA_DIMENSIONS',
+    kind: 'intList',
+    help: 'sizes the model was trained for, comma-separated',
+  },
   { key: 'embedder.sendDimensions', env: 'MEMCORE_EMBED_SEND_DIMENSIONS', kind: 'bool', help: 'ask the server for `dimensions`' },
-  { key: 'embedder.truncatable', env: 'MEMCORE_EMBED_TRUNCATABLE', kind: 'bool', help: 'Matryoshka-trained: prefixes are valid embeddings' },
+  {
+    key: 'embedder.truncatable',
+    env: 'MEMCORE_EMBED_TRUNCATABLE',
+    kind: 'bool',
+    help: 'Matryoshka-trained: prefixes are valid embeddings',
+  },
   { key: 'embedder.batchSize', env: 'MEMCORE_EMBED_BATCH_SIZE', kind: 'int', help: 'texts per request (64)' },
   { key: 'embedder.concurrency', env: 'MEMCORE_EMBED_CONCURRENCY', kind: 'int', help: 'requests in flight (2)' },
   { key: 'embedder.timeoutMs', env: 'MEMCORE_EMBED_TIMEOUT_MS', kind: 'int', help: 'per request (30000)' },
   { key: 'embedder.maxRetries', env: 'MEMCORE_EMBED_MAX_RETRIES', kind: 'int', help: 'on 429/5xx/connection errors (3)' },
-  { key: 'embedder.workers', env: 'MEMCORE_EMBED_WORKERS', kind: 'int', help: 'local model: worker threads that share an ingest (the cores, at most 8; 1: the caller\'s thread only)' },
-  { key: 'embedder.chunkTokens', env: 'MEMCORE_EMBED_CHUNK_TOKENS', kind: 'int', help: 'long texts are chunked to this many tokens (512; local 128)' },
-  { key: 'embedder.overlapTokens', env: 'MEMCORE_EMBED_OVERLAP_TOKENS', kind: 'int', help: 'tokens shared by consecutive chunks (64; local 16)' },
+  {
+    key: 'embedder.workers',
+    env: 'MEMCORE_EMBED_WORKERS',
+    kind: 'int',
+    help: "local model: worker threads that share an ingest (the cores, at most 8; 1: the caller's thread only)",
+  },
+  {
+    key: 'embedder.chunkTokens',
+    env: 'MEMCORE_EMBED_CHUNK_TOKENS',
+    kind: 'int',
+    help: 'long texts are chunked to this many tokens (512; local 128)',
+  },
+  {
+    key: 'embedder.overlapTokens',
+    env: 'MEMCORE_EMBED_OVERLAP_TOKENS',
+    kind: 'int',
+    help: 'tokens shared by consecutive chunks (64; local 16)',
+  },
   { key: 'llm.baseURL', env: 'MEMCORE_LLM_BASE_URL', kind: 'url', help: 'chat endpoint for the relevance filter' },
   { key: 'llm.apiKey', env: 'MEMCORE_LLM_API_KEY', kind: 'string', secret: true, help: 'bearer token (default OPENAI_API_KEY)' },
   { key: 'llm.model', env: 'MEMCORE_LLM_MODEL', kind: 'string', help: 'chat model; setting it enables --llm' },
@@ -53,9 +107,27 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'llm.maxRetries', env: 'MEMCORE_LLM_MAX_RETRIES', kind: 'int', help: 'retries within the budget (1)' },
   { key: 'cache.ttlMs', env: 'MEMCORE_CACHE_TTL_MS', kind: 'int', default: 300_000, help: 'context cache lifetime; 0 turns it off' },
   { key: 'cache.max', env: 'MEMCORE_CACHE_MAX', kind: 'int', default: 500, help: 'context bundles kept' },
-  { key: 'feedback.alpha', env: 'MEMCORE_FEEDBACK_ALPHA', kind: 'fraction', default: 0.3, help: 'weight of a new rating in an entry\'s effectiveness (moving average), from 0 to 1' },
-  { key: 'feedback.halfLifeDays', env: 'MEMCORE_FEEDBACK_HALF_LIFE_DAYS', kind: 'int', default: 90, help: 'days over which an effectiveness drifts halfway back to neutral without ratings' },
-  { key: 'gaps.log', env: 'MEMCORE_GAPS_LOG', kind: 'bool', default: true, help: 'log tasks memory could not answer (empty or low-confidence bundles) to gaps.jsonl' },
+  {
+    key: 'feedback.alpha',
+    env: 'MEMCORE_FEEDBACK_ALPHA',
+    kind: 'fraction',
+    default: 0.3,
+    help: "weight of a new rating in an entry's effectiveness (moving average), from 0 to 1",
+  },
+  {
+    key: 'feedback.halfLifeDays',
+    env: 'MEMCORE_FEEDBACK_HALF_LIFE_DAYS',
+    kind: 'int',
+    default: 90,
+    help: 'days over which an effectiveness drifts halfway back to neutral without ratings',
+  },
+  {
+    key: 'gaps.log',
+    env: 'MEMCORE_GAPS_LOG',
+    kind: 'bool',
+    default: true,
+    help: 'log tasks memory could not answer (empty or low-confidence bundles) to gaps.jsonl',
+  },
   { key: 'gaps.retentionDays', env: 'MEMCORE_GAPS_RETENTION_DAYS', kind: 'int', default: 90, help: 'days a logged task is kept' },
 ];
 
@@ -117,7 +189,8 @@ function coerce(s: Setting, raw: unknown, where: string): unknown {
     case 'intList': {
       const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',').map((x) => x.trim()) : null;
       const nums = list?.map((x) => (typeof x === 'number' ? x : /^\d+$/.test(String(x)) ? Number(x) : NaN));
-      if (!nums || nums.length === 0 || nums.some((n) => !Number.isInteger(n) || n < 1)) throw fail('must be a list of positive whole numbers');
+      if (!nums || nums.length === 0 || nums.some((n) => !Number.isInteger(n) || n < 1))
+        throw fail('must be a list of positive whole numbers');
       return nums;
     }
   }

@@ -30,7 +30,8 @@ export function chunkText(text: string, options: ChunkOptions = {}): { text: str
   const size = options.chunkTokens ?? 512;
   const overlap = options.overlapTokens ?? 64;
   if (!Number.isInteger(size) || size < 8) throw new Error(`chunkTokens must be an integer ≥ 8, got ${size}`);
-  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) throw new Error(`overlapTokens must be an integer from 0 to chunkTokens − 1, got ${overlap}`);
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size)
+    throw new Error(`overlapTokens must be an integer from 0 to chunkTokens − 1, got ${overlap}`);
   const pieces = [...text.matchAll(PIECE)].map((m) => ({ text: m[0], tokens: pieceTokens(m[0]) }));
   const total = pieces.reduce((n, p) => n + p.tokens, 0);
   if (total <= size) return [{ text, tokens: total }];
@@ -40,7 +41,14 @@ export function chunkText(text: string, options: ChunkOptions = {}): { text: str
     let end = start;
     let tokens = 0;
     while (end < pieces.length && (tokens + pieces[end]!.tokens <= size || end === start)) tokens += pieces[end++]!.tokens;
-    chunks.push({ text: pieces.slice(start, end).map((p) => p.text).join('').trim(), tokens });
+    chunks.push({
+      text: pieces
+        .slice(start, end)
+        .map((p) => p.text)
+        .join('')
+        .trim(),
+      tokens,
+    });
     if (end >= pieces.length) break;
     // Step back `overlap` tokens for the next chunk, but always move forward.
     let back = end;
@@ -64,7 +72,11 @@ export function chunksWithHeader(text: string, options: ChunkOptions = {}): { te
   const headerTokens = approxTokens(header);
   const size = options.chunkTokens ?? 512;
   if (header === '' || headerTokens > size / 4) return whole;
-  const rest = chunkText(text.slice(newline + 1), { ...options, chunkTokens: size - headerTokens, overlapTokens: Math.min(options.overlapTokens ?? 64, size - headerTokens - 1) });
+  const rest = chunkText(text.slice(newline + 1), {
+    ...options,
+    chunkTokens: size - headerTokens,
+    overlapTokens: Math.min(options.overlapTokens ?? 64, size - headerTokens - 1),
+  });
   return rest.map((c) => ({ text: `${header}\n${c.text}`, tokens: c.tokens + headerTokens }));
 }
 
@@ -84,7 +96,17 @@ export async function embedChunked(
   let next = 0;
   return chunked.map((chunks) => {
     const own = vectors.slice(next, (next += chunks.length));
-    return own.length === 1 ? own[0]! : normalize(Float32Array.from(meanPool(own, chunks.map((c) => c.tokens))), model);
+    return own.length === 1
+      ? own[0]!
+      : normalize(
+          Float32Array.from(
+            meanPool(
+              own,
+              chunks.map((c) => c.tokens),
+            ),
+          ),
+          model,
+        );
   });
 }
 

@@ -96,7 +96,10 @@ async function embedOneBatch(
   }
   return vectors.map((v) => {
     if (v.length !== embedder.dimensions) {
-      throw new MemcoreError(`embedder ${embedder.id} returned a ${v.length}-dimension vector, expected ${embedder.dimensions}`, 'EMBEDDING');
+      throw new MemcoreError(
+        `embedder ${embedder.id} returned a ${v.length}-dimension vector, expected ${embedder.dimensions}`,
+        'EMBEDDING',
+      );
     }
     // Check the raw values: Float32Array.from would quietly turn null into 0 and "1" into 1.
     for (let i = 0; i < v.length; i++) {

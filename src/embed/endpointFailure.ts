@@ -6,13 +6,16 @@ import OpenAI from 'openai';
  */
 export function describeEndpointFailure(what: string, baseURL: string, model: string, e: unknown): string {
   const at = `${what} request to ${baseURL} (model "${model}")`;
-  if (e instanceof OpenAI.APIConnectionTimeoutError) return `${at} timed out: is the server overloaded, or the model still loading? Raise the timeout if it is slow to start`;
+  if (e instanceof OpenAI.APIConnectionTimeoutError)
+    return `${at} timed out: is the server overloaded, or the model still loading? Raise the timeout if it is slow to start`;
   if (e instanceof OpenAI.APIConnectionError) {
     const cause = errorCode(e);
     return `${at} could not connect${cause ? ` (${cause})` : ''}: is the server running at that address? For Ollama, start it with \`ollama serve\` (default http://127.0.0.1:11434/v1)`;
   }
-  if (e instanceof OpenAI.AuthenticationError || e instanceof OpenAI.PermissionDeniedError) return `${at} was refused (${e.status}): check the API key (MEMCORE_EMBED_API_KEY, MEMCORE_LLM_API_KEY or OPENAI_API_KEY)`;
-  if (e instanceof OpenAI.NotFoundError) return `${at} found no such model or route (404): check the model name (for Ollama: \`ollama pull ${model}\`) and that the base URL ends in /v1`;
+  if (e instanceof OpenAI.AuthenticationError || e instanceof OpenAI.PermissionDeniedError)
+    return `${at} was refused (${e.status}): check the API key (MEMCORE_EMBED_API_KEY, MEMCORE_LLM_API_KEY or OPENAI_API_KEY)`;
+  if (e instanceof OpenAI.NotFoundError)
+    return `${at} found no such model or route (404): check the model name (for Ollama: \`ollama pull ${model}\`) and that the base URL ends in /v1`;
   if (e instanceof OpenAI.APIError && e.status !== undefined) return `${at} failed with HTTP ${e.status}: ${e.message}`;
   return `${at} failed: ${e instanceof Error ? e.message : String(e)}`;
 }

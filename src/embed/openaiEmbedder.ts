@@ -42,8 +42,19 @@ export interface OpenAIEmbedderOptions {
 }
 
 export const OPENAI_EMBEDDER_OPTIONS = optionNames<OpenAIEmbedderOptions>()([
-  'baseURL', 'apiKey', 'model', 'dimensions', 'sendDimensions', 'truncatable', 'batchSize', 'concurrency', 'matryoshkaDimensions',
-  'chunkTokens', 'overlapTokens', 'timeoutMs', 'maxRetries',
+  'baseURL',
+  'apiKey',
+  'model',
+  'dimensions',
+  'sendDimensions',
+  'truncatable',
+  'batchSize',
+  'concurrency',
+  'matryoshkaDimensions',
+  'chunkTokens',
+  'overlapTokens',
+  'timeoutMs',
+  'maxRetries',
 ]);
 
 /** Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint, through the `openai` client. */
@@ -56,7 +67,8 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
   const batchSize = options.batchSize ?? 64;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidInput(`embedder.batchSize must be a positive integer, got ${batchSize}`);
   const concurrency = options.concurrency ?? 2;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw invalidInput(`embedder.concurrency must be a positive integer, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw invalidInput(`embedder.concurrency must be a positive integer, got ${concurrency}`);
   const allowed = options.matryoshkaDimensions;
   if (allowed !== undefined && !allowed.includes(options.dimensions)) {
     throw invalidInput(`embedder.dimensions ${options.dimensions} is not one of the model's Matryoshka sizes (${allowed.join(', ')})`);

@@ -46,13 +46,20 @@ export const ENTRY_GRAPH_MAX_NODES = 10_000;
  * most linked entries are the ones a reader of a large graph looks for first, and keeping them
  * keeps the edges the drawing is made of.
  */
-export function sampleEntryGraph(entries: readonly MemoryEntry[], edges: readonly GraphEdge[], maxNodes: number, focus?: string): EntryGraph {
+export function sampleEntryGraph(
+  entries: readonly MemoryEntry[],
+  edges: readonly GraphEdge[],
+  maxNodes: number,
+  focus?: string,
+): EntryGraph {
   const degree = new Map<string, number>(entries.map((e) => [e.id, 0]));
   for (const e of edges) {
     degree.set(e.from, (degree.get(e.from) ?? 0) + 1);
     degree.set(e.to, (degree.get(e.to) ?? 0) + 1);
   }
-  const ranked = [...entries].sort((a, b) => Number(b.id === focus) - Number(a.id === focus) || degree.get(b.id)! - degree.get(a.id)! || a.id.localeCompare(b.id));
+  const ranked = [...entries].sort(
+    (a, b) => Number(b.id === focus) - Number(a.id === focus) || degree.get(b.id)! - degree.get(a.id)! || a.id.localeCompare(b.id),
+  );
   const kept = ranked.slice(0, maxNodes);
   const keptIds = new Set(kept.map((e) => e.id));
   return {

@@ -7,8 +7,23 @@ import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, requireFolder, throwIfAborted } from '../model/errors.js';
-import { deriveEntryId, validateMemoryDocument, type EntryRecord, type MemoryDocument, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
-import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type EntryLink, type RememberInput, type RememberResult } from './remember.js';
+import {
+  deriveEntryId,
+  validateMemoryDocument,
+  type EntryRecord,
+  type MemoryDocument,
+  type MemoryDocumentRecord,
+  type RelationRecord,
+} from '../model/memoryFile.js';
+import {
+  DEFAULT_CORE,
+  rememberDocument,
+  retractionDocument,
+  withEntryId,
+  type EntryLink,
+  type RememberInput,
+  type RememberResult,
+} from './remember.js';
 import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
 import { ENTRY_GRAPH_DEFAULT_NODES, ENTRY_GRAPH_MAX_NODES, sampleEntryGraph, type EntryGraph, type EntryGraphQuery } from './entryGraph.js';
 import { exportDocument } from '../ops/export.js';
@@ -16,10 +31,35 @@ import { copyStore, type BackupManifest } from '../ops/backup.js';
 import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { copyInto, dropRemoved, reembedFolder, swapFolders, type ReembedReport } from '../ops/reembed.js';
 import { nameIndex } from '../retrieve/mentionCandidates.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Sensitivity, type CodeLocation, type ContextBundle, type EntryEdgeType, type GoldenPath, type MemoryEntry, type PathHop, type Reason, type ScoredEntry, type StoreStats } from '../model/types.js';
+import {
+  CONFIDENCE_LEVELS,
+  ENTRY_EDGE_TYPES,
+  SENSITIVITY_LEVELS,
+  type Sensitivity,
+  type CodeLocation,
+  type ContextBundle,
+  type EntryEdgeType,
+  type GoldenPath,
+  type MemoryEntry,
+  type PathHop,
+  type Reason,
+  type ScoredEntry,
+  type StoreStats,
+} from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
-import { buildTaskContext, embedOrExplain, resolveFilter, resolveSensitivity, resolveTaskContextOptions, resolveThreshold, SEARCH_FILTER_OPTIONS, TASK_CONTEXT_OPTIONS, type SearchFilterOptions, type TaskContextOptions } from '../retrieve/taskContext.js';
+import {
+  buildTaskContext,
+  embedOrExplain,
+  resolveFilter,
+  resolveSensitivity,
+  resolveTaskContextOptions,
+  resolveThreshold,
+  SEARCH_FILTER_OPTIONS,
+  TASK_CONTEXT_OPTIONS,
+  type SearchFilterOptions,
+  type TaskContextOptions,
+} from '../retrieve/taskContext.js';
 import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from '../retrieve/vectorCandidates.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
@@ -164,11 +204,30 @@ export interface HybridSearchOptions extends Omit<MatryoshkaSearchOptions, 'smal
 export type SearchResults = SearchHit[] & { notes: string[] };
 
 const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
-  'path', 'env', 'cwd', 'embedder', 'repo', 'cache', 'smallDimensions', 'residentMaxEntries', 'scanMaxEntries', 'scanThreadMinEntries', 'llm',
+  'path',
+  'env',
+  'cwd',
+  'embedder',
+  'repo',
+  'cache',
+  'smallDimensions',
+  'residentMaxEntries',
+  'scanMaxEntries',
+  'scanThreadMinEntries',
+  'llm',
 ]);
-const SEMANTIC_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal'])];
-const MATRYOSHKA_SEARCH_OPTIONS = [...SEMANTIC_SEARCH_OPTIONS, ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims'])];
-const KEYWORD_SEARCH_OPTIONS = [...SEARCH_FILTER_OPTIONS, ...optionNames<Omit<KeywordSearchOptions, keyof SearchFilterOptions>>()(['limit', 'signal'])];
+const SEMANTIC_SEARCH_OPTIONS = [
+  ...SEARCH_FILTER_OPTIONS,
+  ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal']),
+];
+const MATRYOSHKA_SEARCH_OPTIONS = [
+  ...SEMANTIC_SEARCH_OPTIONS,
+  ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims']),
+];
+const KEYWORD_SEARCH_OPTIONS = [
+  ...SEARCH_FILTER_OPTIONS,
+  ...optionNames<Omit<KeywordSearchOptions, keyof SearchFilterOptions>>()(['limit', 'signal']),
+];
 const HYBRID_SEARCH_OPTIONS = [
   ...MATRYOSHKA_SEARCH_OPTIONS.filter((o) => o !== 'smallDims'),
   ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()(['fusion', 'weights', 'k', 'mentions', 'strict']),
@@ -178,14 +237,46 @@ const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 's
 const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
 const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync', 'repo']);
-const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()(['core', 'type', 'conventions', 'autoLink', 'parseTimeoutMs', 'signal', 'onProgress']);
+const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()([
+  'core',
+  'type',
+  'conventions',
+  'autoLink',
+  'parseTimeoutMs',
+  'signal',
+  'onProgress',
+]);
 const IMPORT_CODE_OPTIONS = optionNames<ImportCodeOptions>()(['codebase', 'autoLink', 'signal', 'onProgress']);
 const CHECK_CODE_OPTIONS = optionNames<CheckCodeOptions>()(['repo', 'codebase', 'fix']);
 const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 const REMEMBER_FIELDS = optionNames<RememberInput>()([
-  'title', 'content', 'core', 'type', 'id', 'confidence', 'importance', 'tags', 'aliases', 'source', 'sensitivity', 'pinned', 'related', 'dependsOn', 'supersedes', 'code', 'autoLink',
+  'title',
+  'content',
+  'core',
+  'type',
+  'id',
+  'confidence',
+  'importance',
+  'tags',
+  'aliases',
+  'source',
+  'sensitivity',
+  'pinned',
+  'related',
+  'dependsOn',
+  'supersedes',
+  'code',
+  'autoLink',
 ]);
-const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()(['file', 'symbol', 'startLine', 'endLine', 'codebase', 'language', 'relevance']);
+const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()([
+  'file',
+  'symbol',
+  'startLine',
+  'endLine',
+  'codebase',
+  'language',
+  'relevance',
+]);
 
 /** A rating of an entry (`feedback`). */
 export interface FeedbackInput {
@@ -279,8 +370,10 @@ export interface CodeReferenceHit {
 
 function checkIngestOptions(where: string, options: IngestOptions, allowed: readonly string[]): void {
   checkOptionNames(where, options, allowed);
-  if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean') checkOptionNames(`${where}.autoLink`, options.autoLink, AUTO_LINK_OPTIONS);
-  if (options.repo !== undefined && (typeof options.repo !== 'string' || options.repo === '')) throw invalidInput(`${where}: repo must be the path of a folder`);
+  if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean')
+    checkOptionNames(`${where}.autoLink`, options.autoLink, AUTO_LINK_OPTIONS);
+  if (options.repo !== undefined && (typeof options.repo !== 'string' || options.repo === ''))
+    throw invalidInput(`${where}: repo must be the path of a folder`);
 }
 
 /** The document with its code locations fingerprinted against `repo`, when one is given. */
@@ -290,7 +383,8 @@ async function fingerprinted(where: string, document: MemoryDocument, repo: stri
 
 function checkLimit(v: unknown, name = 'limit'): number {
   if (v === undefined) return 10;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000) throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000)
+    throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -303,7 +397,8 @@ const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>
 /** The Embedder an EmbedderConfig names (reembed), checked as openMemory checks it. */
 function embedderFrom(config: EmbedderConfig): Embedder {
   if (config && typeof config === 'object' && 'embed' in config) return config;
-  if (!config || typeof config !== 'object' || (config.provider !== 'local' && config.provider !== 'openai')) throw invalidInput("reembed needs an Embedder, { provider: 'local' } or { provider: 'openai', … }");
+  if (!config || typeof config !== 'object' || (config.provider !== 'local' && config.provider !== 'openai'))
+    throw invalidInput("reembed needs an Embedder, { provider: 'local' } or { provider: 'openai', … }");
   if (config.provider === 'local') {
     checkOptionNames('reembed.embedder', config, ['provider', ...LOCAL_EMBEDDER_OPTIONS]);
     const { provider: _local, ...options } = config;
@@ -320,13 +415,19 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   checkOptionNames('openMemory.cache', options.cache, CACHE_OPTIONS);
   const embedderOption = options.embedder;
   if (embedderOption && !('embed' in embedderOption)) {
-    checkOptionNames('openMemory.embedder', embedderOption, embedderOption.provider === 'openai' ? ['provider', ...OPENAI_EMBEDDER_OPTIONS] : ['provider', ...LOCAL_EMBEDDER_OPTIONS]);
+    checkOptionNames(
+      'openMemory.embedder',
+      embedderOption,
+      embedderOption.provider === 'openai' ? ['provider', ...OPENAI_EMBEDDER_OPTIONS] : ['provider', ...LOCAL_EMBEDDER_OPTIONS],
+    );
   }
   if (options.llm && !('completeJson' in options.llm)) checkOptionNames('openMemory.llm', options.llm, LLM_OPTIONS);
   const embedderObject = options.embedder && 'embed' in options.embedder ? options.embedder : undefined;
   const chatObject = options.llm && 'completeJson' in options.llm ? options.llm : undefined;
   // An Embedder object replaces every embedder setting, so the environment's are not consulted.
-  const env = embedderObject ? Object.fromEntries(Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('MEMCORE_EMBED'))) : options.env;
+  const env = embedderObject
+    ? Object.fromEntries(Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('MEMCORE_EMBED')))
+    : options.env;
   const { values } = resolveConfig({
     options: {
       db: options.path,
@@ -344,18 +445,39 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   });
   const config = values as unknown as ConfigValues;
   const { provider, ...embedderSettings } = config.embedder;
-  const { chunkTokens, overlapTokens, workers, batchSize, ...openaiSettings } = embedderSettings as typeof embedderSettings & { workers?: number };
+  const { chunkTokens, overlapTokens, workers, batchSize, ...openaiSettings } = embedderSettings as typeof embedderSettings & {
+    workers?: number;
+  };
   const embedder =
     embedderObject ??
     (provider === 'openai'
-      ? openAIEmbedder({ ...openaiSettings, ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}), ...(batchSize !== undefined ? { batchSize } : {}) } as OpenAIEmbedderOptions)
-      : localEmbedder({ ...(chunkTokens !== undefined ? { chunkTokens } : {}), ...(overlapTokens !== undefined ? { overlapTokens } : {}), ...(workers !== undefined ? { workers } : {}), ...(batchSize !== undefined ? { batchSize } : {}) }));
+      ? openAIEmbedder({
+          ...openaiSettings,
+          ...(chunkTokens !== undefined ? { chunkTokens } : {}),
+          ...(overlapTokens !== undefined ? { overlapTokens } : {}),
+          ...(batchSize !== undefined ? { batchSize } : {}),
+        } as OpenAIEmbedderOptions)
+      : localEmbedder({
+          ...(chunkTokens !== undefined ? { chunkTokens } : {}),
+          ...(overlapTokens !== undefined ? { overlapTokens } : {}),
+          ...(workers !== undefined ? { workers } : {}),
+          ...(batchSize !== undefined ? { batchSize } : {}),
+        }));
   const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
   if (!shared) {
     const { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, feedback } = config;
-    shared = { stores: Stores.open(dir, embedder, { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, effectiveness: feedback }), engines: 0 };
+    shared = {
+      stores: Stores.open(dir, embedder, {
+        smallDimensions,
+        residentMaxEntries,
+        scanMaxEntries,
+        scanThreadMinEntries,
+        effectiveness: feedback,
+      }),
+      engines: 0,
+    };
     openStores.set(dir, shared);
     shared.stores.catch(() => openStores.delete(dir));
   }
@@ -364,14 +486,22 @@ export async function openMemory(options: OpenMemoryOptions = {}): Promise<Memor
   try {
     stores = await shared.stores;
     if (stores.meta.embedder.id !== embedder.id) {
-      throw new MemcoreError(`${dir} is open with embedder ${stores.meta.embedder.id}; it cannot be opened with ${embedder.id}`, 'MODEL_MISMATCH');
+      throw new MemcoreError(
+        `${dir} is open with embedder ${stores.meta.embedder.id}; it cannot be opened with ${embedder.id}`,
+        'MODEL_MISMATCH',
+      );
     }
   } catch (e) {
     await releaseStores(dir);
     throw e;
   }
   const repo = config.repo === undefined ? undefined : resolve(options.cwd ?? process.cwd(), config.repo);
-  return new MemoryEngine(stores, embedder, { cache: config.cache, llm, gaps: { enabled: config.gaps.log, retentionDays: config.gaps.retentionDays }, ...(repo ? { repo } : {}) });
+  return new MemoryEngine(stores, embedder, {
+    cache: config.cache,
+    llm,
+    gaps: { enabled: config.gaps.log, retentionDays: config.gaps.retentionDays },
+    ...(repo ? { repo } : {}),
+  });
 }
 
 interface ConfigValues {
@@ -542,24 +672,46 @@ export class MemoryEngine {
       checkIngestOptions('ingest', options, INGEST_OPTIONS);
       const { document, external } = await loadMemoryFile(file);
       const doc = await fingerprinted('ingest', document, options.repo);
-      return indexDocument(this.stores, this.embedder, sourceKeyOf(file, this.stores.dir), doc, external, { ...options, recordSource: true, inputName: file });
+      return indexDocument(this.stores, this.embedder, sourceKeyOf(file, this.stores.dir), doc, external, {
+        ...options,
+        recordSource: true,
+        inputName: file,
+      });
     });
   }
 
   /** Upserts a memory document given as an object in the memory file format. */
   ingestDocument(doc: MemoryDocumentRecord, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
-    if (options.sync && options.source === undefined) return Promise.reject(invalidInput('ingestDocument: sync needs a source (what the store should match)'));
-    return this.writeDocument('ingestDocument', doc, options.source ?? 'api', options, [...INGEST_OPTIONS, 'source'], options.source !== undefined);
+    if (options.sync && options.source === undefined)
+      return Promise.reject(invalidInput('ingestDocument: sync needs a source (what the store should match)'));
+    return this.writeDocument(
+      'ingestDocument',
+      doc,
+      options.source ?? 'api',
+      options,
+      [...INGEST_OPTIONS, 'source'],
+      options.source !== undefined,
+    );
   }
 
   /** `recordSource`: keep what `source` wrote (a named document), which its later syncs need. */
-  private writeDocument(where: string, doc: unknown, source: string, options: IngestOptions, allowed: readonly string[], recordSource = false): Promise<IngestReport> {
+  private writeDocument(
+    where: string,
+    doc: unknown,
+    source: string,
+    options: IngestOptions,
+    allowed: readonly string[],
+    recordSource = false,
+  ): Promise<IngestReport> {
     return this.serialized(async () => {
       checkIngestOptions(where, options, allowed);
       if (typeof source !== 'string' || source === '') throw invalidInput(`${where}: source must be a non-empty string`);
       const { document, external } = validateMemoryDocument(source, doc);
       const { source: _label, ...ingest } = options as IngestOptions & { source?: string };
-      return indexDocument(this.stores, this.embedder, source, await fingerprinted(where, document, options.repo), external, { ...ingest, recordSource });
+      return indexDocument(this.stores, this.embedder, source, await fingerprinted(where, document, options.repo), external, {
+        ...ingest,
+        recordSource,
+      });
     });
   }
 
@@ -582,17 +734,22 @@ export class MemoryEngine {
    */
   importMarkdown(paths: string[], options: ImportMarkdownOptions = {}): Promise<ImportReport> {
     return this.serialized(async () => {
-      if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === '')) throw invalidInput('importMarkdown needs a list of file or folder paths');
+      if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === ''))
+        throw invalidInput('importMarkdown needs a list of file or folder paths');
       checkOptionNames('importMarkdown', options, IMPORT_MARKDOWN_OPTIONS);
       if (options.core !== undefined) checkId('importMarkdown: core', options.core);
       if (options.type !== undefined && (typeof options.type !== 'string' || !/^[a-z][a-z0-9_-]{0,39}$/.test(options.type))) {
-        throw invalidInput(`importMarkdown: type must be lowercase letters, digits, _ or - (an entry type like fact or decision), got ${JSON.stringify(options.type)}`);
+        throw invalidInput(
+          `importMarkdown: type must be lowercase letters, digits, _ or - (an entry type like fact or decision), got ${JSON.stringify(options.type)}`,
+        );
       }
       for (const flag of ['conventions', 'autoLink'] as const) {
-        if (options[flag] !== undefined && typeof options[flag] !== 'boolean') throw invalidInput(`importMarkdown: ${flag} must be true or false`);
+        if (options[flag] !== undefined && typeof options[flag] !== 'boolean')
+          throw invalidInput(`importMarkdown: ${flag} must be true or false`);
       }
       const timeout = options.parseTimeoutMs;
-      if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 100)) throw invalidInput('importMarkdown: parseTimeoutMs must be an integer of at least 100');
+      if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 100))
+        throw invalidInput('importMarkdown: parseTimeoutMs must be an integer of at least 100');
       return importMarkdown(this.stores, this.embedder, paths, options);
     });
   }
@@ -607,7 +764,8 @@ export class MemoryEngine {
       if (typeof repo !== 'string' || repo === '') throw invalidInput('importCode needs the path of a folder of code');
       checkOptionNames('importCode', options, IMPORT_CODE_OPTIONS);
       checkId('importCode: codebase', options?.codebase);
-      if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean') throw invalidInput('importCode: autoLink must be true or false');
+      if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean')
+        throw invalidInput('importCode: autoLink must be true or false');
       return importCode(this.stores, this.embedder, repo, options);
     });
   }
@@ -620,7 +778,8 @@ export class MemoryEngine {
   checkCode(options: CheckCodeOptions): Promise<CheckReport> {
     return this.serialized(async () => {
       checkOptionNames('checkCode', options, CHECK_CODE_OPTIONS);
-      if (typeof options.repo !== 'string' || options.repo === '') throw invalidInput('checkCode needs repo: the folder code locations are relative to');
+      if (typeof options.repo !== 'string' || options.repo === '')
+        throw invalidInput('checkCode needs repo: the folder code locations are relative to');
       const repo = await requireFolder('checkCode', options.repo);
       if (options.codebase !== undefined) checkId('checkCode: codebase', options.codebase);
       if (options.fix !== undefined && typeof options.fix !== 'boolean') throw invalidInput('checkCode: fix must be true or false');
@@ -639,9 +798,12 @@ export class MemoryEngine {
       checkOptionNames('feedback', input, ['entryId', 'useful', 'bundleId', 'note']);
       checkId('feedback: entryId', input.entryId);
       const useful = input.useful === true ? 1 : input.useful === false ? 0 : input.useful;
-      if (typeof useful !== 'number' || !(useful >= 0 && useful <= 1)) throw invalidInput(`feedback: useful must be true, false or a number from 0 to 1, got ${JSON.stringify(input.useful)}`);
-      if (input.bundleId !== undefined && (typeof input.bundleId !== 'string' || !/^b_[0-9a-f]{16}$/.test(input.bundleId))) throw invalidInput(`feedback: bundleId must be a bundle's id (b_ and 16 hex digits), got ${JSON.stringify(input.bundleId)}`);
-      if (input.note !== undefined && (typeof input.note !== 'string' || input.note.length > 2_000)) throw invalidInput('feedback: note must be a string of at most 2,000 characters');
+      if (typeof useful !== 'number' || !(useful >= 0 && useful <= 1))
+        throw invalidInput(`feedback: useful must be true, false or a number from 0 to 1, got ${JSON.stringify(input.useful)}`);
+      if (input.bundleId !== undefined && (typeof input.bundleId !== 'string' || !/^b_[0-9a-f]{16}$/.test(input.bundleId)))
+        throw invalidInput(`feedback: bundleId must be a bundle's id (b_ and 16 hex digits), got ${JSON.stringify(input.bundleId)}`);
+      if (input.note !== undefined && (typeof input.note !== 'string' || input.note.length > 2_000))
+        throw invalidInput('feedback: note must be a string of at most 2,000 characters');
       const [entry] = await this.stores.table.read({ ids: [input.entryId] });
       if (!entry) throw new MemcoreError(`feedback: no entry with id ${JSON.stringify(input.entryId)}`, 'NOT_FOUND');
       const key = input.bundleId ? `${input.bundleId}\u0000${input.entryId}` : `${randomUUID()}`;
@@ -649,7 +811,13 @@ export class MemoryEngine {
       const recorded = !effectiveness.keys.has(key);
       if (recorded) {
         const signal: FeedbackSignal = {
-          key, at: new Date().toISOString(), entryId: entry.entry.id, coreId: entry.entry.coreId, source: entry.entry.source, bundleId: input.bundleId ?? null, useful,
+          key,
+          at: new Date().toISOString(),
+          entryId: entry.entry.id,
+          coreId: entry.entry.coreId,
+          source: entry.entry.source,
+          bundleId: input.bundleId ?? null,
+          useful,
           ...(input.note !== undefined ? { note: input.note } : {}),
         };
         await this.stores.apply({ op: 'feedback', signals: [signal] });
@@ -686,7 +854,8 @@ export class MemoryEngine {
     return this.serialized(async () => {
       checkOptionNames('remember', input, REMEMBER_FIELDS);
       input.code?.forEach((c, i) => checkOptionNames(`remember.code[${i}]`, c, CODE_REFERENCE_FIELDS));
-      if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean') throw invalidInput('remember: autoLink must be true or false');
+      if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean')
+        throw invalidInput('remember: autoLink must be true or false');
       const id = input.id ?? deriveEntryId(typeof input.core === 'string' ? input.core : DEFAULT_CORE, String(input.title));
       const { document, external } = validateMemoryDocument('remember', withEntryId(rememberDocument(input), id));
       const existed = (await this.stores.graph.existingIds('entry', [id])).size > 0;
@@ -702,10 +871,14 @@ export class MemoryEngine {
    * holding the reason supersedes it, so `getEntries`, `asOf` queries and the graph still show what
    * was believed and why it stopped; `delete` removes the entry and its edges for good.
    */
-  forget(id: string, options: { reason?: string; mode?: 'supersede' | 'delete' } = {}): Promise<{ id: string; mode: 'supersede' | 'delete'; retractionId?: string }> {
+  forget(
+    id: string,
+    options: { reason?: string; mode?: 'supersede' | 'delete' } = {},
+  ): Promise<{ id: string; mode: 'supersede' | 'delete'; retractionId?: string }> {
     checkOptionNames('forget', options, ['reason', 'mode']);
     const mode = options.mode ?? 'supersede';
-    if (mode !== 'supersede' && mode !== 'delete') return Promise.reject(invalidInput(`forget: mode must be supersede or delete, got ${JSON.stringify(mode)}`));
+    if (mode !== 'supersede' && mode !== 'delete')
+      return Promise.reject(invalidInput(`forget: mode must be supersede or delete, got ${JSON.stringify(mode)}`));
     checkId('forget', id);
     if (mode === 'delete') {
       return this.delete([id]).then(({ deleted }) => {
@@ -714,13 +887,17 @@ export class MemoryEngine {
       });
     }
     const reason = options.reason;
-    if (typeof reason !== 'string' || reason.trim() === '') return Promise.reject(invalidInput('forget: a reason is required to supersede an entry (it is kept as the retraction\'s content)'));
+    if (typeof reason !== 'string' || reason.trim() === '')
+      return Promise.reject(invalidInput("forget: a reason is required to supersede an entry (it is kept as the retraction's content)"));
     return this.serialized(async () => {
       const [old] = (await this.stores.table.read({ ids: [id] })).map((s) => s.entry);
       if (!old) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
       const doc = retractionDocument(old, reason);
       const retractionId = deriveEntryId(old.coreId, doc.entries![0]!.title);
-      const { document, external } = validateMemoryDocument('forget', { ...doc, relations: [{ type: 'SUPERSEDES', from: retractionId, to: id }] });
+      const { document, external } = validateMemoryDocument('forget', {
+        ...doc,
+        relations: [{ type: 'SUPERSEDES', from: retractionId, to: id }],
+      });
       await indexDocument(this.stores, this.embedder, 'forget', document, external, {});
       return { id, mode, retractionId };
     });
@@ -749,14 +926,33 @@ export class MemoryEngine {
     checkOptionNames('coreMemory', options, ['maxTokens']);
     checkId('coreMemory', core);
     const maxTokens = options.maxTokens ?? 2000;
-    if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000) throw invalidInput(`maxTokens must be an integer from 1 to 1000000, got ${JSON.stringify(maxTokens)}`);
+    if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000)
+      throw invalidInput(`maxTokens must be an integer from 1 to 1000000, got ${JSON.stringify(maxTokens)}`);
     const rank = (e: MemoryEntry) => CONFIDENCE_LEVELS.indexOf(e.confidence);
     const entries = (await this.stores.table.read(resolveFilter({ cores: [core] }))).map((s) => s.entry);
-    entries.sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.importance - a.importance || rank(b) - rank(a) || b.updatedAt.getTime() - a.updatedAt.getTime() || a.title.localeCompare(b.title));
+    entries.sort(
+      (a, b) =>
+        Number(b.pinned) - Number(a.pinned) ||
+        b.importance - a.importance ||
+        rank(b) - rank(a) ||
+        b.updatedAt.getTime() - a.updatedAt.getTime() ||
+        a.title.localeCompare(b.title),
+    );
     const bundle: ContextBundle = {
       task: `core memory: ${core}`,
-      entries: entries.map((entry) => ({ entry, score: entry.importance / 10, similarity: 0, why: [], tokens: estimateTokens(`${entry.title}\n${entry.content}`) })),
-      codeRefs: [], goldenPaths: [], relatedDecisions: [], timings: {}, cacheHit: false, notes: [],
+      entries: entries.map((entry) => ({
+        entry,
+        score: entry.importance / 10,
+        similarity: 0,
+        why: [],
+        tokens: estimateTokens(`${entry.title}\n${entry.content}`),
+      })),
+      codeRefs: [],
+      goldenPaths: [],
+      relatedDecisions: [],
+      timings: {},
+      cacheHit: false,
+      notes: [],
     };
     return { core, text: formatContext(bundle, { style: 'prompt', maxTokens }), entries };
   }
@@ -775,7 +971,9 @@ export class MemoryEngine {
     const { links, named } = await this.namedLinks(id, details.links, resolveSensitivity(options.sensitivity));
     const repo = this.repo;
     const index = repo && details.code.length > 0 ? new CodeIndex(repo, [this.stores.dir]) : undefined;
-    const code = index ? await Promise.all(details.code.map(async (c) => ({ ...c, freshness: (await codeFreshness(c.code, index)).status }))) : details.code;
+    const code = index
+      ? await Promise.all(details.code.map(async (c) => ({ ...c, freshness: (await codeFreshness(c.code, index)).status })))
+      : details.code;
     return { ...details, links, code, supersededBy: details.supersededBy && named(details.supersededBy) ? details.supersededBy : null };
   }
 
@@ -789,9 +987,17 @@ export class MemoryEngine {
     using _reading = await this.reading();
     checkOptionNames('exportMemory', options, ['cores', 'sensitivity']);
     const filter = resolveFilter({ ...(options.cores ? { cores: options.cores } : {}), ...options });
-    const entries = (await this.stores.table.read({ ...(filter.cores ? { cores: filter.cores } : {}), sensitivity: filter.sensitivity })).map((s) => s.entry);
+    const entries = (
+      await this.stores.table.read({ ...(filter.cores ? { cores: filter.cores } : {}), sensitivity: filter.sensitivity })
+    ).map((s) => s.entry);
     const graph = this.stores.graph;
-    return exportDocument(entries, await graph.allCodeLocations(), await graph.allGoldenPaths(), await graph.allRelations(), await readSignals(this.stores.dir));
+    return exportDocument(
+      entries,
+      await graph.allCodeLocations(),
+      await graph.allGoldenPaths(),
+      await graph.allRelations(),
+      await readSignals(this.stores.dir),
+    );
   }
 
   /**
@@ -803,7 +1009,8 @@ export class MemoryEngine {
     checkOptionNames('backup', options, ['onProgress']);
     if (typeof dest !== 'string' || dest === '') return Promise.reject(invalidInput('backup needs a destination folder'));
     const target = resolve(dest);
-    if (target === this.path || target.startsWith(this.path + sep)) return Promise.reject(invalidInput(`a backup cannot go inside the folder it copies (${this.path})`));
+    if (target === this.path || target.startsWith(this.path + sep))
+      return Promise.reject(invalidInput(`a backup cannot go inside the folder it copies (${this.path})`));
     return this.serialized(async () => {
       await this.stores.graph.checkpoint();
       const s = await this.stats();
@@ -838,9 +1045,16 @@ export class MemoryEngine {
    * The links of entry `id` whose other entry a read with this sensitivity may name (links to code
    * and golden paths always), and the test it used.
    */
-  private async namedLinks(id: string, links: EntryLink[], sensitivity: Sensitivity[]): Promise<{ links: EntryLink[]; named: (other: string) => boolean }> {
+  private async namedLinks(
+    id: string,
+    links: EntryLink[],
+    sensitivity: Sensitivity[],
+  ): Promise<{ links: EntryLink[]; named: (other: string) => boolean }> {
     const betweenEntries = (l: EntryLink) => ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType);
-    const visible = await this.visibleIds(links.filter(betweenEntries).flatMap((l) => [l.from, l.to]), sensitivity);
+    const visible = await this.visibleIds(
+      links.filter(betweenEntries).flatMap((l) => [l.from, l.to]),
+      sensitivity,
+    );
     const named = (other: string) => other === id || visible.has(other);
     return { links: links.filter((l) => !betweenEntries(l) || (named(l.from) && named(l.to))), named };
   }
@@ -865,7 +1079,8 @@ export class MemoryEngine {
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
-    const keep = async (hits: Hit[]) => (await dropSuperseded(this.stores.graph, this.stores.table, hits, { asOf: options.asOf, signal: options.signal })).kept;
+    const keep = async (hits: Hit[]) =>
+      (await dropSuperseded(this.stores.graph, this.stores.table, hits, { asOf: options.asOf, signal: options.signal })).kept;
     const { hits } = await exactNearest(this.stores, vector, { filter, limit, threshold, keep, signal: options.signal });
     return hits.map(({ entry, similarity, why }) => ({ entry, score: similarity, similarity, why }));
   }
@@ -876,7 +1091,14 @@ export class MemoryEngine {
    */
   private async current(
     limit: number,
-    options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder?: boolean; asOf?: Date; signal?: AbortSignal; rankedBy: 'similarity' | 'keyword' | 'fused' },
+    options: {
+      filter: EntryFilter;
+      queryVector?: Float32Array;
+      exactOrder?: boolean;
+      asOf?: Date;
+      signal?: AbortSignal;
+      rankedBy: 'similarity' | 'keyword' | 'fused';
+    },
     fetch: (n: number) => Promise<Hit[]>,
   ): Promise<SearchHit[]> {
     for (let n = limit + 16; ; n *= 4) {
@@ -903,25 +1125,41 @@ export class MemoryEngine {
    * a rerank on the full vectors (8-bit, in memory); the hits returned are read with their float
    * vectors and ordered by exact cosine. The query is embedded once.
    */
-  async matryoshkaSearch(query: string, options: MatryoshkaSearchOptions = {}): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
+  async matryoshkaSearch(
+    query: string,
+    options: MatryoshkaSearchOptions = {},
+  ): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
     using _reading = await this.reading();
     checkOptionNames('matryoshkaSearch', options, MATRYOSHKA_SEARCH_OPTIONS);
     const limit = checkLimit(options.limit);
     if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
-      throw invalidInput(`this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`);
+      throw invalidInput(
+        `this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`,
+      );
     }
     // The default depends on the store's size: bad options are refused before that loads the columns.
-    const candidates = options.candidates === undefined ? await stage1CandidatesFor(this.stores, limit) : checkLimit(options.candidates, 'candidates');
+    const candidates =
+      options.candidates === undefined ? await stage1CandidatesFor(this.stores, limit) : checkLimit(options.candidates, 'candidates');
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
     const vector = await this.embedQuery(query, options.signal);
     let stage1Candidates = 0;
-    const hits = await this.current(limit, { ...options, filter, queryVector: vector, exactOrder: true, rankedBy: 'similarity' }, async (n) => {
-      const r = await twoStageCandidates(this.stores, vector, { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal: options.signal });
-      stage1Candidates = r.stage1;
-      return r.hits;
-    });
+    const hits = await this.current(
+      limit,
+      { ...options, filter, queryVector: vector, exactOrder: true, rankedBy: 'similarity' },
+      async (n) => {
+        const r = await twoStageCandidates(this.stores, vector, {
+          filter,
+          candidates: Math.max(candidates, n),
+          limit: n,
+          threshold,
+          signal: options.signal,
+        });
+        stage1Candidates = r.stage1;
+        return r.hits;
+      },
+    );
     return { hits, stage1Candidates, smallDimensions: this.stores.meta.smallDimensions };
   }
 
@@ -933,7 +1171,9 @@ export class MemoryEngine {
     const limit = checkLimit(options.limit);
     const filter = resolveFilter(options);
     const words = capText(query, SEARCHED_CHARS);
-    return this.current(limit, { ...options, filter, rankedBy: 'keyword' }, (n) => keywordCandidates(this.stores, words, { filter, limit: n, signal: options.signal }));
+    return this.current(limit, { ...options, filter, rankedBy: 'keyword' }, (n) =>
+      keywordCandidates(this.stores, words, { filter, limit: n, signal: options.signal }),
+    );
   }
 
   /**
@@ -945,25 +1185,43 @@ export class MemoryEngine {
     using _reading = await this.reading();
     checkOptionNames('hybridSearch', options, HYBRID_SEARCH_OPTIONS);
     if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
-    if (options.strict !== undefined && typeof options.strict !== 'boolean') throw invalidInput(`strict must be true or false, got ${JSON.stringify(options.strict)}`);
+    if (options.strict !== undefined && typeof options.strict !== 'boolean')
+      throw invalidInput(`strict must be true or false, got ${JSON.stringify(options.strict)}`);
     const limit = checkLimit(options.limit);
     const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
-    if (options.fusion !== undefined && options.fusion !== 'rrf' && options.fusion !== 'weighted') throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(options.fusion)}`);
-    if (options.weights !== undefined && !(Array.isArray(options.weights) && options.weights.length === 2 && options.weights.every((w) => typeof w === 'number' && w >= 0))) {
+    if (options.fusion !== undefined && options.fusion !== 'rrf' && options.fusion !== 'weighted')
+      throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(options.fusion)}`);
+    if (
+      options.weights !== undefined &&
+      !(Array.isArray(options.weights) && options.weights.length === 2 && options.weights.every((w) => typeof w === 'number' && w >= 0))
+    ) {
       throw invalidInput('weights must be [vectorWeight, keywordWeight], both ≥ 0');
     }
     const notes: string[] = [];
     const note = capNote(query);
     if (note) notes.push(note.replace('the task', 'the query'));
-    const vector = await embedOrExplain(this.queryEmbedder, capText(query, EMBEDDED_CHARS), { strict: options.strict === true, signal: options.signal, notes });
+    const vector = await embedOrExplain(this.queryEmbedder, capText(query, EMBEDDED_CHARS), {
+      strict: options.strict === true,
+      signal: options.signal,
+      notes,
+    });
     const words = capText(query, SEARCHED_CHARS);
     const method = options.fusion ?? 'weighted';
     const weights = options.weights ?? (method === 'weighted' ? [0.3, 1] : [1, 1]);
     const fusion: FusionOptions = { method, weights: [...weights, 2], ...(options.k !== undefined ? { k: options.k } : {}) };
     const hits = await this.current(limit, { ...options, filter, queryVector: vector, rankedBy: 'fused' }, async (n) =>
-      (await hybridCandidates(this.stores, words, vector, { filter, candidates: Math.max(candidates, n), threshold, mentions: options.mentions === true, signal: options.signal, fusion })).fused.slice(0, n),
+      (
+        await hybridCandidates(this.stores, words, vector, {
+          filter,
+          candidates: Math.max(candidates, n),
+          threshold,
+          mentions: options.mentions === true,
+          signal: options.signal,
+          fusion,
+        })
+      ).fused.slice(0, n),
     );
     return Object.assign(hits, { notes });
   }
@@ -974,16 +1232,22 @@ export class MemoryEngine {
     checkOptionNames('traverse', options, TRAVERSE_OPTIONS);
     checkId('traverse', startId);
     const depth = options.depth ?? 2;
-    if (!Number.isInteger(depth) || depth < 1 || depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
+    if (!Number.isInteger(depth) || depth < 1 || depth > 10)
+      throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
     const edgeTypes = options.relationTypes ?? [...ENTRY_EDGE_TYPES];
     for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`relationTypes: unknown type ${JSON.stringify(t)}`);
     const sensitivity = resolveSensitivity(options.sensitivity);
     // An entry of a sensitivity not asked for is not found, as an unknown one is.
-    if ((await this.visibleIds([startId], sensitivity)).size === 0 || (await this.stores.graph.existingIds('entry', [startId])).size === 0) {
+    if (
+      (await this.visibleIds([startId], sensitivity)).size === 0 ||
+      (await this.stores.graph.existingIds('entry', [startId])).size === 0
+    ) {
       throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
     }
     const { reaches } = await expandWithPaths(this.stores.graph, [startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
-    const entries = new Map((await this.stores.table.read({ ids: reaches.map((r) => r.targetId), sensitivity })).map((s) => [s.entry.id, s.entry]));
+    const entries = new Map(
+      (await this.stores.table.read({ ids: reaches.map((r) => r.targetId), sensitivity })).map((s) => [s.entry.id, s.entry]),
+    );
     // A path through a hidden entry would name it: such hits are left out with it.
     const named = (id: string) => id === startId || entries.has(id);
     return reaches
@@ -1003,11 +1267,13 @@ export class MemoryEngine {
     checkOptionNames('entryGraph', query, 'focus' in query ? ['focus', 'depth', 'maxNodes'] : ['core', 'maxNodes']);
     checkOptionNames('entryGraph options', options, SENSITIVITY_OPTION);
     const maxNodes = query.maxNodes ?? ENTRY_GRAPH_DEFAULT_NODES;
-    if (!Number.isInteger(maxNodes) || maxNodes < 1 || maxNodes > ENTRY_GRAPH_MAX_NODES) throw invalidInput(`maxNodes must be an integer from 1 to ${ENTRY_GRAPH_MAX_NODES}, got ${JSON.stringify(maxNodes)}`);
+    if (!Number.isInteger(maxNodes) || maxNodes < 1 || maxNodes > ENTRY_GRAPH_MAX_NODES)
+      throw invalidInput(`maxNodes must be an integer from 1 to ${ENTRY_GRAPH_MAX_NODES}, got ${JSON.stringify(maxNodes)}`);
     let entries: MemoryEntry[];
     if ('focus' in query) {
       const depth = query.depth ?? 1;
-      if (!Number.isInteger(depth) || depth < 1 || depth > 3) throw invalidInput(`depth must be an integer from 1 to 3, got ${JSON.stringify(depth)}`);
+      if (!Number.isInteger(depth) || depth < 1 || depth > 3)
+        throw invalidInput(`depth must be an integer from 1 to 3, got ${JSON.stringify(depth)}`);
       const reached = await this.traverse(query.focus, { depth, ...options });
       entries = [...(await this.getEntries([query.focus], options)), ...reached.map((r) => r.entry)];
     } else {
@@ -1016,13 +1282,20 @@ export class MemoryEngine {
       entries = (await this.stores.table.read(resolveFilter({ cores: [query.core], ...options }))).map((s) => s.entry);
     }
     using _reading = await this.reading();
-    const edges = await this.stores.graph.edgesAmong(entries.map((e) => e.id), ENTRY_EDGE_TYPES);
+    const edges = await this.stores.graph.edgesAmong(
+      entries.map((e) => e.id),
+      ENTRY_EDGE_TYPES,
+    );
     return sampleEntryGraph(entries, edges, maxNodes, 'focus' in query ? query.focus : undefined);
   }
 
   /** Pattern 1: hybrid seeds expanded through the graph and scored; no code attached. */
   async findWithContext(query: string, options: Omit<TaskContextOptions, 'includeCode'> = {}): Promise<ScoredEntry[]> {
-    checkOptionNames('findWithContext', options, TASK_CONTEXT_OPTIONS.filter((o) => o !== 'includeCode'));
+    checkOptionNames(
+      'findWithContext',
+      options,
+      TASK_CONTEXT_OPTIONS.filter((o) => o !== 'includeCode'),
+    );
     return (await this.contextFor('findWithContext', query, { ...options, includeCode: false })).entries;
   }
 
@@ -1036,9 +1309,23 @@ export class MemoryEngine {
     const refs = await this.stores.graph.findByCodeReference({ filePath });
     throwIfAborted(options.signal);
     // The exact search, over the referencing entries only: no row is read but the hits'.
-    const filter = { ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date(), sensitivity: resolveSensitivity(options.sensitivity) };
-    const { hits } = await exactNearest(this.stores, vector, { filter, limit, threshold: -1, keep: async (h) => h, signal: options.signal });
-    return hits.map(({ entry, similarity }) => ({ entry, similarity, references: refs.filter((r) => r.entryId === entry.id).map((r) => ({ code: r.code, relevance: r.relevance })) }));
+    const filter = {
+      ids: [...new Set(refs.map((r) => r.entryId))],
+      validAt: new Date(),
+      sensitivity: resolveSensitivity(options.sensitivity),
+    };
+    const { hits } = await exactNearest(this.stores, vector, {
+      filter,
+      limit,
+      threshold: -1,
+      keep: async (h) => h,
+      signal: options.signal,
+    });
+    return hits.map(({ entry, similarity }) => ({
+      entry,
+      similarity,
+      references: refs.filter((r) => r.entryId === entry.id).map((r) => ({ code: r.code, relevance: r.relevance })),
+    }));
   }
 
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
@@ -1062,7 +1349,11 @@ export class MemoryEngine {
     // Checked before the cache key is made: a bad option must fail even when a bundle is cached.
     resolveTaskContextOptions(options, where);
     const key = ContextCache.key(task, options, await this.stores.currentGeneration());
-    const bundle = await this.cache.getOrCompute(key, (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat), options.signal);
+    const bundle = await this.cache.getOrCompute(
+      key,
+      (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat),
+      options.signal,
+    );
     if (where === 'buildTaskContext') await this.gapLog.record(bundle, options.cores);
     // After the cache: files change without a write to the store.
     return this.repo && options.includeCode !== false ? withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
@@ -1078,9 +1369,12 @@ export class MemoryEngine {
     using _reading = await this.reading();
     if (typeof source === 'object' && source !== null) {
       checkOptionNames('contextForDiff', source, ['repo', 'range', 'staged']);
-      if (typeof source.repo !== 'string' || source.repo === '') throw invalidInput('contextForDiff: repo must be the path of a git repository');
-      if (source.range !== undefined && typeof source.range !== 'string') throw invalidInput('contextForDiff: range must be a string like main..HEAD');
-      if (source.staged !== undefined && typeof source.staged !== 'boolean') throw invalidInput('contextForDiff: staged must be true or false');
+      if (typeof source.repo !== 'string' || source.repo === '')
+        throw invalidInput('contextForDiff: repo must be the path of a git repository');
+      if (source.range !== undefined && typeof source.range !== 'string')
+        throw invalidInput('contextForDiff: range must be a string like main..HEAD');
+      if (source.staged !== undefined && typeof source.staged !== 'boolean')
+        throw invalidInput('contextForDiff: staged must be true or false');
       source = { ...source, repo: await requireFolder('contextForDiff', source.repo) };
     } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
     resolveTaskContextOptions(options, 'contextForDiff');
@@ -1097,7 +1391,8 @@ export class MemoryEngine {
   async gaps(options: { since?: Date } = {}): Promise<GapGroup[]> {
     using _reading = await this.reading();
     checkOptionNames('gaps', options, ['since']);
-    if (options.since !== undefined && !(options.since instanceof Date && Number.isFinite(options.since.getTime()))) throw invalidInput('gaps: since must be a valid Date');
+    if (options.since !== undefined && !(options.since instanceof Date && Number.isFinite(options.since.getTime())))
+      throw invalidInput('gaps: since must be a valid Date');
     return groupGaps(await this.gapLog.read(options.since), this.queryEmbedder);
   }
 
@@ -1120,9 +1415,12 @@ export class MemoryEngine {
   index(options: IndexOptions = {}): Promise<IndexResult> {
     return this.serialized(async () => {
       checkOptionNames('index', options, INDEX_OPTIONS);
-      if (options.annMinRows !== undefined && !(Number.isInteger(options.annMinRows) && options.annMinRows >= 0)) throw invalidInput(`annMinRows must be a whole number ≥ 0, got ${JSON.stringify(options.annMinRows)}`);
+      if (options.annMinRows !== undefined && !(Number.isInteger(options.annMinRows) && options.annMinRows >= 0))
+        throw invalidInput(`annMinRows must be a whole number ≥ 0, got ${JSON.stringify(options.annMinRows)}`);
       const { onProgress } = options;
-      await this.stores.refitProjection({ onProgress: onProgress && ((done, total) => onProgress(`small vectors re-derived: ${done}/${total}`)) });
+      await this.stores.refitProjection({
+        onProgress: onProgress && ((done, total) => onProgress(`small vectors re-derived: ${done}/${total}`)),
+      });
       onProgress?.('building indexes …');
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
       onProgress?.('writing snapshots …');
@@ -1145,11 +1443,16 @@ export class MemoryEngine {
     checkOptionNames('findByCodeReference', query, CODE_REFERENCE_QUERY);
     checkOptionNames('findByCodeReference options', options, SENSITIVITY_OPTION);
     for (const k of ['filePath', 'symbol', 'codebaseId'] as const) {
-      if (query[k] !== undefined && (typeof query[k] !== 'string' || query[k] === '')) throw invalidInput(`${k} must be a non-empty string`);
+      if (query[k] !== undefined && (typeof query[k] !== 'string' || query[k] === ''))
+        throw invalidInput(`${k} must be a non-empty string`);
     }
     const refs = await this.stores.graph.findByCodeReference(query);
     const ids = [...new Set(refs.map((r) => r.entryId))];
-    const read = await hydrateHits(this.stores, ids.map((id) => makeHit(id, 0, [])), { filter: { sensitivity: resolveSensitivity(options.sensitivity) } });
+    const read = await hydrateHits(
+      this.stores,
+      ids.map((id) => makeHit(id, 0, [])),
+      { filter: { sensitivity: resolveSensitivity(options.sensitivity) } },
+    );
     const entries = new Map(read.map((h) => [h.id, h.entry]));
     return refs.flatMap((r) => {
       const entry = entries.get(r.entryId);

@@ -106,7 +106,12 @@ function linksOf(input: RememberInput, id: string | undefined): Pick<MemoryDocum
     ...(input.related ?? []).map((to) => ({ type: 'RELATED' as const, from, to })),
     ...(input.dependsOn ?? []).map((to) => ({ type: 'DEPENDS_ON' as const, from, to })),
     ...(input.supersedes ?? []).map((to) => ({ type: 'SUPERSEDES' as const, from, to })),
-    ...code_locations.map((c, i) => ({ type: 'REFERENCES_CODE' as const, from, to: deriveCodeLocationId(c), relevance: input.code![i]!.relevance ?? 1 })),
+    ...code_locations.map((c, i) => ({
+      type: 'REFERENCES_CODE' as const,
+      from,
+      to: deriveCodeLocationId(c),
+      relevance: input.code![i]!.relevance ?? 1,
+    })),
   ];
   return { ...(code_locations.length ? { code_locations } : {}), ...(relations.length ? { relations } : {}) };
 }

@@ -33,8 +33,8 @@ export function checkEvalFile(file: string, data: unknown): EvalFile {
     const e = validate.errors![0]!;
     const m = /^\/queries\/(\d+)(?:\/(.*))?$/.exec(e.instancePath);
     const missing = e.keyword === 'required' ? String((e.params as { missingProperty: string }).missingProperty) : null;
-    const field = missing ?? (m ? m[2] ?? null : e.instancePath.slice(1) || null);
-    throw new MemoryFileError(file, m ? `queries[${m[1]}]` : null, field, missing ? 'is required' : e.message ?? 'is invalid');
+    const field = missing ?? (m ? (m[2] ?? null) : e.instancePath.slice(1) || null);
+    throw new MemoryFileError(file, m ? `queries[${m[1]}]` : null, field, missing ? 'is required' : (e.message ?? 'is invalid'));
   }
   const ids = new Set<string>();
   (data as EvalFile).queries.forEach((q, i) => {
@@ -56,16 +56,28 @@ export async function loadEvalFile(file: string): Promise<EvalFile> {
   const evalFile = checkEvalFile(file, parseMemoryText(file, text, format).raw);
   if (evalFile.memory === undefined) return evalFile;
   const own = Object.keys(memoryPart(evalFile));
-  if (own.length > 0) throw new MemoryFileError(file, null, 'memory', `names a memory file, so the eval file holds no memory of its own (found ${own.join(', ')})`);
+  if (own.length > 0)
+    throw new MemoryFileError(
+      file,
+      null,
+      'memory',
+      `names a memory file, so the eval file holds no memory of its own (found ${own.join(', ')})`,
+    );
   const path = resolve(dirname(file), evalFile.memory);
   let memoryText: string;
   try {
     memoryText = await readFile(path, 'utf8');
   } catch (e) {
-    throw new MemoryFileError(file, null, 'memory', `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new MemoryFileError(
+      file,
+      null,
+      'memory',
+      `${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   const memory = parseMemoryText(path, memoryText, formatOf(path)).raw;
-  if (memory === null || typeof memory !== 'object' || Array.isArray(memory)) throw new MemoryFileError(path, null, null, 'must hold an object with entries, code_locations, golden_paths or relations');
+  if (memory === null || typeof memory !== 'object' || Array.isArray(memory))
+    throw new MemoryFileError(path, null, null, 'must hold an object with entries, code_locations, golden_paths or relations');
   const { version: _version, ...records } = memory as Record<string, unknown>;
   return { ...records, name: evalFile.name ?? path, queries: evalFile.queries };
 }

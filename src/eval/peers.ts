@@ -44,7 +44,11 @@ export interface PeerSet {
 const BATCH = 5_000;
 
 /** Builds the asked peers over `documents` (LanceDB in a temp folder, Orama in this process). */
-export async function buildPeers(documents: readonly PeerDocument[], names: readonly PeerName[] = PEERS, progress: (message: string) => void = () => undefined): Promise<PeerSet> {
+export async function buildPeers(
+  documents: readonly PeerDocument[],
+  names: readonly PeerName[] = PEERS,
+  progress: (message: string) => void = () => undefined,
+): Promise<PeerSet> {
   const peers: Peer[] = [];
   const buildSeconds: PeerSet['buildSeconds'] = {};
   const closers: (() => Promise<void>)[] = [];
@@ -60,10 +64,17 @@ export async function buildPeers(documents: readonly PeerDocument[], names: read
     peers.push(...(await oramaPeers(documents, progress)).filter((p) => names.includes(p.name)));
     buildSeconds.orama = (performance.now() - t) / 1000;
   }
-  return { peers: names.flatMap((n) => peers.filter((p) => p.name === n)), buildSeconds, close: async () => void (await Promise.all(closers.map((c) => c()))) };
+  return {
+    peers: names.flatMap((n) => peers.filter((p) => p.name === n)),
+    buildSeconds,
+    close: async () => void (await Promise.all(closers.map((c) => c()))),
+  };
 }
 
-async function lanceDbPeers(documents: readonly PeerDocument[], progress: (message: string) => void): Promise<{ peers: Peer[]; close: () => Promise<void> }> {
+async function lanceDbPeers(
+  documents: readonly PeerDocument[],
+  progress: (message: string) => void,
+): Promise<{ peers: Peer[]; close: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'memcore-peer-lancedb-'));
   const db = await lancedb.connect(dir);
   let table: lancedb.Table | undefined;
@@ -120,7 +131,10 @@ async function oramaPeers(documents: readonly PeerDocument[], progress: (message
     orama = await import('@orama/orama');
     stopwords = (await import('@orama/stopwords/english')).stopwords;
   } catch {
-    throw new MemcoreError('the Orama peers need @orama/orama and @orama/stopwords, which are devDependencies: run this from a clone after npm install', 'INVALID_INPUT');
+    throw new MemcoreError(
+      'the Orama peers need @orama/orama and @orama/stopwords, which are devDependencies: run this from a clone after npm install',
+      'INVALID_INPUT',
+    );
   }
   const dimensions = documents[0]?.vector.length ?? 0;
   const db: import('@orama/orama').AnyOrama = orama.create({
@@ -129,13 +143,24 @@ async function oramaPeers(documents: readonly PeerDocument[], progress: (message
   });
   for (let i = 0; i < documents.length; i += BATCH) {
     progress(`Orama: inserting ${i}/${documents.length}`);
-    await orama.insertMultiple(db, documents.slice(i, i + BATCH).map((d) => ({ id: d.id, core: d.core, text: d.text, embedding: Array.from(d.vector) })), BATCH);
+    await orama.insertMultiple(
+      db,
+      documents.slice(i, i + BATCH).map((d) => ({ id: d.id, core: d.core, text: d.text, embedding: Array.from(d.vector) })),
+      BATCH,
+    );
   }
   const run = async (mode: 'hybrid' | 'vector' | 'fulltext', text: string, v: Float32Array, k: number, cores?: readonly string[]) => {
     const where = cores && cores.length > 0 ? { where: { core: { in: [...cores] } } } : {};
     const vector = { vector: { value: Array.from(v), property: 'embedding' }, similarity: 0 };
-    const params = mode === 'fulltext' ? { term: text, properties: ['text'] } : mode === 'vector' ? { mode, ...vector } : { mode, term: text, properties: ['text'], ...vector };
-    const result = await orama.search(db, { ...params, ...where, limit: k, includeVectors: false } as import('@orama/orama').SearchParams<typeof db>);
+    const params =
+      mode === 'fulltext'
+        ? { term: text, properties: ['text'] }
+        : mode === 'vector'
+          ? { mode, ...vector }
+          : { mode, term: text, properties: ['text'], ...vector };
+    const result = await orama.search(db, { ...params, ...where, limit: k, includeVectors: false } as import('@orama/orama').SearchParams<
+      typeof db
+    >);
     return result.hits.map((h) => String((h.document as { id: string }).id));
   };
   return [

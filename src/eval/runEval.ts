@@ -113,8 +113,10 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
   const strategies = options.strategies ?? [...STRATEGIES];
   for (const s of strategies) if (!STRATEGIES.includes(s)) throw invalidInput(`unknown strategy "${s}"; one of ${STRATEGIES.join(', ')}`);
   const ks = [...new Set(options.ks ?? [2, 5, 8, 10, 25, 50])].sort((a, b) => a - b);
-  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw invalidInput('k values must be whole numbers from 1 to 1000');
-  if (options.misses !== undefined && (!Number.isInteger(options.misses) || options.misses < 1 || options.misses > 1000)) throw invalidInput('misses must be a whole number from 1 to 1000');
+  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 1000))
+    throw invalidInput('k values must be whole numbers from 1 to 1000');
+  if (options.misses !== undefined && (!Number.isInteger(options.misses) || options.misses < 1 || options.misses > 1000))
+    throw invalidInput('misses must be a whole number from 1 to 1000');
   const maxK = Math.max(...ks, 10, options.misses ?? 0);
   const progress = options.onProgress ?? (() => undefined);
   const dir = options.keepDb ?? (await mkdtemp(join(tmpdir(), 'memcore-eval-')));
@@ -122,17 +124,34 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
   try {
     const started = performance.now();
     const memory = memoryPart(file);
-    progress(`ingesting ${(memory.entries as unknown[] | undefined)?.length ?? 0} entries${options.autoLink ? ' with auto-linking' : ''} …`);
+    progress(
+      `ingesting ${(memory.entries as unknown[] | undefined)?.length ?? 0} entries${options.autoLink ? ' with auto-linking' : ''} …`,
+    );
     const ingest = await m.ingestDocument(memory, { source: file.name ?? 'eval', autoLink: options.autoLink });
     const ingestMs = performance.now() - started;
     const score = (results: { ranked: string[]; gold: string[]; category: string }[], ms: number): StrategyResult => {
       const byCategory: Record<string, MetricRow> = {};
-      for (const c of [...new Set(results.map((r) => r.category))].sort()) byCategory[c] = aggregate(results.filter((r) => r.category === c), ks);
-      return { overall: aggregate(results, ks), byCategory, msPerQuery: ms / Math.max(1, results.length), ...(options.misses ? { misses: missesAt(file.queries, results, options.misses) } : {}) };
+      for (const c of [...new Set(results.map((r) => r.category))].sort())
+        byCategory[c] = aggregate(
+          results.filter((r) => r.category === c),
+          ks,
+        );
+      return {
+        overall: aggregate(results, ks),
+        byCategory,
+        msPerQuery: ms / Math.max(1, results.length),
+        ...(options.misses ? { misses: missesAt(file.queries, results, options.misses) } : {}),
+      };
     };
     const report: EvalReport = {
-      name: file.name ?? 'eval', entries: ingest.entries.added + ingest.entries.updated + ingest.entries.unchanged,
-      relations: ingest.relations, queries: file.queries.length, ks, ingestMs, embedder: m.embedder.id, strategies: {},
+      name: file.name ?? 'eval',
+      entries: ingest.entries.added + ingest.entries.updated + ingest.entries.unchanged,
+      relations: ingest.relations,
+      queries: file.queries.length,
+      ks,
+      ingestMs,
+      embedder: m.embedder.id,
+      strategies: {},
       ...(options.misses ? { misses: { k: options.misses, depth: maxK } } : {}),
     };
     for (const s of strategies) {
@@ -168,7 +187,8 @@ async function scorePeers(
   const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
   const documents: PeerDocument[] = [];
   try {
-    for await (const batch of table.scanStored(5_000)) for (const s of batch) documents.push({ id: s.entry.id, core: s.entry.coreId, text: embeddingText(s.entry), vector: s.vector });
+    for await (const batch of table.scanStored(5_000))
+      for (const s of batch) documents.push({ id: s.entry.id, core: s.entry.coreId, text: embeddingText(s.entry), vector: s.vector });
   } finally {
     table.close();
   }
@@ -180,7 +200,8 @@ async function scorePeers(
     for (const peer of set.peers) {
       const results: { ranked: string[]; gold: string[]; category: string }[] = [];
       const t0 = performance.now();
-      for (const [i, q] of queries.entries()) results.push({ ranked: await peer.search(q.text, vectors[i]!, k, q.cores), gold: q.gold, category: String(q.category ?? 'all') });
+      for (const [i, q] of queries.entries())
+        results.push({ ranked: await peer.search(q.text, vectors[i]!, k, q.cores), gold: q.gold, category: String(q.category ?? 'all') });
       out[peer.name] = score(results, performance.now() - t0);
       progress(`${peer.name}: done`);
     }
@@ -194,7 +215,14 @@ async function scorePeers(
 const RATED_PER_BUNDLE = 10;
 
 /** See RunEvalOptions.simulateFeedback. */
-async function simulateFeedback(m: MemoryEngine, queries: EvalQuery[], ks: number[], k: number, context: EvalContextOptions, progress: (message: string) => void): Promise<NonNullable<EvalReport['feedback']>> {
+async function simulateFeedback(
+  m: MemoryEngine,
+  queries: EvalQuery[],
+  ks: number[],
+  k: number,
+  context: EvalContextOptions,
+  progress: (message: string) => void,
+): Promise<NonNullable<EvalReport['feedback']>> {
   const seen = new Map<string, number>();
   const [rated, scored] = [[] as EvalQuery[], [] as EvalQuery[]];
   for (const q of queries) {
@@ -216,7 +244,12 @@ async function simulateFeedback(m: MemoryEngine, queries: EvalQuery[], ks: numbe
   }
   const run = async (weights: EvalContextOptions['weights']) => {
     const results: { ranked: string[]; gold: string[]; category: string }[] = [];
-    for (const q of scored) results.push({ ranked: await rank(m, 'context', q, k, { ...context, ...(weights ? { weights } : {}) }), gold: q.gold, category: 'all' });
+    for (const q of scored)
+      results.push({
+        ranked: await rank(m, 'context', q, k, { ...context, ...(weights ? { weights } : {}) }),
+        gold: q.gold,
+        category: 'all',
+      });
     return aggregate(results, ks);
   };
   const without = await run({ ...context.weights, effectiveness: 0 });
@@ -237,10 +270,17 @@ const pct = (x: number) => (100 * x).toFixed(1);
 /** The report as a table: one row per strategy, recall@k and all-gold@k, nDCG@10, MRR, ms/query. */
 export function formatReport(r: EvalReport, reference: string[] = []): string {
   const head = ['strategy', ...r.ks.map((k) => `R@${k}`), ...r.ks.map((k) => `AG@${k}`), 'nDCG@10', 'MRR', 'ms/q'];
-  const named = [...Object.entries(r.strategies), ...Object.entries(r.peers ?? {}).map(([p, res]) => [`${p} (peer)`, res] as const)] as [string, StrategyResult][];
+  const named = [...Object.entries(r.strategies), ...Object.entries(r.peers ?? {}).map(([p, res]) => [`${p} (peer)`, res] as const)] as [
+    string,
+    StrategyResult,
+  ][];
   const rows = named.map(([s, res]) => [
-    s, ...r.ks.map((k) => pct(res.overall.recall[k]!)), ...r.ks.map((k) => pct(res.overall.allGold[k]!)),
-    pct(res.overall.ndcg10), pct(res.overall.mrr), res.msPerQuery.toFixed(1),
+    s,
+    ...r.ks.map((k) => pct(res.overall.recall[k]!)),
+    ...r.ks.map((k) => pct(res.overall.allGold[k]!)),
+    pct(res.overall.ndcg10),
+    pct(res.overall.mrr),
+    res.msPerQuery.toFixed(1),
   ]);
   const table = (h: string[], body: string[][]) => {
     const widths = h.map((c, i) => Math.max(c.length, ...body.map((b) => b[i]!.length)));
@@ -255,24 +295,52 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
   const categories = Object.keys(Object.values(r.strategies)[0]?.byCategory ?? {});
   if (categories.length > 1) {
     out.push('', `per category, R@${r.ks.join('/R@')}:`);
-    const catRows = named.map(([s, res]) => [
-      s, ...categories.map((c) => r.ks.map((k) => pct(res.byCategory[c]!.recall[k]!)).join('/')),
-    ]);
-    out.push(table(['strategy', ...categories.map((c) => `cat ${c} (${Object.values(r.strategies)[0]!.byCategory[c]!.queries})`)], catRows));
+    const catRows = named.map(([s, res]) => [s, ...categories.map((c) => r.ks.map((k) => pct(res.byCategory[c]!.recall[k]!)).join('/'))]);
+    out.push(
+      table(['strategy', ...categories.map((c) => `cat ${c} (${Object.values(r.strategies)[0]!.byCategory[c]!.queries})`)], catRows),
+    );
   }
   for (const [s, res] of named) {
     if (!res.misses) continue;
-    out.push('', `${s}: ${res.misses.length} of ${r.queries} queries miss a gold id in the top ${r.misses?.k} (gold ranks; – = not in the top ${r.misses?.depth}):`);
-    for (const miss of res.misses) out.push(`  ${miss.id}  ${miss.text.includes('\n') ? `${miss.text.split('\n')[0]} …` : miss.text}`, `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`);
+    out.push(
+      '',
+      `${s}: ${res.misses.length} of ${r.queries} queries miss a gold id in the top ${r.misses?.k} (gold ranks; – = not in the top ${r.misses?.depth}):`,
+    );
+    for (const miss of res.misses)
+      out.push(
+        `  ${miss.id}  ${miss.text.includes('\n') ? `${miss.text.split('\n')[0]} …` : miss.text}`,
+        `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`,
+      );
   }
   if (r.feedback) {
     const f = r.feedback;
-    out.push('', `simulated feedback: the context bundles of ${f.rated} queries rated (${f.ratings} ratings: gold useful, the rest not); the other ${f.scored} queries:`);
-    out.push(table(['context', ...r.ks.map((k) => `R@${k}`), ...r.ks.map((k) => `AG@${k}`), 'nDCG@10', 'MRR'], [
-      ['without ratings', ...r.ks.map((k) => pct(f.without.recall[k]!)), ...r.ks.map((k) => pct(f.without.allGold[k]!)), pct(f.without.ndcg10), pct(f.without.mrr)],
-      ['with ratings', ...r.ks.map((k) => pct(f.with.recall[k]!)), ...r.ks.map((k) => pct(f.with.allGold[k]!)), pct(f.with.ndcg10), pct(f.with.mrr)],
-    ]));
+    out.push(
+      '',
+      `simulated feedback: the context bundles of ${f.rated} queries rated (${f.ratings} ratings: gold useful, the rest not); the other ${f.scored} queries:`,
+    );
+    out.push(
+      table(
+        ['context', ...r.ks.map((k) => `R@${k}`), ...r.ks.map((k) => `AG@${k}`), 'nDCG@10', 'MRR'],
+        [
+          [
+            'without ratings',
+            ...r.ks.map((k) => pct(f.without.recall[k]!)),
+            ...r.ks.map((k) => pct(f.without.allGold[k]!)),
+            pct(f.without.ndcg10),
+            pct(f.without.mrr),
+          ],
+          [
+            'with ratings',
+            ...r.ks.map((k) => pct(f.with.recall[k]!)),
+            ...r.ks.map((k) => pct(f.with.allGold[k]!)),
+            pct(f.with.ndcg10),
+            pct(f.with.mrr),
+          ],
+        ],
+      ),
+    );
   }
-  if (reference.length > 0) out.push('', 'Published reference numbers (same metric, same kind of data):', ...reference.map((l) => `  ${l}`));
+  if (reference.length > 0)
+    out.push('', 'Published reference numbers (same metric, same kind of data):', ...reference.map((l) => `  ${l}`));
   return out.join('\n');
 }

@@ -88,14 +88,27 @@ export class Effectiveness {
    * What ratings say about an entry for ranking: its own effectiveness when it was rated; else its
    * source's, counted at half; else its core's, at a quarter (`share`). Undefined when none was rated.
    */
-  forRanking(entryId: string, source: string | null, coreId: string, now = Date.now()): { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined {
-    const pick = (a: Average | undefined, of: 'entry' | 'source' | 'core', share: number) => a && { value: this.decayed(a, now), signals: a.signals, of, share };
-    return pick(this.entries.get(entryId), 'entry', 1) ?? pick(source === null ? undefined : this.sources.get(source), 'source', 0.5) ?? pick(this.cores.get(coreId), 'core', 0.25);
+  forRanking(
+    entryId: string,
+    source: string | null,
+    coreId: string,
+    now = Date.now(),
+  ): { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined {
+    const pick = (a: Average | undefined, of: 'entry' | 'source' | 'core', share: number) =>
+      a && { value: this.decayed(a, now), signals: a.signals, of, share };
+    return (
+      pick(this.entries.get(entryId), 'entry', 1) ??
+      pick(source === null ? undefined : this.sources.get(source), 'source', 0.5) ??
+      pick(this.cores.get(coreId), 'core', 0.25)
+    );
   }
 
   /** Every rated entry, source and core with its effectiveness now. */
   report(now = Date.now()): Record<'entries' | 'sources' | 'cores', { id: string; value: number; signals: number }[]> {
-    const list = (m: Map<string, Average>) => [...m].map(([id, a]) => ({ id, value: this.decayed(a, now), signals: a.signals })).sort((a, b) => a.value - b.value || a.id.localeCompare(b.id));
+    const list = (m: Map<string, Average>) =>
+      [...m]
+        .map(([id, a]) => ({ id, value: this.decayed(a, now), signals: a.signals }))
+        .sort((a, b) => a.value - b.value || a.id.localeCompare(b.id));
     return { entries: list(this.entries), sources: list(this.sources), cores: list(this.cores) };
   }
 }

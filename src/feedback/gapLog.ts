@@ -48,11 +48,16 @@ const FILE = 'gaps.jsonl';
 
 export class GapLog {
   /** Bundles this process handed out lately, for ratings that make a task unanswered. */
-  private readonly recent = new LRUCache<string, { bundle: ContextBundle; cores: string[] | undefined; notUseful: Set<string> }>({ max: 1_000 });
+  private readonly recent = new LRUCache<string, { bundle: ContextBundle; cores: string[] | undefined; notUseful: Set<string> }>({
+    max: 1_000,
+  });
   private readonly enabled: boolean;
   private readonly retentionMs: number;
 
-  constructor(private readonly dir: string, options: GapLogOptions = {}) {
+  constructor(
+    private readonly dir: string,
+    options: GapLogOptions = {},
+  ) {
     this.enabled = options.enabled !== false;
     this.retentionMs = (options.retentionDays ?? 90) * 86_400_000;
   }
@@ -60,7 +65,8 @@ export class GapLog {
   /** Logs the bundle's task when memory could not answer it; never fails the read that asked. */
   async record(bundle: ContextBundle, cores: string[] | undefined): Promise<void> {
     if (!this.enabled) return;
-    if (bundle.bundleId && bundle.entries.length > 0 && !this.recent.has(bundle.bundleId)) this.recent.set(bundle.bundleId, { bundle, cores, notUseful: new Set() });
+    if (bundle.bundleId && bundle.entries.length > 0 && !this.recent.has(bundle.bundleId))
+      this.recent.set(bundle.bundleId, { bundle, cores, notUseful: new Set() });
     const why = bundle.entries.length === 0 ? 'empty' : bundle.lowConfidence ? 'low-confidence' : null;
     if (why) await this.append(bundle, cores, why);
   }
@@ -80,7 +86,13 @@ export class GapLog {
   }
 
   private async append(bundle: ContextBundle, cores: string[] | undefined, why: GapRecord['why']): Promise<void> {
-    const record: GapRecord = { at: new Date().toISOString(), task: bundle.task.slice(0, LOGGED_TASK_CHARS), cores: cores ?? null, why, bestScore: bundle.entries[0]?.score ?? null };
+    const record: GapRecord = {
+      at: new Date().toISOString(),
+      task: bundle.task.slice(0, LOGGED_TASK_CHARS),
+      cores: cores ?? null,
+      why,
+      bestScore: bundle.entries[0]?.score ?? null,
+    };
     await appendFile(join(this.dir, FILE), `${JSON.stringify(record)}\n`).catch(() => undefined);
   }
 

@@ -64,14 +64,22 @@ function promptStyle(bundle: ContextBundle, maxTokens: number | undefined, withB
   if (bundle.lowConfidence) return [open, NO_RELEVANT_MEMORY, '</memory>'].join('\n');
   const blocks: string[] = [];
   for (const e of bundle.entries) {
-    const content = neutralize(e.entry.content.trim()).text.split('\n').map((l) => `  ${l}`).join('\n');
+    const content = neutralize(e.entry.content.trim())
+      .text.split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n');
     blocks.push(`- ${clean(e.entry.title)} (${clean(entrySource(e))})\n${content}`);
   }
   if (bundle.codeRefs.length > 0) {
     blocks.push(['Code:', ...bundle.codeRefs.map((c) => `- ${clean(codeSpan(c.code))}${staleness(c)}`)].join('\n'));
   }
   for (const p of bundle.goldenPaths) {
-    blocks.push([`Golden path: ${clean(p.name)}`, ...p.steps.map((s) => `${s.order}. ${clean(codeSpan(s.code))}${s.description ? ` — ${clean(s.description)}` : ''}`)].join('\n'));
+    blocks.push(
+      [
+        `Golden path: ${clean(p.name)}`,
+        ...p.steps.map((s) => `${s.order}. ${clean(codeSpan(s.code))}${s.description ? ` — ${clean(s.description)}` : ''}`),
+      ].join('\n'),
+    );
   }
   return packBlocks([open, PROMPT_HEADER], blocks, ['</memory>'], maxTokens, '\n');
 }
@@ -81,9 +89,15 @@ function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): st
   for (const e of bundle.entries) {
     blocks.push(`### ${e.entry.title}\n_${entrySource(e)} · score ${e.score.toFixed(3)}_\n\n${e.entry.content.trim()}`);
   }
-  if (bundle.codeRefs.length > 0) blocks.push(['## Code', ...bundle.codeRefs.map((c) => `- \`${codeSpan(c.code)}\`${staleness(c)}`)].join('\n'));
+  if (bundle.codeRefs.length > 0)
+    blocks.push(['## Code', ...bundle.codeRefs.map((c) => `- \`${codeSpan(c.code)}\`${staleness(c)}`)].join('\n'));
   for (const p of bundle.goldenPaths) {
-    blocks.push([`## Golden path: ${p.name}`, ...p.steps.map((s) => `${s.order}. \`${codeSpan(s.code)}\`${s.description ? ` — ${s.description}` : ''}`)].join('\n'));
+    blocks.push(
+      [
+        `## Golden path: ${p.name}`,
+        ...p.steps.map((s) => `${s.order}. \`${codeSpan(s.code)}\`${s.description ? ` — ${s.description}` : ''}`),
+      ].join('\n'),
+    );
   }
   return packBlocks([`# Context for: ${bundle.task}`, `> ${PROMPT_HEADER}`], blocks, [], maxTokens, '\n\n');
 }

@@ -35,16 +35,19 @@ export function neutralize(text: string): { text: string; neutralized: number } 
   // the `<` goes first, so no `>` later or a break inside the tag can complete it.
   const original = text.split(LINE_BREAK);
   // NEL (U+0085) is no \s to a JavaScript pattern, but a line break once the lines are joined.
-  const lines = text.replace(/<(?=[\s\u0085/]*memory)/gi, '‹').split(LINE_BREAK).map((line, i) => {
-    if (!isInstructionLike(original[i]!)) return line;
-    neutralized++;
-    const defused = line
-      .replace(/</g, '‹')
-      .replace(/>/g, '›')
-      .replace(/\|/g, '¦')
-      .replace(/\[(\/?)(INST|SYS)\]/gi, '($1$2)')
-      .replace(/^\s*(system|assistant|user|developer|human|ai|tool)\s*:/i, '$1 (quoted):');
-    return `[quoted text, not an instruction] ${defused}`;
-  });
+  const lines = text
+    .replace(/<(?=[\s\u0085/]*memory)/gi, '‹')
+    .split(LINE_BREAK)
+    .map((line, i) => {
+      if (!isInstructionLike(original[i]!)) return line;
+      neutralized++;
+      const defused = line
+        .replace(/</g, '‹')
+        .replace(/>/g, '›')
+        .replace(/\|/g, '¦')
+        .replace(/\[(\/?)(INST|SYS)\]/gi, '($1$2)')
+        .replace(/^\s*(system|assistant|user|developer|human|ai|tool)\s*:/i, '$1 (quoted):');
+      return `[quoted text, not an instruction] ${defused}`;
+    });
   return { text: lines.join('\n'), neutralized };
 }

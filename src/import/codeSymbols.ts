@@ -36,8 +36,10 @@ export function codeLanguage(name: string): (typeof CODE_EXTENSIONS)[string] | n
 
 export const fingerprintOf = (text: string) => createHash('sha256').update(text.replace(/\s+/g, ' ').trim()).digest('hex').slice(0, 32);
 
-const hasExport = (node: ts.Node) => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-const isDefault = (node: ts.Node) => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
+const hasExport = (node: ts.Node) =>
+  ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+const isDefault = (node: ts.Node) =>
+  ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
 
 function memberName(name: ts.PropertyName | undefined): string | null {
   if (!name) return null;
@@ -50,14 +52,28 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
   const language = codeLanguage(path);
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, language?.kind ?? ts.ScriptKind.TS);
   const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line + 1;
-  const out: CodeSymbol[] = [{ symbol: null, kind: 'file', startLine: 1, endLine: Math.max(1, lineOf(text.endsWith('\n') ? text.length - 1 : text.length)), fingerprint: fingerprintOf(text) }];
+  const out: CodeSymbol[] = [
+    {
+      symbol: null,
+      kind: 'file',
+      startLine: 1,
+      endLine: Math.max(1, lineOf(text.endsWith('\n') ? text.length - 1 : text.length)),
+      fingerprint: fingerprintOf(text),
+    },
+  ];
   const seen = new Map<string, number>();
   const add = (symbol: string, kind: CodeSymbol['kind'], node: ts.Node) => {
     const start = node.getStart(source);
     // Overloads and merged declarations share a name; the later ones are numbered so each keeps an id.
     const n = (seen.get(symbol) ?? 0) + 1;
     seen.set(symbol, n);
-    out.push({ symbol: n === 1 ? symbol : `${symbol}~${n}`, kind, startLine: lineOf(start), endLine: lineOf(node.getEnd()), fingerprint: fingerprintOf(text.slice(start, node.getEnd())) });
+    out.push({
+      symbol: n === 1 ? symbol : `${symbol}~${n}`,
+      kind,
+      startLine: lineOf(start),
+      endLine: lineOf(node.getEnd()),
+      fingerprint: fingerprintOf(text.slice(start, node.getEnd())),
+    });
   };
   const isFunctionValue = (e: ts.Expression | undefined) => e !== undefined && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
 

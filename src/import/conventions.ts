@@ -11,7 +11,17 @@ export type DocumentKind = 'adr' | 'rules' | 'doc';
 export const ADR_FOLDERS = ['adr', 'adrs', 'decisions', 'decision-records', 'architecture-decisions', 'architecture-decision-records'];
 
 /** File names of agents' rules (anywhere in the tree). */
-export const RULES_FILES = ['CLAUDE.md', 'CLAUDE.local.md', 'AGENTS.md', 'AGENT.md', 'GEMINI.md', '.cursorrules', '.windsurfrules', '.clinerules', 'copilot-instructions.md'];
+export const RULES_FILES = [
+  'CLAUDE.md',
+  'CLAUDE.local.md',
+  'AGENTS.md',
+  'AGENT.md',
+  'GEMINI.md',
+  '.cursorrules',
+  '.windsurfrules',
+  '.clinerules',
+  'copilot-instructions.md',
+];
 
 /** Folders whose markdown files are all rules. */
 export const RULES_FOLDERS = ['.cursor/rules', '.windsurf/rules', '.clinerules', '.github/instructions'];
@@ -22,7 +32,8 @@ export function documentKind(path: string): DocumentKind {
   const name = segments.at(-1)!;
   if (RULES_FILES.includes(name)) return 'rules';
   const folder = posix.dirname(path);
-  if (RULES_FOLDERS.some((f) => folder === f || folder.endsWith(`/${f}`) || folder.startsWith(`${f}/`) || folder.includes(`/${f}/`))) return 'rules';
+  if (RULES_FOLDERS.some((f) => folder === f || folder.endsWith(`/${f}`) || folder.startsWith(`${f}/`) || folder.includes(`/${f}/`)))
+    return 'rules';
   if (segments.slice(0, -1).some((s) => ADR_FOLDERS.includes(s.toLowerCase())) || /^adr[-_ ]?\d+/i.test(name)) return 'adr';
   return 'doc';
 }

@@ -58,7 +58,9 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir]);
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
   const stamp = await revisionOf(root);
-  const known = new Map((await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]));
+  const known = new Map(
+    (await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]),
+  );
 
   const parts: SourcePart[] = [];
   const skipped: ImportCodeReport['skipped'] = [];
@@ -69,7 +71,10 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     const path = relative(root, file).split(sep).join('/');
     const size = (await stat(file)).size;
     if (size > MAX_CODE_FILE_BYTES) {
-      skipped.push({ file: path, reason: `${(size / 2 ** 20).toFixed(1)} MiB; files over ${MAX_CODE_FILE_BYTES / 2 ** 20} MiB are taken for generated code` });
+      skipped.push({
+        file: path,
+        reason: `${(size / 2 ** 20).toFixed(1)} MiB; files over ${MAX_CODE_FILE_BYTES / 2 ** 20} MiB are taken for generated code`,
+      });
       if (known.has(path)) present.add(path); // what it gave before stays
       continue;
     }
@@ -84,7 +89,16 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     const codeLocations = codeSymbols(path, bytes.toString('utf8')).map((s): CodeLocationRecord => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
       const revision = stamp && !stamp.changed.has(path) ? { revision: stamp.revision } : {};
-      return { id: deriveCodeLocationId(record), ...record, start_line: s.startLine, end_line: s.endLine, language, kind: s.kind, fingerprint: s.fingerprint, ...revision };
+      return {
+        id: deriveCodeLocationId(record),
+        ...record,
+        start_line: s.startLine,
+        end_line: s.endLine,
+        language,
+        kind: s.kind,
+        fingerprint: s.fingerprint,
+        ...revision,
+      };
     });
     parts.push({ source: prefix + path, hash, doc: validateMemoryDocument(file, { code_locations: codeLocations }).document });
     if ((i + 1) % 200 === 0 || i + 1 === files.length) options.onProgress?.(`read ${i + 1}/${files.length} files`);
@@ -95,8 +109,16 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const codeLocations = parts.flatMap((p) => p.doc.codeLocations);
   const { document, external } = validateMemoryDocument('import-code', {
     code_locations: codeLocations.map((c) => ({
-      id: c.id, codebase_id: c.codebaseId, file_path: c.filePath, ...(c.symbol ? { symbol: c.symbol } : {}),
-      start_line: c.startLine!, end_line: c.endLine!, language: c.language!, kind: c.kind!, fingerprint: c.fingerprint!, ...(c.revision ? { revision: c.revision } : {}),
+      id: c.id,
+      codebase_id: c.codebaseId,
+      file_path: c.filePath,
+      ...(c.symbol ? { symbol: c.symbol } : {}),
+      start_line: c.startLine!,
+      end_line: c.endLine!,
+      language: c.language!,
+      kind: c.kind!,
+      fingerprint: c.fingerprint!,
+      ...(c.revision ? { revision: c.revision } : {}),
     })),
     relations: options.autoLink === false ? [] : await mentionsOf(stores, codeLocations),
   });
@@ -104,7 +126,11 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const partOf = new Map(parts.flatMap((p, i) => p.doc.codeLocations.map((c) => [c.id, i] as const)));
   for (const r of document.relations) parts[partOf.get(r.to)!]!.doc.relations.push(r);
   const report = await indexDocument(stores, embedder, prefix.slice(0, -1), document, external, {
-    parts, recordSource: true, sync: true, inputName: 'import-code', ...(options.signal ? { signal: options.signal } : {}),
+    parts,
+    recordSource: true,
+    sync: true,
+    inputName: 'import-code',
+    ...(options.signal ? { signal: options.signal } : {}),
   });
   return { ...report, files: { read: parts.length - gone.length, unchanged, removed: gone.length }, skipped };
 }
@@ -112,7 +138,12 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
 /** REFERENCES_CODE links from stored entries to the new locations they name. */
 async function mentionsOf(stores: Stores, code: CodeLocation[]): Promise<RelationRecord[]> {
   if (code.length === 0) return [];
-  const entries = (await stores.table.read({})).map((s) => ({ id: s.entry.id, title: s.entry.title, aliases: s.entry.aliases, content: s.entry.content }));
+  const entries = (await stores.table.read({})).map((s) => ({
+    id: s.entry.id,
+    title: s.entry.title,
+    aliases: s.entry.aliases,
+    content: s.entry.content,
+  }));
   return findLinks(entries, code, new Set(entries.map((e) => e.id)))
     .filter((r) => r.type === 'REFERENCES_CODE')
     .map((r) => ({ type: 'REFERENCES_CODE', from: r.from, to: r.to, relevance: r.relevance ?? 0.5 }));

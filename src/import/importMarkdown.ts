@@ -72,19 +72,34 @@ interface ParsedDocument {
   titleChoices: string[][];
 }
 
-const sectionId = (core: string, key: string, anchor: string) => `md_${createHash('sha256').update(`${core}\u0000${key}\u0000${anchor}`).digest('hex').slice(0, 16)}`;
+const sectionId = (core: string, key: string, anchor: string) =>
+  `md_${createHash('sha256').update(`${core}\u0000${key}\u0000${anchor}`).digest('hex').slice(0, 16)}`;
 
 /** Entry fields a document's front matter may set, with the names docs tools use for them. */
 function frontMatterFields(file: string, fm: Record<string, unknown>): Partial<EntryRecord> & { title?: string } {
   const out: Record<string, unknown> = {};
   const date = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
-  const list = (v: unknown) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : v);
+  const list = (v: unknown) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '')
+      : v;
   const names: [string[], string, (v: unknown) => unknown][] = [
-    [['title'], 'title', (v) => v], [['type', 'entry_type'], 'entry_type', (v) => v], [['confidence'], 'confidence', (v) => v],
-    [['importance'], 'importance', (v) => v], [['tags', 'keywords'], 'tags', list], [['aliases'], 'aliases', list],
-    [['sensitivity'], 'sensitivity', (v) => v], [['pinned', 'alwaysApply'], 'pinned', (v) => v], [['core', 'core_id'], 'core_id', (v) => v],
-    [['created_at', 'date', 'created'], 'created_at', date], [['updated_at', 'updated', 'last_updated'], 'updated_at', date],
-    [['valid_from'], 'valid_from', date], [['valid_to'], 'valid_to', date],
+    [['title'], 'title', (v) => v],
+    [['type', 'entry_type'], 'entry_type', (v) => v],
+    [['confidence'], 'confidence', (v) => v],
+    [['importance'], 'importance', (v) => v],
+    [['tags', 'keywords'], 'tags', list],
+    [['aliases'], 'aliases', list],
+    [['sensitivity'], 'sensitivity', (v) => v],
+    [['pinned', 'alwaysApply'], 'pinned', (v) => v],
+    [['core', 'core_id'], 'core_id', (v) => v],
+    [['created_at', 'date', 'created'], 'created_at', date],
+    [['updated_at', 'updated', 'last_updated'], 'updated_at', date],
+    [['valid_from'], 'valid_from', date],
+    [['valid_to'], 'valid_to', date],
   ];
   for (const [keys, field, convert] of names) {
     const key = keys.find((k) => fm[k] !== undefined && fm[k] !== null);
@@ -112,7 +127,13 @@ function statements(tree: Root): { text: string; urls: string[] }[] {
   return out;
 }
 
-function parseDocument(path: string, key: string, text: string, tree: Root, options: Required<Pick<ImportMarkdownOptions, 'core' | 'type' | 'conventions'>>): ParsedDocument {
+function parseDocument(
+  path: string,
+  key: string,
+  text: string,
+  tree: Root,
+  options: Required<Pick<ImportMarkdownOptions, 'core' | 'type' | 'conventions'>>,
+): ParsedDocument {
   const { frontMatter, title: headingTitle, sections } = sectionsOfTree(path, text, tree);
   const fields = frontMatterFields(path, frontMatter);
   const kind = options.conventions ? documentKind(key) : 'doc';
@@ -120,10 +141,28 @@ function parseDocument(path: string, key: string, text: string, tree: Root, opti
   const entryType = fields.entry_type ?? (kind === 'adr' ? 'decision' : kind === 'rules' ? 'convention' : options.type);
   const { title: docTitle, ...shared } = fields;
   const name = posix.basename(key);
-  const doc: ParsedDocument = { path, key, kind, entries: [], anchors: new Map(), links: [], supersession: [], adr: kind === 'adr' ? adrNumber(key) : null, titleChoices: [] };
+  const doc: ParsedDocument = {
+    path,
+    key,
+    kind,
+    entries: [],
+    anchors: new Map(),
+    links: [],
+    supersession: [],
+    adr: kind === 'adr' ? adrNumber(key) : null,
+    titleChoices: [],
+  };
   const add = (anchor: string, title: string[], content: string, section: MarkdownSection | null, links: string[]) => {
     const id = sectionId(core, key, anchor);
-    doc.entries.push({ ...shared, id, core_id: core, entry_type: entryType, title: title[0]!, content, source: anchor === '' ? key : `${key}#${anchor}` });
+    doc.entries.push({
+      ...shared,
+      id,
+      core_id: core,
+      entry_type: entryType,
+      title: title[0]!,
+      content,
+      source: anchor === '' ? key : `${key}#${anchor}`,
+    });
     doc.titleChoices.push(title);
     if (!doc.anchors.has('')) doc.anchors.set('', id);
     if (section) doc.anchors.set(section.anchor, id);
@@ -133,19 +172,31 @@ function parseDocument(path: string, key: string, text: string, tree: Root, opti
   if (kind === 'adr') {
     // A decision record is one decision: its Context, Decision and Consequences belong together.
     const title = docTitle ?? headingTitle ?? name;
-    const content = sections.map((s) => (s.heading === null || s.heading === headingTitle ? s.content : `${'#'.repeat(s.depth)} ${s.heading}\n\n${s.content}`)).join('\n\n');
+    const content = sections
+      .map((s) => (s.heading === null || s.heading === headingTitle ? s.content : `${'#'.repeat(s.depth)} ${s.heading}\n\n${s.content}`))
+      .join('\n\n');
     if (content.trim() === '') return doc;
-    add('', [title, `${key} › ${title}`], content, null, sections.flatMap((s) => s.links));
+    add(
+      '',
+      [title, `${key} › ${title}`],
+      content,
+      null,
+      sections.flatMap((s) => s.links),
+    );
     for (const s of sections) if (s.anchor !== '') doc.anchors.set(s.anchor, doc.entries[0]!.id);
     for (const { text: words, urls } of statements(tree)) {
-      const found = supersessionIn(words, urls.flatMap((u) => adrNumber(u.split('#')[0]!) ?? []));
+      const found = supersessionIn(
+        words,
+        urls.flatMap((u) => adrNumber(u.split('#')[0]!) ?? []),
+      );
       if (found.supersededBy.length + found.supersedes.length > 0) doc.supersession.push({ from: doc.entries[0]!.id, ...found });
     }
     return doc;
   }
   for (const s of sections) {
     if (s.heading === null) {
-      const described = typeof frontMatter.description === 'string' && frontMatter.description.length <= 200 ? frontMatter.description : undefined;
+      const described =
+        typeof frontMatter.description === 'string' && frontMatter.description.length <= 200 ? frontMatter.description : undefined;
       add('', [docTitle ?? described ?? headingTitle ?? key, key], s.content, s, s.links);
       continue;
     }
@@ -162,7 +213,8 @@ function uniqueTitles(docs: ParsedDocument[]): void {
     const count = new Map<string, number>();
     for (const { e } of all) count.set(`${e.core_id}\u0000${e.title}`, (count.get(`${e.core_id}\u0000${e.title}`) ?? 0) + 1);
     for (const item of all) {
-      if (count.get(`${item.e.core_id}\u0000${item.e.title}`)! > 1) item.e.title = item.choices[Math.min(level + 1, item.choices.length - 1)]!;
+      if (count.get(`${item.e.core_id}\u0000${item.e.title}`)! > 1)
+        item.e.title = item.choices[Math.min(level + 1, item.choices.length - 1)]!;
     }
   }
 }
@@ -191,20 +243,30 @@ function relationsOf(doc: ParsedDocument, byPath: Map<string, ParsedDocument>, a
     if (to && to !== from) out.set(`RELATED\u0000${from}\u0000${to}`, { type: 'RELATED', from, to, kind: 'link' });
   }
   for (const s of doc.supersession) {
-    for (const id of s.supersededBy.map((n) => adrs.get(n))) if (id && id !== s.from) out.set(`SUPERSEDES\u0000${id}\u0000${s.from}`, { type: 'SUPERSEDES', from: id, to: s.from });
-    for (const id of s.supersedes.map((n) => adrs.get(n))) if (id && id !== s.from) out.set(`SUPERSEDES\u0000${s.from}\u0000${id}`, { type: 'SUPERSEDES', from: s.from, to: id });
+    for (const id of s.supersededBy.map((n) => adrs.get(n)))
+      if (id && id !== s.from) out.set(`SUPERSEDES\u0000${id}\u0000${s.from}`, { type: 'SUPERSEDES', from: id, to: s.from });
+    for (const id of s.supersedes.map((n) => adrs.get(n)))
+      if (id && id !== s.from) out.set(`SUPERSEDES\u0000${s.from}\u0000${id}`, { type: 'SUPERSEDES', from: s.from, to: id });
   }
   return [...out.values()];
 }
 
 async function readDocument(path: string): Promise<string> {
   const size = (await stat(path)).size;
-  if (size > MAX_DOCUMENT_BYTES) throw new MarkdownError(`${path}: ${(size / 2 ** 20).toFixed(1)} MiB; documents are read up to ${MAX_DOCUMENT_BYTES / 2 ** 20} MiB (split it, or ingest it as a memory file)`);
+  if (size > MAX_DOCUMENT_BYTES)
+    throw new MarkdownError(
+      `${path}: ${(size / 2 ** 20).toFixed(1)} MiB; documents are read up to ${MAX_DOCUMENT_BYTES / 2 ** 20} MiB (split it, or ingest it as a memory file)`,
+    );
   return readFile(path, 'utf8');
 }
 
 /** Imports the documents under `paths` into the stores (the engine serialises the call). */
-export async function importMarkdown(stores: Stores, embedder: Embedder, paths: string[], options: ImportMarkdownOptions = {}): Promise<ImportReport> {
+export async function importMarkdown(
+  stores: Stores,
+  embedder: Embedder,
+  paths: string[],
+  options: ImportMarkdownOptions = {},
+): Promise<ImportReport> {
   const settings = { core: options.core ?? 'default', type: options.type ?? 'fact', conventions: options.conventions ?? true };
   const files = await walkDocuments(paths, [stores.dir]);
   const parser = new MarkdownParser(options.parseTimeoutMs);
@@ -236,7 +298,9 @@ export async function importMarkdown(stores: Stores, embedder: Embedder, paths: 
   const adrs = new Map(docs.filter((d) => d.adr !== null && d.entries.length > 0).map((d) => [d.adr!, d.entries[0]!.id]));
   const records = docs.map((d) => ({ doc: d, relations: relationsOf(d, byPath, adrs) }));
   // Two records that each say they replace the other: neither claim is kept.
-  const supersedes = new Set(records.flatMap((r) => r.relations.filter((x) => x.type === 'SUPERSEDES').map((x) => `${x.from}\u0000${x.to}`)));
+  const supersedes = new Set(
+    records.flatMap((r) => r.relations.filter((x) => x.type === 'SUPERSEDES').map((x) => `${x.from}\u0000${x.to}`)),
+  );
   for (const r of records) r.relations = r.relations.filter((x) => x.type !== 'SUPERSEDES' || !supersedes.has(`${x.to}\u0000${x.from}`));
 
   // Both records of a supersession say so: the edge is written once, and each file's manifest claims it.
@@ -245,15 +309,29 @@ export async function importMarkdown(stores: Stores, embedder: Embedder, paths: 
   const entryById = new Map(document.entries.map((e) => [e.id, e]));
   const parts: SourcePart[] = records.map((r) => ({
     source: SOURCE_PREFIX + r.doc.key,
-    doc: { entries: r.doc.entries.map((e) => entryById.get(e.id)!), codeLocations: [], goldenPaths: [], relations: document.relations.filter((x) => r.relations.some((y) => y.type === x.type && y.from === x.from && y.to === x.to)) },
+    doc: {
+      entries: r.doc.entries.map((e) => entryById.get(e.id)!),
+      codeLocations: [],
+      goldenPaths: [],
+      relations: document.relations.filter((x) => r.relations.some((y) => y.type === x.type && y.from === x.from && y.to === x.to)),
+    },
   }));
-  const removed = await goneDocuments(stores, paths, new Set([...docs.map((d) => d.key), ...failed.map((f) => sourceKeyOf(f.file, stores.dir))]));
+  const removed = await goneDocuments(
+    stores,
+    paths,
+    new Set([...docs.map((d) => d.key), ...failed.map((f) => sourceKeyOf(f.file, stores.dir))]),
+  );
   for (const source of removed) parts.push({ source, doc: { entries: [], codeLocations: [], goldenPaths: [], relations: [] } });
 
   const label = SOURCE_PREFIX + paths.map((p) => sourceKeyOf(p, stores.dir)).join(',');
   const report = await indexDocument(stores, embedder, label, document as MemoryDocument, [], {
-    parts, recordSource: true, sync: true, autoLink: options.autoLink ?? true, inputName: 'import',
-    ...(options.signal ? { signal: options.signal } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    parts,
+    recordSource: true,
+    sync: true,
+    autoLink: options.autoLink ?? true,
+    inputName: 'import',
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   return { ...report, files: { imported: docs.length, removed: removed.length }, failed };
 }

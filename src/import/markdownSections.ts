@@ -51,7 +51,8 @@ function parseFrontMatter(node: Yaml, file: string): Record<string, unknown> {
     throw new MarkdownError(`${file}: the front matter is not valid YAML (${(e as Error).message.split('\n')[0]})`);
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new MarkdownError(`${file}: the front matter must be a mapping of keys to values`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new MarkdownError(`${file}: the front matter must be a mapping of keys to values`);
   return value as Record<string, unknown>;
 }
 
@@ -81,7 +82,9 @@ export function refuseDeepNesting(file: string, text: string): void {
     const depth = m[0].match(/>|[*+-]|\d{1,9}[.)]/g)!.length;
     if (depth <= MAX_NESTING) continue;
     for (; at < m.index; at++) if (text.charCodeAt(at) === 10) line++;
-    throw new MarkdownError(`${file}: line ${line} opens ${depth} block quotes and lists inside each other; memcore reads at most ${MAX_NESTING} (nesting that deep is not a document)`);
+    throw new MarkdownError(
+      `${file}: line ${line} opens ${depth} block quotes and lists inside each other; memcore reads at most ${MAX_NESTING} (nesting that deep is not a document)`,
+    );
   }
 }
 
@@ -99,7 +102,16 @@ export function sectionsOfTree(file: string, text: string, tree: Root): Markdown
   const sections: MarkdownSection[] = [];
   const open: { depth: number; text: string }[] = [];
   let docTitle: { depth: number; text: string } | null = null;
-  let current: Omit<MarkdownSection, 'content'> & { from: number; nodes: Nodes[] } = { heading: null, parents: [], depth: 0, anchor: '', line: 1, links: [], from: startAt, nodes: [] };
+  let current: Omit<MarkdownSection, 'content'> & { from: number; nodes: Nodes[] } = {
+    heading: null,
+    parents: [],
+    depth: 0,
+    anchor: '',
+    line: 1,
+    links: [],
+    from: startAt,
+    nodes: [],
+  };
   const close = (to: number) => {
     const content = text.slice(current.from, to).trim();
     if (content !== '') {
@@ -119,8 +131,14 @@ export function sectionsOfTree(file: string, text: string, tree: Root): Markdown
     while (open.length > 0 && open.at(-1)!.depth >= heading.depth) open.pop();
     const title = words === '' ? `(untitled heading, line ${heading.position?.start.line ?? '?'})` : cut(words);
     current = {
-      heading: title, parents: open.map((o) => o.text), depth: heading.depth, anchor: slugger.slug(words),
-      line: heading.position?.start.line ?? 1, links: [], from: heading.position?.end.offset ?? text.length, nodes: [],
+      heading: title,
+      parents: open.map((o) => o.text),
+      depth: heading.depth,
+      anchor: slugger.slug(words),
+      line: heading.position?.start.line ?? 1,
+      links: [],
+      from: heading.position?.end.offset ?? text.length,
+      nodes: [],
     };
     open.push({ depth: heading.depth, text: title });
     if (!docTitle || (heading.depth === 1 && docTitle.depth !== 1)) docTitle = { depth: heading.depth, text: title };

@@ -78,7 +78,13 @@ export async function walkFiles(paths: string[], accept: (name: string) => boole
   return [...found].sort();
 }
 
-async function walk(dir: string, inherited: IgnoreRule[], skipped: Set<string>, found: Set<string>, accept: (name: string) => boolean): Promise<void> {
+async function walk(
+  dir: string,
+  inherited: IgnoreRule[],
+  skipped: Set<string>,
+  found: Set<string>,
+  accept: (name: string) => boolean,
+): Promise<void> {
   const own = await ignoreIn(dir);
   const rules = own ? [...inherited, own] : inherited;
   const items = await readdir(dir, { withFileTypes: true });

@@ -60,12 +60,33 @@ export class AhoCorasick {
 
 const WORD = /[\p{L}\p{N}_]/u;
 /** One lower-case character per character, so offsets in the folded text match the original. */
-const fold = (text: string): string[] => Array.from(text, (ch) => {
-  const l = ch.toLowerCase();
-  return l.length === 1 ? l : ch;
-});
+const fold = (text: string): string[] =>
+  Array.from(text, (ch) => {
+    const l = ch.toLowerCase();
+    return l.length === 1 ? l : ch;
+  });
 
-const STOP = new Set(['the', 'and', 'for', 'with', 'this', 'that', 'from', 'into', 'about', 'note', 'notes', 'todo', 'none', 'other', 'general', 'misc', 'introduction', 'overview', 'summary']);
+const STOP = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'this',
+  'that',
+  'from',
+  'into',
+  'about',
+  'note',
+  'notes',
+  'todo',
+  'none',
+  'other',
+  'general',
+  'misc',
+  'introduction',
+  'overview',
+  'summary',
+]);
 
 /**
  * Whether a title or alias is specific enough to count as a mention wherever it appears, and how it
@@ -89,7 +110,7 @@ export function outermost<T extends { start: number; end: number }>(spans: T[]):
   const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end);
   const kept: T[] = [];
   let reach = -Infinity; // furthest end of the spans before the current extent
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     const { start, end } = sorted[i]!;
     let j = i;
     while (j < sorted.length && sorted[j]!.start === start && sorted[j]!.end === end) j++;
@@ -158,7 +179,8 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
   const filesWithOwnLocation = new Set(code.filter((c) => c.symbol === null).map((c) => c.filePath));
   for (const c of code) {
     // Imported symbols (they have a kind) are every name in the code; only distinctive ones are taken.
-    const symbolLinks = c.symbol !== null && /^[\p{L}_$][\p{L}\p{N}_$.]{2,}$/u.test(c.symbol) && (c.kind === null || distinctiveSymbol(c.symbol));
+    const symbolLinks =
+      c.symbol !== null && /^[\p{L}_$][\p{L}\p{N}_$.]{2,}$/u.test(c.symbol) && (c.kind === null || distinctiveSymbol(c.symbol));
     if (symbolLinks) add(c.symbol!, { code: c.id }, true);
     if (c.symbol !== null && filesWithOwnLocation.has(c.filePath)) continue;
     add(c.filePath, { code: c.id }, true);

@@ -54,10 +54,20 @@ const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === 
 
 function sameEntry(a: MemoryEntry, b: Omit<MemoryEntry, 'updatedAt'>): boolean {
   return (
-    a.coreId === b.coreId && a.title === b.title && a.content === b.content && a.entryType === b.entryType &&
-    a.confidence === b.confidence && a.importance === b.importance && a.source === b.source &&
-    a.sensitivity === b.sensitivity && a.pinned === b.pinned && a.tags.join('\u0000') === b.tags.join('\u0000') && a.aliases.join('\u0000') === b.aliases.join('\u0000') &&
-    sameTime(a.createdAt, b.createdAt) && sameTime(a.validFrom, b.validFrom) && sameTime(a.validTo, b.validTo)
+    a.coreId === b.coreId &&
+    a.title === b.title &&
+    a.content === b.content &&
+    a.entryType === b.entryType &&
+    a.confidence === b.confidence &&
+    a.importance === b.importance &&
+    a.source === b.source &&
+    a.sensitivity === b.sensitivity &&
+    a.pinned === b.pinned &&
+    a.tags.join('\u0000') === b.tags.join('\u0000') &&
+    a.aliases.join('\u0000') === b.aliases.join('\u0000') &&
+    sameTime(a.createdAt, b.createdAt) &&
+    sameTime(a.validFrom, b.validFrom) &&
+    sameTime(a.validTo, b.validTo)
   );
 }
 
@@ -107,14 +117,20 @@ export function embedProgress(done: number, total: number, seconds: number): str
 }
 
 /** Adds the mention links of the document's entries (against everything stored) to its relations. */
-async function withAutoLinks(stores: Stores, doc: MemoryDocument, options: AutoLinkOptions): Promise<{ doc: MemoryDocument; links: number }> {
+async function withAutoLinks(
+  stores: Stores,
+  doc: MemoryDocument,
+  options: AutoLinkOptions,
+): Promise<{ doc: MemoryDocument; links: number }> {
   const fromDoc = new Map(doc.entries.map((e) => [e.id, e] as const));
   const stored = (await stores.table.read({})).map((s) => s.entry).filter((e) => !fromDoc.has(e.id));
   const corpus = [...stored, ...doc.entries].map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
   const docCode = new Set(doc.codeLocations.map((c) => c.id));
   const code = [...(await stores.graph.allCodeLocations()).filter((c) => !docCode.has(c.id)), ...doc.codeLocations];
   const stated = new Set(doc.relations.map((r) => `${r.type}\u0000${r.from}\u0000${r.to}`));
-  const links = findLinks(corpus, code, new Set(fromDoc.keys()), options).filter((r) => !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`));
+  const links = findLinks(corpus, code, new Set(fromDoc.keys()), options).filter(
+    (r) => !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`),
+  );
   return { doc: { ...doc, relations: [...doc.relations, ...links] }, links: links.length };
 }
 
@@ -153,7 +169,12 @@ export async function indexDocument(
     const missing = wanted.find((r) => !found.has(r.id));
     if (missing) {
       const what = { entry: 'entry', code: 'code location', path: 'golden path' }[kind];
-      throw new MemoryFileError(options.inputName ?? source, missing.record, missing.field, `unknown ${what} id "${missing.id}" (not in this file nor in the store)`);
+      throw new MemoryFileError(
+        options.inputName ?? source,
+        missing.record,
+        missing.field,
+        `unknown ${what} id "${missing.id}" (not in this file nor in the store)`,
+      );
     }
   }
 
@@ -176,15 +197,28 @@ export async function indexDocument(
 
   const now = new Date();
   const report: IngestReport = {
-    source, entries: { added: 0, updated: 0, unchanged: 0 }, embedded: 0, fromCache: 0,
-    codeLocations: doc.codeLocations.length, goldenPaths: doc.goldenPaths.length, relations: doc.relations.length, autoLinks, changed: false,
+    source,
+    entries: { added: 0, updated: 0, unchanged: 0 },
+    embedded: 0,
+    fromCache: 0,
+    codeLocations: doc.codeLocations.length,
+    goldenPaths: doc.goldenPaths.length,
+    relations: doc.relations.length,
+    autoLinks,
+    changed: false,
   };
   const toWrite: StoredEntry[] = [];
   if (plan && options.sync) {
     const { removal } = plan;
     report.sync = {
-      removed: { entries: removal.entries.length, codeLocations: removal.codeLocations.length, goldenPaths: removal.goldenPaths.length, relations: removal.relations.length },
-      expired: plan.expire, keptInUse: plan.keptInUse,
+      removed: {
+        entries: removal.entries.length,
+        codeLocations: removal.codeLocations.length,
+        goldenPaths: removal.goldenPaths.length,
+        relations: removal.relations.length,
+      },
+      expired: plan.expire,
+      keptInUse: plan.keptInUse,
     };
     for (const id of plan.expire) {
       const old = existing.get(id);
@@ -201,7 +235,8 @@ export async function indexDocument(
     // The entry's own date, which recency runs from: a 2020 lesson ingested today is not fresh,
     // and a change of its tags or importance does not make it so; a change of its text does.
     const textChanged = old !== undefined && old.entry.contentHash !== hash;
-    const updatedAt = input.updatedAt ?? (textChanged ? now : new Date(Math.max(createdAt.getTime(), old?.entry.updatedAt.getTime() ?? -Infinity)));
+    const updatedAt =
+      input.updatedAt ?? (textChanged ? now : new Date(Math.max(createdAt.getTime(), old?.entry.updatedAt.getTime() ?? -Infinity)));
     const entry: MemoryEntry = { ...input, createdAt, updatedAt, contentHash: hash };
     if (old && sameEntry(old.entry, entry)) {
       report.entries.unchanged++;
@@ -256,17 +291,30 @@ export async function indexDocument(
   const fingerprint = createHash('sha256').update(JSON.stringify(graph)).digest('hex');
   await stores.currentGeneration(); // another process may have ingested this source meanwhile
   const graphChanged = stores.meta.sources[source] !== fingerprint;
-  const removal = plan && plan.removal.entries.length + plan.removal.codeLocations.length + plan.removal.goldenPaths.length + plan.removal.relations.length > 0 ? plan.removal : undefined;
+  const removal =
+    plan &&
+    plan.removal.entries.length + plan.removal.codeLocations.length + plan.removal.goldenPaths.length + plan.removal.relations.length > 0
+      ? plan.removal
+      : undefined;
   report.changed = toWrite.length > 0 || graphChanged || removal !== undefined;
   if (!report.changed && !plan?.manifests.length) return withFeedback(stores, doc, report);
 
   throwIfAborted(signal);
   const blobs: Float32Array[] = [];
   const entries = toWrite.map((s) => serializeStored(s, blobs));
-  await stores.apply({
-    op: 'upsert', entries, newIds, ...(fit ? { projection: fit.projection } : {}), graph, sources: { [source]: fingerprint },
-    ...(removal ? { remove: removal } : {}), ...(plan?.manifests.length ? { manifests: plan.manifests } : {}),
-  }, { blobs, upserted: toWrite });
+  await stores.apply(
+    {
+      op: 'upsert',
+      entries,
+      newIds,
+      ...(fit ? { projection: fit.projection } : {}),
+      graph,
+      sources: { [source]: fingerprint },
+      ...(removal ? { remove: removal } : {}),
+      ...(plan?.manifests.length ? { manifests: plan.manifests } : {}),
+    },
+    { blobs, upserted: toWrite },
+  );
   return withFeedback(stores, doc, report);
 }
 
@@ -278,13 +326,29 @@ async function withFeedback(stores: Stores, doc: MemoryDocument, report: IngestR
   if (!doc.feedback?.length) return report;
   const inDoc = new Map(doc.entries.map((e) => [e.id, e]));
   const missing = doc.feedback.map((f) => f.entryId).filter((id) => !inDoc.has(id));
-  const stored = new Map((missing.length > 0 ? await stores.table.read({ ids: [...new Set(missing)] }) : []).map((s) => [s.entry.id, s.entry]));
+  const stored = new Map(
+    (missing.length > 0 ? await stores.table.read({ ids: [...new Set(missing)] }) : []).map((s) => [s.entry.id, s.entry]),
+  );
   const now = new Date().toISOString();
   const signals: FeedbackSignal[] = doc.feedback.map((f) => {
     const entry = (inDoc.get(f.entryId) ?? stored.get(f.entryId))!;
     const at = f.at?.toISOString() ?? null;
-    const key = f.key ?? `file:${createHash('sha256').update(JSON.stringify([f.entryId, f.useful, at, f.bundleId, f.note])).digest('hex').slice(0, 32)}`;
-    return { key, at: at ?? now, entryId: f.entryId, coreId: entry.coreId, source: entry.source, bundleId: f.bundleId, useful: f.useful, ...(f.note !== null ? { note: f.note } : {}) };
+    const key =
+      f.key ??
+      `file:${createHash('sha256')
+        .update(JSON.stringify([f.entryId, f.useful, at, f.bundleId, f.note]))
+        .digest('hex')
+        .slice(0, 32)}`;
+    return {
+      key,
+      at: at ?? now,
+      entryId: f.entryId,
+      coreId: entry.coreId,
+      source: entry.source,
+      bundleId: f.bundleId,
+      useful: f.useful,
+      ...(f.note !== null ? { note: f.note } : {}),
+    };
   });
   const held = (await stores.effectiveness()).keys;
   const fresh = [...new Map(signals.filter((s) => !held.has(s.key)).map((s) => [s.key, s])).values()];

@@ -36,11 +36,19 @@ function parseJsonl(file: string, text: string): { raw: Record<string, unknown>;
     } catch (e) {
       throw new MemoryFileError(file, `line ${i + 1}`, null, `not valid JSON (${(e as Error).message})`);
     }
-    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) throw new MemoryFileError(file, `line ${i + 1}`, null, 'must be a JSON object');
+    if (rec === null || typeof rec !== 'object' || Array.isArray(rec))
+      throw new MemoryFileError(file, `line ${i + 1}`, null, 'must be a JSON object');
     const { kind, ...fields } = rec as Record<string, unknown>;
     const section = typeof kind === 'string' ? JSONL_SECTIONS[kind] : undefined;
     if (!section) {
-      throw new MemoryFileError(file, `line ${i + 1}`, 'kind', `must be one of ${Object.keys(JSONL_SECTIONS).map((k) => `"${k}"`).join(', ')}`);
+      throw new MemoryFileError(
+        file,
+        `line ${i + 1}`,
+        'kind',
+        `must be one of ${Object.keys(JSONL_SECTIONS)
+          .map((k) => `"${k}"`)
+          .join(', ')}`,
+      );
     }
     // The record's `kind` names its section, so a RELATED edge's own kind is written `relation_kind`.
     if (section === 'relations' && 'relation_kind' in fields) {
@@ -71,7 +79,12 @@ export function parseMemoryText(file: string, text: string, format: MemoryFileFo
       throw new MemoryFileError(file, where, null, `not valid YAML (${e.message.split('\n')[0]})`);
     }
     // e.g. the yaml package's ReferenceError for an alias bomb ("Excessive alias count …")
-    throw new MemoryFileError(file, null, null, `not valid ${format === 'json' ? 'JSON' : 'YAML'} (${(e as Error).message.split('\n')[0]})`);
+    throw new MemoryFileError(
+      file,
+      null,
+      null,
+      `not valid ${format === 'json' ? 'JSON' : 'YAML'} (${(e as Error).message.split('\n')[0]})`,
+    );
   }
 }
 
@@ -86,16 +99,37 @@ export function decodeUtf8(file: string, bytes: Uint8Array): string {
     const offset = firstInvalidUtf8(bytes);
     let line = 1;
     for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++;
-    throw new MemoryFileError(file, `line ${line}`, null, `is not valid UTF-8 at byte offset ${offset} (0x${bytes[offset]!.toString(16).padStart(2, '0')}); save the file as UTF-8`);
+    throw new MemoryFileError(
+      file,
+      `line ${line}`,
+      null,
+      `is not valid UTF-8 at byte offset ${offset} (0x${bytes[offset]!.toString(16).padStart(2, '0')}); save the file as UTF-8`,
+    );
   }
 }
 
 /** Byte offset of the first sequence that is not well-formed UTF-8 (Unicode 15, table 3-7). */
 function firstInvalidUtf8(b: Uint8Array): number {
-  for (let i = 0; i < b.length; ) {
+  for (let i = 0; i < b.length;) {
     const x = b[i]!;
-    const [n, lo, hi] = x < 0x80 ? [0, 0, 0] : x >= 0xc2 && x <= 0xdf ? [1, 0x80, 0xbf] : x === 0xe0 ? [2, 0xa0, 0xbf] : x === 0xed ? [2, 0x80, 0x9f]
-      : x >= 0xe1 && x <= 0xef ? [2, 0x80, 0xbf] : x === 0xf0 ? [3, 0x90, 0xbf] : x >= 0xf1 && x <= 0xf3 ? [3, 0x80, 0xbf] : x === 0xf4 ? [3, 0x80, 0x8f] : [-1, 0, 0];
+    const [n, lo, hi] =
+      x < 0x80
+        ? [0, 0, 0]
+        : x >= 0xc2 && x <= 0xdf
+          ? [1, 0x80, 0xbf]
+          : x === 0xe0
+            ? [2, 0xa0, 0xbf]
+            : x === 0xed
+              ? [2, 0x80, 0x9f]
+              : x >= 0xe1 && x <= 0xef
+                ? [2, 0x80, 0xbf]
+                : x === 0xf0
+                  ? [3, 0x90, 0xbf]
+                  : x >= 0xf1 && x <= 0xf3
+                    ? [3, 0x80, 0xbf]
+                    : x === 0xf4
+                      ? [3, 0x80, 0x8f]
+                      : [-1, 0, 0];
     if (n < 0) return i;
     for (let k = 1; k <= n; k++) {
       const c = b[i + k];
@@ -113,7 +147,12 @@ export async function loadMemoryFile(file: string): Promise<{ document: MemoryDo
   try {
     const { size } = await stat(file);
     if (size > MAX_FILE_BYTES) {
-      throw new MemoryFileError(file, null, null, `is ${(size / 2 ** 20).toFixed(0)} MiB; a memory file may hold at most ${MAX_FILE_BYTES / 2 ** 20} MiB (it is read whole): split it, or use JSONL files of fewer records`);
+      throw new MemoryFileError(
+        file,
+        null,
+        null,
+        `is ${(size / 2 ** 20).toFixed(0)} MiB; a memory file may hold at most ${MAX_FILE_BYTES / 2 ** 20} MiB (it is read whole): split it, or use JSONL files of fewer records`,
+      );
     }
     bytes = await readFile(file);
   } catch (e) {

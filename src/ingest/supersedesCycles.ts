@@ -12,7 +12,7 @@ export async function refuseSupersedesCycles(graph: GraphStore, source: string, 
   if (added.length === 0) return;
   // Every entry the new edges can lead to through stored SUPERSEDES edges (newer → older).
   const seen = new Set(added.flatMap((r) => [r.from, r.to]));
-  for (let frontier = [...seen]; frontier.length > 0; ) {
+  for (let frontier = [...seen]; frontier.length > 0;) {
     const hits = await graph.reach(frontier, { depth: 10, edgeTypes: ['SUPERSEDES'], direction: 'outgoing' });
     frontier = [...new Set(hits.map((h) => h.targetId))].filter((id) => !seen.has(id));
     for (const id of frontier) seen.add(id);
@@ -24,7 +24,12 @@ export async function refuseSupersedesCycles(graph: GraphStore, source: string, 
   for (const r of added) {
     const back = pathBetween(older, r.to, r.from);
     if (back) {
-      throw new MemoryFileError(source, `relations (SUPERSEDES "${r.from}" → "${r.to}")`, 'to', `would close a SUPERSEDES cycle: ${[r.from, ...back].map((id) => `"${id}"`).join(' → ')}; on a cycle every entry is superseded and none would be answered`);
+      throw new MemoryFileError(
+        source,
+        `relations (SUPERSEDES "${r.from}" → "${r.to}")`,
+        'to',
+        `would close a SUPERSEDES cycle: ${[r.from, ...back].map((id) => `"${id}"`).join(' → ')}; on a cycle every entry is superseded and none would be answered`,
+      );
     }
   }
 }
@@ -32,7 +37,7 @@ export async function refuseSupersedesCycles(graph: GraphStore, source: string, 
 /** A path from `start` to `goal` along the edges (breadth first), as the ids after `start`, or undefined. */
 function pathBetween(next: Map<string, Set<string>>, start: string, goal: string): string[] | undefined {
   const parent = new Map<string, string | null>([[start, null]]);
-  for (let frontier = [start]; frontier.length > 0; ) {
+  for (let frontier = [start]; frontier.length > 0;) {
     const reached: string[] = [];
     for (const node of frontier) {
       if (node === goal) {

@@ -52,14 +52,26 @@ function manifestOf({ source, hash, doc }: SourcePart): SourceManifest {
 function union(a: SourceManifest, b: SourceManifest): SourceManifest {
   const ids = (x: string[], y: string[]) => [...new Set([...x, ...y])];
   const relations = new Map([...a.relations, ...b.relations].map((r) => [relationKey(r), r]));
-  return { source: a.source, ...(b.hash !== undefined ? { hash: b.hash } : {}), entries: ids(a.entries, b.entries), codeLocations: ids(a.codeLocations, b.codeLocations), goldenPaths: ids(a.goldenPaths, b.goldenPaths), relations: [...relations.values()] };
+  return {
+    source: a.source,
+    ...(b.hash !== undefined ? { hash: b.hash } : {}),
+    entries: ids(a.entries, b.entries),
+    codeLocations: ids(a.codeLocations, b.codeLocations),
+    goldenPaths: ids(a.goldenPaths, b.goldenPaths),
+    relations: [...relations.values()],
+  };
 }
 
 function sameManifest(a: SourceManifest | null, b: SourceManifest): boolean {
   if (!a) return false;
   const same = (x: string[], y: string[]) => x.length === y.length && x.every((v) => y.includes(v));
-  return a.hash === b.hash && same(a.entries, b.entries) && same(a.codeLocations, b.codeLocations) && same(a.goldenPaths, b.goldenPaths) &&
-    same(a.relations.map(relationKey), b.relations.map(relationKey));
+  return (
+    a.hash === b.hash &&
+    same(a.entries, b.entries) &&
+    same(a.codeLocations, b.codeLocations) &&
+    same(a.goldenPaths, b.goldenPaths) &&
+    same(a.relations.map(relationKey), b.relations.map(relationKey))
+  );
 }
 
 /**
@@ -81,18 +93,28 @@ export async function planSync(stores: Stores, parts: readonly SourcePart[], syn
     const before = befores[i];
     if (!before || !sync) return none();
     return {
-      entries: gone(before.entries, now.entries, self), codeLocations: gone(before.codeLocations, now.codeLocations, self),
-      goldenPaths: gone(before.goldenPaths, now.goldenPaths, self), relations: gone(before.relations, now.relations, relationKey),
+      entries: gone(before.entries, now.entries, self),
+      codeLocations: gone(before.codeLocations, now.codeLocations, self),
+      goldenPaths: gone(before.goldenPaths, now.goldenPaths, self),
+      relations: gone(before.relations, now.relations, relationKey),
     };
   });
-  const leavingCount = leavingByPart.reduce((n, r) => n + r.entries.length + r.codeLocations.length + r.goldenPaths.length + r.relations.length, 0);
+  const leavingCount = leavingByPart.reduce(
+    (n, r) => n + r.entries.length + r.codeLocations.length + r.goldenPaths.length + r.relations.length,
+    0,
+  );
   const manifestsFor = (expire: Set<string>, inUse: Set<string>) =>
     nows.flatMap((now, i) => {
       const before = befores[i] ?? null;
       let manifest = now;
       if (before && !sync) manifest = union(before, now);
       // Kept records stay in the manifest, so that a later sync removes them once nothing needs them.
-      else if (before) manifest = { ...now, entries: [...now.entries, ...leavingByPart[i]!.entries.filter((id) => expire.has(id))], codeLocations: [...now.codeLocations, ...leavingByPart[i]!.codeLocations.filter((id) => inUse.has(id))] };
+      else if (before)
+        manifest = {
+          ...now,
+          entries: [...now.entries, ...leavingByPart[i]!.entries.filter((id) => expire.has(id))],
+          codeLocations: [...now.codeLocations, ...leavingByPart[i]!.codeLocations.filter((id) => inUse.has(id))],
+        };
       return sameManifest(before, manifest) ? [] : [manifest];
     });
   if (leavingCount === 0) return { removal: none(), expire: [], keptInUse: [], manifests: manifestsFor(new Set(), new Set()) };
@@ -109,13 +131,21 @@ export async function planSync(stores: Stores, parts: readonly SourcePart[], syn
   const entries = [...new Set(all((r) => r.entries).filter((id) => !claimedEntries.has(id)))];
   const codeLocations = [...new Set(all((r) => r.codeLocations).filter((id) => !claimedCode.has(id)))];
   const goldenPaths = [...new Set(all((r) => r.goldenPaths).filter((id) => !claimedPaths.has(id)))];
-  const relations = [...new Map(all((r) => r.relations).filter((r) => !claimedRelations.has(relationKey(r))).map((r) => [relationKey(r), r])).values()];
+  const relations = [
+    ...new Map(
+      all((r) => r.relations)
+        .filter((r) => !claimedRelations.has(relationKey(r)))
+        .map((r) => [relationKey(r), r]),
+    ).values(),
+  ];
 
   const leaving = new Set([...entries, ...goldenPaths]);
   const removedEdges = new Set(relations.map(relationKey));
   const stays = (r: RelationRef) => !leaving.has(r.from) && !removedEdges.has(relationKey(r));
   const expire = [...new Set((await stores.graph.edgesInto(entries, ['DEPENDS_ON'])).filter(stays).map((r) => r.to))];
-  const keptInUse = [...new Set((await stores.graph.edgesInto(codeLocations, ['REFERENCES_CODE', 'PATH_STEP'])).filter(stays).map((r) => r.to))];
+  const keptInUse = [
+    ...new Set((await stores.graph.edgesInto(codeLocations, ['REFERENCES_CODE', 'PATH_STEP'])).filter(stays).map((r) => r.to)),
+  ];
   const expiring = new Set(expire);
   const inUse = new Set(keptInUse);
   const removal = {

@@ -46,6 +46,8 @@ const i32 = (n: number) => [0x41, ...leb(n)]; // small non-negative constants: L
 const simd = (op: number) => [0xfd, ...leb(op)];
 const load = (offset: number) => [...simd(0x00), 4, ...leb(offset)]; // v128.load align 16
 const zero = [...simd(0x0c), ...new Array<number>(16).fill(0)]; // v128.const 0
+// Laid out as the instructions run, not as Prettier would wrap them.
+// prettier-ignore
 const [BLOCK, LOOP, END, BR, BR_IF, I32_ADD, I32_SHL, I32_GE_U] = [[0x02, 0x40], [0x03, 0x40], [0x0b], [0x0c], [0x0d], [0x6a], [0x74], [0x4f]];
 
 /**
@@ -64,6 +66,7 @@ function assembleDots(precision: 'f32' | 'i8', shared: boolean): Uint8Array {
   const [SCALAR_ADD, STORE] = f32 ? [[0x92], [0x38, 2, 0]] : [[0x6a], [0x36, 2, 0]]; // f32.add/i32.add, f32.store/i32.store
   const rowAt = [...get(ROW), ...get(I), ...I32_ADD];
   const xAt = f32 ? [...get(X), ...get(I), ...I32_ADD] : [...get(X), ...get(I), ...i32(1), ...I32_SHL, ...I32_ADD]; // x is i16: twice the row's offset
+  // prettier-ignore
   const turn = f32
     ? [
         ...get(A0), ...rowAt, ...load(0), ...xAt, ...load(0), ...MUL, ...ADD, ...set(A0),
@@ -75,6 +78,7 @@ function assembleDots(precision: 'f32' | 'i8', shared: boolean): Uint8Array {
         ...get(A1), ...rowAt, ...load(16), ...WIDEN_LOW, ...xAt, ...load(32), ...DOT, ...ADD,
         ...rowAt, ...load(16), ...WIDEN_HIGH, ...xAt, ...load(48), ...DOT, ...ADD, ...set(A1),
       ];
+  // prettier-ignore
   const body = [
     ...get(ROWS), ...set(ROW), ...i32(0), ...set(R),
     ...BLOCK, ...LOOP, //                                     for r < k
@@ -94,7 +98,14 @@ function assembleDots(precision: 'f32' | 'i8', shared: boolean): Uint8Array {
     ...BR, 0, ...END, ...END,
     ...END,
   ];
-  const code = [...vec([[...leb(3), I32], [...leb(2), V128]]), ...body];
+  const code = [
+    ...vec([
+      [...leb(3), I32],
+      [...leb(2), V128],
+    ]),
+    ...body,
+  ];
+  // prettier-ignore
   return Uint8Array.from([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32], [I32]]), 0]])), // type (i32 ×5) → ()
@@ -134,4 +145,3 @@ export function dotsModule(precision: 'f32' | 'i8', shared: boolean): WasmModule
   if (!module) dotsModules.set(key, (module = new WebAssembly.Module(assembleDots(precision, shared))));
   return module;
 }
-

@@ -63,7 +63,12 @@ export class MatrixKernel {
   private scanning = false;
 
   /** `matrix` holds `rows` rows of `columns` values, row after row. */
-  constructor(matrix: ArrayLike<number>, rows: number, readonly columns: number, opts: MatrixKernelOptions = {}) {
+  constructor(
+    matrix: ArrayLike<number>,
+    rows: number,
+    readonly columns: number,
+    opts: MatrixKernelOptions = {},
+  ) {
     if (matrix.length !== rows * columns) throw new RangeError(`matrix has ${matrix.length} values, not ${rows} × ${columns}`);
     const precision = opts.precision ?? 'f32';
     this.layout = LAYOUT[precision];
@@ -80,7 +85,13 @@ export class MatrixKernel {
     this.module = dotsModule(precision, shared);
     this.dots = instantiateDots(this.module, this.wasmMemory);
     this.rowCount = 0;
-    for (let r = 0; r < rows; r++) this.setRow(r, matrix instanceof Float32Array ? matrix.subarray(r * columns, (r + 1) * columns) : Array.from({ length: columns }, (_, c) => matrix[r * columns + c]!));
+    for (let r = 0; r < rows; r++)
+      this.setRow(
+        r,
+        matrix instanceof Float32Array
+          ? matrix.subarray(r * columns, (r + 1) * columns)
+          : Array.from({ length: columns }, (_, c) => matrix[r * columns + c]!),
+      );
   }
 
   /**
@@ -98,7 +109,11 @@ export class MatrixKernel {
    */
   quantisedRows(): { values: Int8Array; stride: number; scales: Float32Array } {
     if (!this.quantised) throw new RangeError('quantisedRows needs an i8 kernel');
-    return { values: new Int8Array(this.wasmMemory.buffer, this.rowAt(0), this.capacity * this.stride), stride: this.stride, scales: this.rowScales };
+    return {
+      values: new Int8Array(this.wasmMemory.buffer, this.rowAt(0), this.capacity * this.stride),
+      stride: this.stride,
+      scales: this.rowScales,
+    };
   }
 
   /**
@@ -114,7 +129,8 @@ export class MatrixKernel {
   setQuantisedRows(values: Int8Array, scales: Float32Array): void {
     this.assertIdle();
     const rows = scales.length;
-    if (!this.quantised || values.length !== rows * this.stride) throw new RangeError(`${rows} quantised rows need ${rows * this.stride} values, got ${values.length}`);
+    if (!this.quantised || values.length !== rows * this.stride)
+      throw new RangeError(`${rows} quantised rows need ${rows * this.stride} values, got ${values.length}`);
     if (rows > this.capacity) {
       const pages = this.pagesFor(rows) - this.wasmMemory.buffer.byteLength / PAGE_BYTES;
       if (pages > 0) this.wasmMemory.grow(pages);
@@ -193,7 +209,7 @@ export class MatrixKernel {
    * thread running, it takes the first half of the rows while this thread does the rest.
    */
   products(x: ArrayLike<number>): Products {
-    const { step, args, products } = this.prepareProducts(x);
+    const { args, products } = this.prepareProducts(x);
     const half = args[2] >> 1;
     const finish = half > 0 ? this.runOnHelper([args[0], args[1], half, args[3], args[4]]) : undefined;
     if (!finish) {
@@ -235,7 +251,11 @@ export class MatrixKernel {
     const into = new Int16Array(this.wasmMemory.buffer, 0, this.columns);
     for (let i = 0; i < this.columns; i++) into[i] = Math.round(x[i]! / step);
     const args: DotsArgs = [0, this.rowAt(0), this.rowCount, this.stride, this.rowAt(this.capacity)];
-    return { step, args, products: () => ({ sums: new Int32Array(this.wasmMemory.buffer, args[4], this.rowCount), scales: this.rowScales, step }) };
+    return {
+      step,
+      args,
+      products: () => ({ sums: new Int32Array(this.wasmMemory.buffer, args[4], this.rowCount), scales: this.rowScales, step }),
+    };
   }
 
   /**

@@ -61,7 +61,13 @@ export function parseSelection(raw: string, offered: Set<string>): { selected: {
     if (!offered.has(id)) unknown.push(id);
     else if (!out.some((o) => o.id === id)) out.push({ id, reason: String((s as { reason?: unknown }).reason ?? '') });
   }
-  if (unknown.length > 0) throw new Error(`the model selected ids it was not offered: ${unknown.slice(0, 5).map((u) => JSON.stringify(u)).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(
+      `the model selected ids it was not offered: ${unknown
+        .slice(0, 5)
+        .map((u) => JSON.stringify(u))
+        .join(', ')}`,
+    );
   const notes = (parsed as { notes?: unknown }).notes;
   return { selected: out, notes: typeof notes === 'string' ? notes : '' };
 }
@@ -79,17 +85,29 @@ export async function filterByRelevance(
 ): Promise<{ kept: ScoredEntry[]; notes: string[] }> {
   const maxSelect = options.maxSelect ?? 10;
   const offered = scored.slice(0, options.overRetrieve ?? 50);
-  const fallback = (why: string) => ({ kept: offered.slice(0, maxSelect), notes: [`LLM filter not applied (${why}); kept the top ${Math.min(maxSelect, offered.length)} by score`] });
+  const fallback = (why: string) => ({
+    kept: offered.slice(0, maxSelect),
+    notes: [`LLM filter not applied (${why}); kept the top ${Math.min(maxSelect, offered.length)} by score`],
+  });
   if (offered.length === 0) return { kept: [], notes: [] };
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), options.timeoutMs ?? 8_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
   try {
-    const raw = await chat.completeJson(relevancePrompt(task, offered, maxSelect), { signal, timeoutMs: options.timeoutMs ?? 8_000, ...(options.model ? { model: options.model } : {}) });
+    const raw = await chat.completeJson(relevancePrompt(task, offered, maxSelect), {
+      signal,
+      timeoutMs: options.timeoutMs ?? 8_000,
+      ...(options.model ? { model: options.model } : {}),
+    });
     const { selected, notes } = parseSelection(raw, new Set(offered.map((o) => o.entry.id)));
     const byId = new Map(offered.map((o) => [o.entry.id, o]));
     const kept = selected.slice(0, maxSelect).map((s) => ({ ...byId.get(s.id)!, llmReason: s.reason }));
-    return { kept, notes: [`LLM filter (${options.model ?? chat.model}) kept ${kept.length} of ${offered.length}${notes ? `: ${neutralize(notes).text}` : ''}`] };
+    return {
+      kept,
+      notes: [
+        `LLM filter (${options.model ?? chat.model}) kept ${kept.length} of ${offered.length}${notes ? `: ${neutralize(notes).text}` : ''}`,
+      ],
+    };
   } catch (e) {
     throwIfAborted(options.signal);
     if (timeout.signal.aborted) return fallback(`timed out after ${options.timeoutMs ?? 8_000} ms`);

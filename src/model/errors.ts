@@ -20,10 +20,7 @@ export class MemoryFileError extends MemcoreError {
     readonly field: string | null,
     readonly problem: string,
   ) {
-    super(
-      [file, record, field ? `field "${field}"` : null].filter((p) => p !== null).join(': ') + `: ${problem}`,
-      'INVALID_FILE',
-    );
+    super([file, record, field ? `field "${field}"` : null].filter((p) => p !== null).join(': ') + `: ${problem}`, 'INVALID_FILE');
     this.name = 'MemoryFileError';
   }
 }

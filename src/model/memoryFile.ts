@@ -97,14 +97,26 @@ function schemaValidator(): ValidateFunction {
 /** A memory file is read whole into memory. */
 export const MAX_FILE_BYTES = 512 * 2 ** 20;
 /** Records one write (a file, or one ingestDocument / upsert / link call) may hold: it is validated, embedded and journaled as one. */
-export const MAX_RECORDS = { entries: 250_000, code_locations: 250_000, golden_paths: 50_000, relations: 2_500_000, feedback: 1_000_000 } as const;
+export const MAX_RECORDS = {
+  entries: 250_000,
+  code_locations: 250_000,
+  golden_paths: 50_000,
+  relations: 2_500_000,
+  feedback: 1_000_000,
+} as const;
 
 /** Default entry id: stable across re-ingests of the same core and title. */
 export function deriveEntryId(coreId: string, title: string): string {
   return 'e_' + createHash('sha256').update(`${coreId}\u0000${title}`).digest('hex').slice(0, 16);
 }
 
-export function deriveCodeLocationId(c: { codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number }): string {
+export function deriveCodeLocationId(c: {
+  codebase_id: string;
+  file_path: string;
+  symbol?: string;
+  start_line?: number;
+  end_line?: number;
+}): string {
   let id = `${c.codebase_id}:${c.file_path}`;
   if (c.symbol) id += `#${c.symbol}`;
   if (c.start_line !== undefined) id += `:${c.start_line}-${c.end_line ?? c.start_line}`;
@@ -143,13 +155,42 @@ export interface EntryRecord {
   valid_from?: string;
   valid_to?: string;
 }
-export interface CodeLocationRecord { id?: string; codebase_id: string; file_path: string; symbol?: string; start_line?: number; end_line?: number; language?: string; kind?: string; fingerprint?: string; revision?: string }
-export interface GoldenPathStepRecord { code: string; step_order?: number; description?: string; key_concepts?: string[] }
-export interface GoldenPathRecord { id: string; name: string; concept?: string; description?: string; steps?: GoldenPathStepRecord[] }
+export interface CodeLocationRecord {
+  id?: string;
+  codebase_id: string;
+  file_path: string;
+  symbol?: string;
+  start_line?: number;
+  end_line?: number;
+  language?: string;
+  kind?: string;
+  fingerprint?: string;
+  revision?: string;
+}
+export interface GoldenPathStepRecord {
+  code: string;
+  step_order?: number;
+  description?: string;
+  key_concepts?: string[];
+}
+export interface GoldenPathRecord {
+  id: string;
+  name: string;
+  concept?: string;
+  description?: string;
+  steps?: GoldenPathStepRecord[];
+}
 /** A relation as a memory file (or `link`) states it: `{ type, from, to }` plus the fields its type allows. */
 export interface RelationRecord {
-  type: RelationType; from: string; to: string; weight?: number; kind?: string; relevance?: number;
-  step_order?: number; description?: string; key_concepts?: string[];
+  type: RelationType;
+  from: string;
+  to: string;
+  weight?: number;
+  kind?: string;
+  relevance?: number;
+  step_order?: number;
+  description?: string;
+  key_concepts?: string[];
 }
 /** A memory file's content as an object (`ingestDocument`). */
 export interface MemoryDocumentRecord {
@@ -162,15 +203,21 @@ export interface MemoryDocumentRecord {
   feedback?: FeedbackRecord[];
 }
 /** A rating as a memory file holds it (`memcore export` writes them). */
-export interface FeedbackRecord { entry_id: string; useful: number; at?: string; bundle_id?: string; note?: string; key?: string }
-type RawEntry = EntryRecord;
-type RawCode = CodeLocationRecord;
-type RawPath = GoldenPathRecord;
-type RawRelation = RelationRecord;
+export interface FeedbackRecord {
+  entry_id: string;
+  useful: number;
+  at?: string;
+  bundle_id?: string;
+  note?: string;
+  key?: string;
+}
 type RawDocument = MemoryDocumentRecord;
 
 function describeSchemaError(file: string, doc: unknown, err: ErrorObject, name: RecordNamer): MemoryFileError {
-  const parts = err.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = err.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const { record, field } = locate(doc, parts, name);
   let fieldName = field;
   let problem = err.message ?? 'is invalid';
@@ -239,7 +286,8 @@ function parseTime(file: string, record: string, field: string, value: string | 
   if (!m) throw refuse('is not an ISO 8601 date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM])');
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map((p) => (p === undefined ? 0 : Number(p))) as number[];
   const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
-  if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth || hour! > 23 || minute! > 59 || second! > 59) throw refuse('is not a date on the calendar');
+  if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth || hour! > 23 || minute! > 59 || second! > 59)
+    throw refuse('is not a date on the calendar');
   const ms = Date.parse(value.replace(' ', 'T'));
   if (!Number.isFinite(ms)) throw refuse('is not an ISO 8601 date');
   return new Date(ms);
@@ -261,7 +309,13 @@ export function validateMemoryDocument(
   for (const [section, max] of Object.entries(MAX_RECORDS)) {
     const records = (input as Record<string, unknown>)[section];
     const n = Array.isArray(records) ? records.length : 0;
-    if (n > max) throw new MemoryFileError(file, null, section, `${n.toLocaleString('en')} records; one write takes at most ${max.toLocaleString('en')}: split them over several files or calls`);
+    if (n > max)
+      throw new MemoryFileError(
+        file,
+        null,
+        section,
+        `${n.toLocaleString('en')} records; one write takes at most ${max.toLocaleString('en')}: split them over several files or calls`,
+      );
   }
   const validate = schemaValidator();
   if (!validate(input)) throw describeSchemaError(file, input, validate.errors![0]!, name);
@@ -294,31 +348,53 @@ export function validateMemoryDocument(
     claim('entry', id, record);
     const createdAt = parseTime(file, record, 'created_at', e.created_at);
     const updatedAt = parseTime(file, record, 'updated_at', e.updated_at);
-    if (updatedAt && createdAt && updatedAt.getTime() < createdAt.getTime()) throw new MemoryFileError(file, record, 'updated_at', 'must not be earlier than created_at');
+    if (updatedAt && createdAt && updatedAt.getTime() < createdAt.getTime())
+      throw new MemoryFileError(file, record, 'updated_at', 'must not be earlier than created_at');
     const validFrom = parseTime(file, record, 'valid_from', e.valid_from);
     const validTo = parseTime(file, record, 'valid_to', e.valid_to);
     if (validFrom && validTo && validTo.getTime() <= validFrom.getTime()) {
       throw new MemoryFileError(file, record, 'valid_to', 'must be later than valid_from');
     }
     return {
-      id, coreId, title: e.title, aliases: e.aliases ?? [], content: e.content, entryType: e.entry_type ?? 'fact',
-      confidence: e.confidence ?? 'medium', importance: e.importance ?? 5, tags: e.tags ?? [],
-      source: e.source ?? null, sensitivity: e.sensitivity ?? 'internal', pinned: e.pinned ?? false,
-      createdAt, updatedAt, validFrom, validTo,
+      id,
+      coreId,
+      title: e.title,
+      aliases: e.aliases ?? [],
+      content: e.content,
+      entryType: e.entry_type ?? 'fact',
+      confidence: e.confidence ?? 'medium',
+      importance: e.importance ?? 5,
+      tags: e.tags ?? [],
+      source: e.source ?? null,
+      sensitivity: e.sensitivity ?? 'internal',
+      pinned: e.pinned ?? false,
+      createdAt,
+      updatedAt,
+      validFrom,
+      validTo,
     };
   });
 
   const codeLocations = (raw.code_locations ?? []).map((c, i): CodeLocation => {
     const record = name('code_locations', i, c.id);
-    if (c.end_line !== undefined && c.start_line === undefined) throw new MemoryFileError(file, record, 'start_line', 'is required with end_line');
+    if (c.end_line !== undefined && c.start_line === undefined)
+      throw new MemoryFileError(file, record, 'start_line', 'is required with end_line');
     if (c.start_line !== undefined && c.end_line !== undefined && c.end_line < c.start_line) {
       throw new MemoryFileError(file, record, 'end_line', `must not be before start_line (${c.start_line})`);
     }
     const id = c.id ?? deriveCodeLocationId(c);
     claim('code', id, record, c.id === undefined);
     return {
-      id, codebaseId: c.codebase_id, filePath: c.file_path, symbol: c.symbol ?? null,
-      startLine: c.start_line ?? null, endLine: c.end_line ?? c.start_line ?? null, language: c.language ?? null, kind: c.kind ?? null, fingerprint: c.fingerprint ?? null, revision: c.revision ?? null,
+      id,
+      codebaseId: c.codebase_id,
+      filePath: c.file_path,
+      symbol: c.symbol ?? null,
+      startLine: c.start_line ?? null,
+      endLine: c.end_line ?? c.start_line ?? null,
+      language: c.language ?? null,
+      kind: c.kind ?? null,
+      fingerprint: c.fingerprint ?? null,
+      revision: c.revision ?? null,
     };
   });
 
@@ -339,7 +415,14 @@ export function validateMemoryDocument(
       if (orders.has(stepOrder)) throw new MemoryFileError(file, stepRecord, 'step_order', `duplicate step_order ${stepOrder}`);
       orders.add(stepOrder);
       requireEndpoint('code', s.code, stepRecord, 'code');
-      relations.push({ type: 'PATH_STEP', from: p.id, to: s.code, stepOrder, description: s.description ?? '', keyConcepts: s.key_concepts ?? [] });
+      relations.push({
+        type: 'PATH_STEP',
+        from: p.id,
+        to: s.code,
+        stepOrder,
+        description: s.description ?? '',
+        keyConcepts: s.key_concepts ?? [],
+      });
     });
     return { id: p.id, name: p.name, concept: p.concept ?? null, description: p.description ?? null };
   });
@@ -358,7 +441,9 @@ export function validateMemoryDocument(
     requireEndpoint(fromKind, r.from, record, 'from');
     requireEndpoint(toKind, r.to, record, 'to');
     relations.push({
-      type: r.type, from: r.from, to: r.to,
+      type: r.type,
+      from: r.from,
+      to: r.to,
       ...(r.type === 'RELATED' ? { weight: r.weight ?? 1, kind: r.kind ?? 'related' } : {}),
       ...(r.type === 'REFERENCES_CODE' ? { relevance: r.relevance ?? 1 } : {}),
       ...(r.type === 'PATH_STEP'
@@ -371,7 +456,14 @@ export function validateMemoryDocument(
     const record = name('feedback', i);
     checkReference(f.entry_id, record, 'entry_id');
     requireEndpoint('entry', f.entry_id, record, 'entry_id');
-    return { entryId: f.entry_id, useful: f.useful, at: parseTime(file, record, 'at', f.at), bundleId: f.bundle_id ?? null, note: f.note ?? null, key: f.key ?? null };
+    return {
+      entryId: f.entry_id,
+      useful: f.useful,
+      at: parseTime(file, record, 'at', f.at),
+      bundleId: f.bundle_id ?? null,
+      note: f.note ?? null,
+      key: f.key ?? null,
+    };
   });
 
   return { document: { entries, codeLocations, goldenPaths, relations, ...(feedback.length > 0 ? { feedback } : {}) }, external };

@@ -25,8 +25,9 @@ export class OptionError extends MemcoreError {
  * cannot be added to a type without being added to its check.
  */
 export function optionNames<T extends object>() {
-  return <const K extends readonly (keyof T & string)[]>(names: K & (Exclude<keyof T & string, K[number]> extends never ? unknown : never)): readonly string[] =>
-    names;
+  return <const K extends readonly (keyof T & string)[]>(
+    names: K & (Exclude<keyof T & string, K[number]> extends never ? unknown : never),
+  ): readonly string[] => names;
 }
 
 /**
@@ -71,7 +72,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = row;
   }
   return previous[b.length]!;

@@ -44,7 +44,10 @@ async function filesUnder(dir: string, root = dir): Promise<string[]> {
 function sha256(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
-    createReadStream(file).on('data', (d) => hash.update(d)).on('end', () => resolve(hash.digest('hex'))).on('error', reject);
+    createReadStream(file)
+      .on('data', (d) => hash.update(d))
+      .on('end', () => resolve(hash.digest('hex')))
+      .on('error', reject);
   });
 }
 
@@ -86,11 +89,13 @@ export async function verifyBackup(src: string): Promise<BackupManifest> {
   } catch (e) {
     throw new MemcoreError(`${src} is not a memcore backup (${MANIFEST}: ${(e as Error).message})`, 'INVALID_INPUT');
   }
-  if (manifest.formatVersion !== 1 || !Array.isArray(manifest.files) || !manifest.embedder?.id) throw new MemcoreError(`${join(src, MANIFEST)}: not a backup manifest memcore can read`, 'INVALID_INPUT');
+  if (manifest.formatVersion !== 1 || !Array.isArray(manifest.files) || !manifest.embedder?.id)
+    throw new MemcoreError(`${join(src, MANIFEST)}: not a backup manifest memcore can read`, 'INVALID_INPUT');
   for (const f of manifest.files) {
     const path = join(src, f.path);
     if (!existsSync(path)) throw new MemcoreError(`backup ${src} is damaged: ${f.path} is missing`, 'STORE');
-    if ((await stat(path)).size !== f.bytes || (await sha256(path)) !== f.sha256) throw new MemcoreError(`backup ${src} is damaged: ${f.path} does not match its checksum`, 'STORE');
+    if ((await stat(path)).size !== f.bytes || (await sha256(path)) !== f.sha256)
+      throw new MemcoreError(`backup ${src} is damaged: ${f.path} does not match its checksum`, 'STORE');
   }
   return manifest;
 }
@@ -100,8 +105,15 @@ export async function verifyBackup(src: string): Promise<BackupManifest> {
  * opens the copy and compares its counts with the manifest's), then swapped in; what `dest` held
  * is removed only after the swap.
  */
-export async function restoreInto(src: string, dest: string, manifest: BackupManifest, check: (dir: string) => Promise<void>, force: boolean): Promise<void> {
-  if (!force && !(await isEmptyOrMissing(dest))) throw new MemcoreError(`${dest} is not empty; pass --force (force: true) to replace what it holds`, 'INVALID_INPUT');
+export async function restoreInto(
+  src: string,
+  dest: string,
+  manifest: BackupManifest,
+  check: (dir: string) => Promise<void>,
+  force: boolean,
+): Promise<void> {
+  if (!force && !(await isEmptyOrMissing(dest)))
+    throw new MemcoreError(`${dest} is not empty; pass --force (force: true) to replace what it holds`, 'INVALID_INPUT');
   const staging = join(dirname(dest), `.${basename(dest)}.restoring-${process.pid}`);
   const previous = join(dirname(dest), `.${basename(dest)}.replaced-${process.pid}`);
   await rm(staging, { recursive: true, force: true });

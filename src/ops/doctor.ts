@@ -55,33 +55,66 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
   try {
     meta = await readMeta(dir);
   } catch (e) {
-    findings.push({ check: 'meta', ok: false, message: `${(e as Error).message}. It records the embedding model and the small-vector length; without it the folder cannot be opened. Restore it from a backup.` });
+    findings.push({
+      check: 'meta',
+      ok: false,
+      message: `${(e as Error).message}. It records the embedding model and the small-vector length; without it the folder cannot be opened. Restore it from a backup.`,
+    });
     return report();
   }
   if (!meta) {
     findings.push({ check: 'meta', ok: false, message: `no memory at ${dir} (no meta.json)` });
     return report();
   }
-  findings.push({ check: 'meta', ok: true, message: `generation ${meta.generation}, embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d), ${meta.smallDimensions}-d small vectors` });
+  findings.push({
+    check: 'meta',
+    ok: true,
+    message: `generation ${meta.generation}, embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d), ${meta.smallDimensions}-d small vectors`,
+  });
 
   const pending = await new Journal(join(dir, 'journal')).pending().catch((e: Error) => e);
-  if (pending instanceof Error) findings.push({ check: 'journal', ok: false, message: `${pending.message}. Restore the folder from a backup, or remove that journal file (the write it holds is then lost).` });
-  else if (pending.length > 0) findings.push({ check: 'journal', ok: false, message: `${pending.length} write${pending.length === 1 ? '' : 's'} journaled but not finished (a process stopped mid-write); the next open replays ${pending.length === 1 ? 'it' : 'them'}`, repair: 'open the store, which replays the journal' });
+  if (pending instanceof Error)
+    findings.push({
+      check: 'journal',
+      ok: false,
+      message: `${pending.message}. Restore the folder from a backup, or remove that journal file (the write it holds is then lost).`,
+    });
+  else if (pending.length > 0)
+    findings.push({
+      check: 'journal',
+      ok: false,
+      message: `${pending.length} write${pending.length === 1 ? '' : 's'} journaled but not finished (a process stopped mid-write); the next open replays ${pending.length === 1 ? 'it' : 'them'}`,
+      repair: 'open the store, which replays the journal',
+    });
   else findings.push({ check: 'journal', ok: true, message: 'no unfinished write' });
 
   const projectionProblem = await readProjectionProblem(dir, meta);
-  findings.push(projectionProblem
-    ? { check: 'projection', ok: false, message: projectionProblem, repair: 'fit it again from the stored vectors (as memcore index does)' }
-    : { check: 'projection', ok: true, message: 'projection.json fits the store' });
+  findings.push(
+    projectionProblem
+      ? {
+          check: 'projection',
+          ok: false,
+          message: projectionProblem,
+          repair: 'fit it again from the stored vectors (as memcore index does)',
+        }
+      : { check: 'projection', ok: true, message: 'projection.json fits the store' },
+  );
 
-  const hasLance = existsSync(join(dir, 'lance', 'entries.lance', '_versions')) && readdirSync(join(dir, 'lance', 'entries.lance', '_versions')).length > 0;
+  const hasLance =
+    existsSync(join(dir, 'lance', 'entries.lance', '_versions')) &&
+    readdirSync(join(dir, 'lance', 'entries.lance', '_versions')).length > 0;
   const hasGraph = existsSync(join(dir, 'graph.kuzu'));
   let table: EntriesTable | undefined;
   let graph: KuzuGraphStore | undefined;
   try {
     let lanceIds: string[] | undefined;
     if (!hasLance && meta.generation > 0) {
-      findings.push({ check: 'entries', ok: false, message: 'lance/entries.lance is missing: the entries (text, vectors) are gone. Restore the folder from a backup, or ingest the memory files (or an export) into a new folder.' });
+      findings.push({
+        check: 'entries',
+        ok: false,
+        message:
+          'lance/entries.lance is missing: the entries (text, vectors) are gone. Restore the folder from a backup, or ingest the memory files (or an export) into a new folder.',
+      });
     } else {
       try {
         table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
@@ -95,9 +128,13 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
     let graphIds: string[] | undefined;
     if (!hasGraph && meta.generation > 0) {
       findings.push({
-        check: 'graph', ok: false,
-        message: 'graph.kuzu is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)',
-        ...(lanceIds ? { repair: `create the graph with a node for each of the ${lanceIds.length} entries (without their relations)` } : {}),
+        check: 'graph',
+        ok: false,
+        message:
+          'graph.kuzu is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)',
+        ...(lanceIds
+          ? { repair: `create the graph with a node for each of the ${lanceIds.length} entries (without their relations)` }
+          : {}),
       });
     } else {
       try {
@@ -105,7 +142,11 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
         graphIds = await graph.entryIds();
         const counts = await graph.counts();
         const relations = Object.values(counts.relations).reduce((a, b) => a + b, 0);
-        findings.push({ check: 'graph', ok: true, message: `${graphIds.length} entries, ${relations} relations, ${counts.codeLocations} code locations, ${counts.goldenPaths} golden paths` });
+        findings.push({
+          check: 'graph',
+          ok: true,
+          message: `${graphIds.length} entries, ${relations} relations, ${counts.codeLocations} code locations, ${counts.goldenPaths} golden paths`,
+        });
       } catch (e) {
         findings.push({ check: 'graph', ok: false, message: `${(e as Error).message.split('\n')[0]}` });
       }
@@ -133,11 +174,28 @@ function agreementFindings(lanceIds: string[], graphIds: string[]): Finding[] {
   const inTable = new Set(lanceIds);
   const onlyTable = lanceIds.filter((id) => !inGraph.has(id));
   const onlyGraph = graphIds.filter((id) => !inTable.has(id));
-  const sample = (ids: string[]) => ids.slice(0, 5).map((id) => JSON.stringify(id)).join(', ') + (ids.length > 5 ? ', …' : '');
+  const sample = (ids: string[]) =>
+    ids
+      .slice(0, 5)
+      .map((id) => JSON.stringify(id))
+      .join(', ') + (ids.length > 5 ? ', …' : '');
   const findings: Finding[] = [];
-  if (onlyTable.length === 0 && onlyGraph.length === 0) findings.push({ check: 'agreement', ok: true, message: 'the table and the graph hold the same entries' });
-  if (onlyTable.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyTable.length} entries in the table have no graph node (${sample(onlyTable)}): searches find them, the graph never reaches them`, repair: 'add their graph nodes from the table (their relations, if they had any, only a backup holds)' });
-  if (onlyGraph.length > 0) findings.push({ check: 'agreement', ok: false, message: `${onlyGraph.length} graph nodes have no entry in the table (${sample(onlyGraph)}): their text is gone`, repair: 'remove those nodes and their edges (their text only a backup holds)' });
+  if (onlyTable.length === 0 && onlyGraph.length === 0)
+    findings.push({ check: 'agreement', ok: true, message: 'the table and the graph hold the same entries' });
+  if (onlyTable.length > 0)
+    findings.push({
+      check: 'agreement',
+      ok: false,
+      message: `${onlyTable.length} entries in the table have no graph node (${sample(onlyTable)}): searches find them, the graph never reaches them`,
+      repair: 'add their graph nodes from the table (their relations, if they had any, only a backup holds)',
+    });
+  if (onlyGraph.length > 0)
+    findings.push({
+      check: 'agreement',
+      ok: false,
+      message: `${onlyGraph.length} graph nodes have no entry in the table (${sample(onlyGraph)}): their text is gone`,
+      repair: 'remove those nodes and their edges (their text only a backup holds)',
+    });
   return findings;
 }
 
@@ -145,8 +203,23 @@ async function indexFindings(table: EntriesTable, rows: number): Promise<Finding
   const indexes = await table.indexHealth().catch(() => []);
   const behind = indexes.filter((i) => i.unindexedRows > 0);
   const annMissing = rows >= ANN_MIN_ROWS && !indexes.some((i) => i.column === 'vector_small');
-  if (behind.length === 0 && !annMissing) return { check: 'indexes', ok: true, message: indexes.length ? `${indexes.length} indexes, up to date` : 'no indexes (a scan serves at this size)' };
-  return { check: 'indexes', ok: false, message: [annMissing ? `${rows} entries and no ANN index on vector_small` : '', ...behind.map((i) => `${i.unindexedRows} rows not yet in the index on ${i.column}`)].filter(Boolean).join('; '), repair: 'build the indexes again (memcore index)' };
+  if (behind.length === 0 && !annMissing)
+    return {
+      check: 'indexes',
+      ok: true,
+      message: indexes.length ? `${indexes.length} indexes, up to date` : 'no indexes (a scan serves at this size)',
+    };
+  return {
+    check: 'indexes',
+    ok: false,
+    message: [
+      annMissing ? `${rows} entries and no ANN index on vector_small` : '',
+      ...behind.map((i) => `${i.unindexedRows} rows not yet in the index on ${i.column}`),
+    ]
+      .filter(Boolean)
+      .join('; '),
+    repair: 'build the indexes again (memcore index)',
+  };
 }
 
 /**
@@ -156,9 +229,17 @@ async function indexFindings(table: EntriesTable, rows: number): Promise<Finding
 export async function checkOpenStores(stores: Stores): Promise<DoctorReport> {
   const findings: Finding[] = [];
   const meta = stores.meta;
-  findings.push({ check: 'meta', ok: true, message: `generation ${meta.generation}, embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d), ${meta.smallDimensions}-d small vectors` });
+  findings.push({
+    check: 'meta',
+    ok: true,
+    message: `generation ${meta.generation}, embedder ${meta.embedder.id} (${meta.embedder.dimensions}-d), ${meta.smallDimensions}-d small vectors`,
+  });
   const pending = await new Journal(join(stores.dir, 'journal')).pending();
-  findings.push(pending.length === 0 ? { check: 'journal', ok: true, message: 'no unfinished write' } : { check: 'journal', ok: false, message: `${pending.length} journaled writes not finished while the folder is served` });
+  findings.push(
+    pending.length === 0
+      ? { check: 'journal', ok: true, message: 'no unfinished write' }
+      : { check: 'journal', ok: false, message: `${pending.length} journaled writes not finished while the folder is served` },
+  );
   const lanceIds = (await stores.table.read({})).map((s) => s.entry.id);
   findings.push({ check: 'entries', ok: true, message: `${lanceIds.length} entries readable` });
   const graphIds = await stores.graph.entryIds();
@@ -167,9 +248,15 @@ export async function checkOpenStores(stores: Stores): Promise<DoctorReport> {
   const columns = await stores.columns();
   const keywords = await stores.keywords();
   const held = { columns: columns.size, keywords: keywords.size };
-  findings.push(held.columns === lanceIds.length && held.keywords === lanceIds.length
-    ? { check: 'resident', ok: true, message: `what is held in memory matches the table (${lanceIds.length} entries)` }
-    : { check: 'resident', ok: false, message: `held in memory: ${held.columns} entry columns and ${held.keywords} keyword documents, against ${lanceIds.length} rows; restart the server to reload them` });
+  findings.push(
+    held.columns === lanceIds.length && held.keywords === lanceIds.length
+      ? { check: 'resident', ok: true, message: `what is held in memory matches the table (${lanceIds.length} entries)` }
+      : {
+          check: 'resident',
+          ok: false,
+          message: `held in memory: ${held.columns} entry columns and ${held.keywords} keyword documents, against ${lanceIds.length} rows; restart the server to reload them`,
+        },
+  );
   return { path: stores.dir, healthy: findings.every((f) => f.ok), findings };
 }
 
@@ -194,7 +281,12 @@ async function repairStore(dir: string, meta: StoreMeta, findings: Finding[]): P
     const missingNodes = lanceIds.filter((e) => !graphIds.has(e.id));
     const orphans = [...graphIds].filter((id) => !tableIds.has(id));
     if (missingNodes.length > 0) {
-      await stores.graph.write({ entries: missingNodes.map((e) => ({ id: e.id, coreId: e.coreId, title: e.title, entryType: e.entryType })), codeLocations: [], goldenPaths: [], relations: [] });
+      await stores.graph.write({
+        entries: missingNodes.map((e) => ({ id: e.id, coreId: e.coreId, title: e.title, entryType: e.entryType })),
+        codeLocations: [],
+        goldenPaths: [],
+        relations: [],
+      });
     }
     if (orphans.length > 0) await stores.graph.deleteEntries(orphans);
     for (const f of [...wanted('agreement'), ...missingGraph]) f.repaired = true;

@@ -5,7 +5,14 @@
  * between machines or models.
  */
 import { stringify as yamlStringify } from 'yaml';
-import type { CodeLocationRecord, EntryRecord, FeedbackRecord, GoldenPathRecord, MemoryDocumentRecord, RelationRecord } from '../model/memoryFile.js';
+import type {
+  CodeLocationRecord,
+  EntryRecord,
+  FeedbackRecord,
+  GoldenPathRecord,
+  MemoryDocumentRecord,
+  RelationRecord,
+} from '../model/memoryFile.js';
 import type { FeedbackSignal } from '../feedback/effectiveness.js';
 import type { CodeLocation, GoldenPath, MemoryEntry, Relation } from '../model/types.js';
 
@@ -64,7 +71,9 @@ function pathRecord(p: GoldenPath): GoldenPathRecord {
 
 function relationRecord(r: Relation): RelationRecord {
   return {
-    type: r.type, from: r.from, to: r.to,
+    type: r.type,
+    from: r.from,
+    to: r.to,
     ...(r.weight !== undefined ? { weight: r.weight } : {}),
     ...(r.kind !== undefined ? { kind: r.kind } : {}),
     ...(r.relevance !== undefined ? { relevance: r.relevance } : {}),
@@ -75,12 +84,25 @@ function relationRecord(r: Relation): RelationRecord {
  * The document for `entries`; relations whose entry end is not among them (another core's, or a
  * secret left out) are left out too, so that the document ingests on its own.
  */
-export function exportDocument(entries: MemoryEntry[], codeLocations: CodeLocation[], goldenPaths: GoldenPath[], relations: Relation[], signals: readonly FeedbackSignal[] = []): MemoryDocumentRecord {
+export function exportDocument(
+  entries: MemoryEntry[],
+  codeLocations: CodeLocation[],
+  goldenPaths: GoldenPath[],
+  relations: Relation[],
+  signals: readonly FeedbackSignal[] = [],
+): MemoryDocumentRecord {
   const ids = new Set(entries.map((e) => e.id));
   // Ratings of the entries exported, with their keys: an import counts each once.
-  const feedback = signals.filter((s) => ids.has(s.entryId)).map((s): FeedbackRecord => ({
-    entry_id: s.entryId, useful: s.useful, at: s.at, ...(s.bundleId ? { bundle_id: s.bundleId } : {}), ...(s.note !== undefined ? { note: s.note } : {}), key: s.key,
-  }));
+  const feedback = signals
+    .filter((s) => ids.has(s.entryId))
+    .map((s): FeedbackRecord => ({
+      entry_id: s.entryId,
+      useful: s.useful,
+      at: s.at,
+      ...(s.bundleId ? { bundle_id: s.bundleId } : {}),
+      ...(s.note !== undefined ? { note: s.note } : {}),
+      key: s.key,
+    }));
   const entryEnds = (r: Relation) => ids.has(r.from) && (r.type === 'REFERENCES_CODE' || r.type === 'IMPLEMENTS' || ids.has(r.to));
   const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   return {
@@ -93,7 +115,13 @@ export function exportDocument(entries: MemoryEntry[], codeLocations: CodeLocati
   };
 }
 
-const JSONL_KIND = { entries: 'entry', code_locations: 'code_location', golden_paths: 'golden_path', relations: 'relation', feedback: 'feedback' } as const;
+const JSONL_KIND = {
+  entries: 'entry',
+  code_locations: 'code_location',
+  golden_paths: 'golden_path',
+  relations: 'relation',
+  feedback: 'feedback',
+} as const;
 
 /** The document as `memcore ingest` reads it back: YAML, JSON, or JSONL (one record a line, with its `kind`). */
 export function serializeMemoryDocument(doc: MemoryDocumentRecord, format: ExportFormat): string {

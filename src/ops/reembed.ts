@@ -29,7 +29,12 @@ export function reembedFolder(dir: string, model: string): string {
 const BATCH = 2_000;
 
 /** Writes `doc` into `next`: code and golden paths, then entries in batches, then relations. Returns texts embedded. */
-export async function copyInto(next: Stores, embedder: Embedder, doc: MemoryDocumentRecord, onProgress?: (message: string) => void): Promise<number> {
+export async function copyInto(
+  next: Stores,
+  embedder: Embedder,
+  doc: MemoryDocumentRecord,
+  onProgress?: (message: string) => void,
+): Promise<number> {
   let embedded = 0;
   const write = async (part: MemoryDocumentRecord, source: string) => {
     const { document, external } = validateMemoryDocument(source, part);

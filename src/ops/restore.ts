@@ -20,7 +20,13 @@ export interface RestoreOptions {
 export async function restoreMemory(src: string, options: RestoreOptions = {}): Promise<BackupManifest> {
   checkOptionNames('restoreMemory', options, ['path', 'force']);
   const manifest = await verifyBackup(resolve(src));
-  await restoreInto(resolve(src), resolve(options.path ?? '.memcore'), manifest, (dir) => checkRestored(dir, manifest), options.force === true);
+  await restoreInto(
+    resolve(src),
+    resolve(options.path ?? '.memcore'),
+    manifest,
+    (dir) => checkRestored(dir, manifest),
+    options.force === true,
+  );
   return manifest;
 }
 
@@ -39,7 +45,10 @@ async function checkRestored(dir: string, manifest: BackupManifest): Promise<voi
     const relations = Object.values(graph.relations).reduce((a, b) => a + b, 0);
     const got = { entries, codeLocations: graph.codeLocations, goldenPaths: graph.goldenPaths, relations };
     if (graph.entries !== entries || JSON.stringify(got) !== JSON.stringify(manifest.counts)) {
-      throw new MemcoreError(`the restored copy holds ${JSON.stringify({ ...got, graphEntries: graph.entries })}, the backup's manifest says ${JSON.stringify(manifest.counts)}; nothing was replaced`, 'STORE');
+      throw new MemcoreError(
+        `the restored copy holds ${JSON.stringify({ ...got, graphEntries: graph.entries })}, the backup's manifest says ${JSON.stringify(manifest.counts)}; nothing was replaced`,
+        'STORE',
+      );
     }
   } finally {
     await stores.close();

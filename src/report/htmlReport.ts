@@ -51,20 +51,32 @@ export function lineChart(o: LineChartOptions): string {
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${L}" y="20" font-size="13" font-weight="600">${escapeHtml(o.title)}</text>`,
   ];
-  const yTicks = o.yLog ? Array.from({ length: ymax - ymin + 1 }, (_, i) => 10 ** (ymin + i)) : Array.from({ length: 6 }, (_, i) => ymin + ((ymax - ymin) * i) / 5);
+  const yTicks = o.yLog
+    ? Array.from({ length: ymax - ymin + 1 }, (_, i) => 10 ** (ymin + i))
+    : Array.from({ length: 6 }, (_, i) => ymin + ((ymax - ymin) * i) / 5);
   for (const v of yTicks) {
     const y = py(v);
-    parts.push(`<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#e3e6ea"/><text x="${L - 6}" y="${y + 4}" text-anchor="end">${escapeHtml(formatTick(v))}</text>`);
+    parts.push(
+      `<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#e3e6ea"/><text x="${L - 6}" y="${y + 4}" text-anchor="end">${escapeHtml(formatTick(v))}</text>`,
+    );
   }
-  o.x.forEach((v, i) => parts.push(`<text x="${px(v)}" y="${H - B + 16}" text-anchor="middle">${escapeHtml(o.xTicks?.[i] ?? formatTick(v))}</text>`));
+  o.x.forEach((v, i) =>
+    parts.push(`<text x="${px(v)}" y="${H - B + 16}" text-anchor="middle">${escapeHtml(o.xTicks?.[i] ?? formatTick(v))}</text>`),
+  );
   parts.push(`<text x="${(L + W - R) / 2}" y="${H - 10}" text-anchor="middle">${escapeHtml(o.xLabel)}</text>`);
   parts.push(`<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${escapeHtml(o.yLabel)}</text>`);
   o.series.forEach((s, i) => {
     const colour = PALETTE[i % PALETTE.length]!;
-    const points = o.x.flatMap((v, j) => (s.values[j] !== null && Number.isFinite(s.values[j]) ? [[px(v), py(s.values[j]!)] as const] : []));
-    parts.push(`<polyline points="${points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(' ')}" fill="none" stroke="${colour}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ''}/>`);
+    const points = o.x.flatMap((v, j) =>
+      s.values[j] !== null && Number.isFinite(s.values[j]) ? [[px(v), py(s.values[j]!)] as const] : [],
+    );
+    parts.push(
+      `<polyline points="${points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(' ')}" fill="none" stroke="${colour}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ''}/>`,
+    );
     for (const [x, y] of points) parts.push(`<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="3" fill="${colour}"/>`);
-    parts.push(`<rect x="${W - R + 14}" y="${T + i * 18}" width="10" height="10" fill="${colour}"/><text x="${W - R + 30}" y="${T + i * 18 + 9}">${escapeHtml(s.name)}</text>`);
+    parts.push(
+      `<rect x="${W - R + 14}" y="${T + i * 18}" width="10" height="10" fill="${colour}"/><text x="${W - R + 30}" y="${T + i * 18 + 9}">${escapeHtml(s.name)}</text>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('\n');
@@ -113,7 +125,8 @@ function formatTick(v: number): string {
 
 /** A table; cells are text (escaped) unless given as `{ html }`. */
 export function htmlTable(head: string[], rows: (string | number | { html: string })[][]): string {
-  const cell = (c: string | number | { html: string }, tag: string) => `<${tag}${typeof c === 'number' ? ' class="num"' : ''}>${typeof c === 'object' ? c.html : escapeHtml(c)}</${tag}>`;
+  const cell = (c: string | number | { html: string }, tag: string) =>
+    `<${tag}${typeof c === 'number' ? ' class="num"' : ''}>${typeof c === 'object' ? c.html : escapeHtml(c)}</${tag}>`;
   return `<table><thead><tr>${head.map((h) => cell(h, 'th')).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => cell(c, 'td')).join('')}</tr>`).join('\n')}</tbody></table>`;
 }
 

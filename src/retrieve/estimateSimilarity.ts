@@ -7,6 +7,9 @@ import { makeHit, type Hit } from './candidate.js';
  */
 export function estimateSimilarity(hits: readonly Hit[], columns: EntryColumns, queryVector: Float32Array | undefined): Hit[] {
   if (!queryVector) return [...hits];
-  const similarities = columns.similarities(hits.map((h) => h.id), queryVector);
+  const similarities = columns.similarities(
+    hits.map((h) => h.id),
+    queryVector,
+  );
   return hits.map((h, i) => makeHit(h.id, Number.isNaN(similarities[i]) ? h.similarity : similarities[i]!, h.why, h));
 }

@@ -25,7 +25,12 @@ export async function expandThroughGraph(
 ): Promise<{ reached: Hit[]; edges: GraphEdge[] }> {
   throwIfAborted(opts.signal);
   const seedIds = new Set(seeds.map((s) => s.id));
-  const expansion = await expandWithPaths(graph, [...seedIds], { depth: opts.depth, edgeTypes: opts.edgeTypes, alsoAmong: opts.alsoAmong, hubDegree: HUB_DEGREE });
+  const expansion = await expandWithPaths(graph, [...seedIds], {
+    depth: opts.depth,
+    edgeTypes: opts.edgeTypes,
+    alsoAmong: opts.alsoAmong,
+    hubDegree: HUB_DEGREE,
+  });
   throwIfAborted(opts.signal);
   const reasons = new Map<string, Reason[]>();
   for (const r of expansion.reaches) {

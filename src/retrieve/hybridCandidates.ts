@@ -20,25 +20,42 @@ export async function hybridCandidates(
   stores: Stores,
   query: string,
   queryVector: Float32Array | undefined,
-  opts: { filter: EntryFilter; candidates: number; threshold: number; keyword?: boolean; mentions?: boolean; fusion?: FusionOptions; signal?: AbortSignal; codeHits?: Hit[] },
+  opts: {
+    filter: EntryFilter;
+    candidates: number;
+    threshold: number;
+    keyword?: boolean;
+    mentions?: boolean;
+    fusion?: FusionOptions;
+    signal?: AbortSignal;
+    codeHits?: Hit[];
+  },
 ): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
   const [columns, index] = await Promise.all([stores.columns(), opts.keyword === false ? undefined : stores.keywords()]);
   throwIfAborted(opts.signal);
   // The keyword search runs while the stage-1 scan does (see twoStageCandidates).
   let keywordHits: Hit[] = [];
-  const searchWords = index && (() => void (keywordHits = searchKeywords(index, columns, query, { filter: opts.filter, limit: opts.candidates })));
+  const searchWords =
+    index && (() => void (keywordHits = searchKeywords(index, columns, query, { filter: opts.filter, limit: opts.candidates })));
   const noVectors = () => {
     searchWords?.();
     return Promise.resolve({ hits: [] as Hit[], stage1: 0 });
   };
   const vectorSearch = queryVector
     ? twoStageCandidates(stores, queryVector, {
-        filter: opts.filter, candidates: opts.candidates, limit: opts.candidates, threshold: opts.threshold, signal: opts.signal, alongside: searchWords,
+        filter: opts.filter,
+        candidates: opts.candidates,
+        limit: opts.candidates,
+        threshold: opts.threshold,
+        signal: opts.signal,
+        alongside: searchWords,
       })
     : noVectors();
   const [vector, mentionHits] = await Promise.all([
     vectorSearch,
-    opts.mentions ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal }) : Promise.resolve([]),
+    opts.mentions
+      ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal })
+      : Promise.resolve([]),
   ]);
   // Similarity breaks ties in the fusion, so every list's hits carry one.
   const keyword = estimateSimilarity(keywordHits, columns, queryVector);
@@ -46,7 +63,13 @@ export async function hybridCandidates(
   // Being named outright is stronger evidence than either search: the mention list counts double,
   // and entries on the code a change touches (contextForDiff) three times.
   const allowed = opts.codeHits?.length ? columns.matcher(opts.filter) : undefined;
-  const code = allowed ? estimateSimilarity(opts.codeHits!.filter((h) => allowed(h.id)), columns, queryVector) : [];
+  const code = allowed
+    ? estimateSimilarity(
+        opts.codeHits!.filter((h) => allowed(h.id)),
+        columns,
+        queryVector,
+      )
+    : [];
   const lists = code.length > 0 ? [vector.hits, keyword, mentioned, code] : [vector.hits, keyword, mentioned];
   const fusion = { ...opts.fusion, weights: opts.fusion?.weights ?? [1, 1, 2, 3].slice(0, lists.length) };
   return { fused: fuseCandidates(lists, fusion), vector: vector.hits, keyword, mentioned, stage1: vector.stage1 };

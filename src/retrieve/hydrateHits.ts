@@ -28,7 +28,11 @@ export async function hydrateHits<T extends Hit>(
     const vectors = opts.queryVector ? await stores.table.vectorsOf(held.map((e) => e.id)) : undefined;
     rows = new Map(held.map((entry) => [entry.id, { entry, vector: vectors?.get(entry.id) }]));
   } else {
-    rows = new Map((await stores.table.read({ ...opts.filter, ids: hits.map((h) => h.id) }, { withVectors: opts.queryVector !== undefined })).map((r) => [r.entry.id, r]));
+    rows = new Map(
+      (await stores.table.read({ ...opts.filter, ids: hits.map((h) => h.id) }, { withVectors: opts.queryVector !== undefined })).map(
+        (r) => [r.entry.id, r],
+      ),
+    );
   }
   throwIfAborted(opts.signal);
   return hits.flatMap((h) => {

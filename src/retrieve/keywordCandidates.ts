@@ -21,7 +21,12 @@ export async function keywordCandidates(
 }
 
 /** keywordCandidates on the structures in hand, synchronously: it can then run while the stage-1 scan does (hybridCandidates). */
-export function searchKeywords(index: KeywordIndex, columns: EntryColumns, query: string, opts: { filter: EntryFilter; limit: number }): Hit[] {
+export function searchKeywords(
+  index: KeywordIndex,
+  columns: EntryColumns,
+  query: string,
+  opts: { filter: EntryFilter; limit: number },
+): Hit[] {
   const hits = index.search(keywordQuery(query), { limit: opts.limit, groups: opts.filter.cores, accept: columns.matcher(opts.filter) });
   const best = hits[0]?.score || 1;
   return hits.map((h, i) => makeHit(h.id, 0, [{ kind: 'keyword', rank: i + 1, score: h.score / best, bm25: h.score }]));
@@ -55,16 +60,27 @@ export async function addKeywordScores(
   const best = Math.max(0, ...fused.flatMap((c) => c.why.map((r) => (r.kind === 'keyword' ? r.bm25 : 0))));
   const unscored = candidates.filter((c) => !c.why.some((r) => r.kind === 'keyword'));
   if (best > 0 && unscored.length > 0) {
-    const bm25 = index.scoreDocuments(query, unscored.map((c) => c.id), { groups: filter.cores });
+    const bm25 = index.scoreDocuments(
+      query,
+      unscored.map((c) => c.id),
+      { groups: filter.cores },
+    );
     for (const c of unscored) {
       const score = bm25.get(c.id);
       if (score !== undefined) c.keywordScore = Math.min(1, score / best);
     }
   }
   const reached = candidates.filter((c) => c.why.some((r) => r.kind === 'graph'));
-  const rest = bridgeWords(query, fused.flatMap((c) => c.why.flatMap((r) => (r.kind === 'mention' ? [r.mention] : []))));
+  const rest = bridgeWords(
+    query,
+    fused.flatMap((c) => c.why.flatMap((r) => (r.kind === 'mention' ? [r.mention] : []))),
+  );
   if (rest === '' || reached.length === 0) return;
-  const bm25 = index.scoreDocuments(rest, reached.map((c) => c.id), { groups: filter.cores });
+  const bm25 = index.scoreDocuments(
+    rest,
+    reached.map((c) => c.id),
+    { groups: filter.cores },
+  );
   const top = Math.max(0, ...bm25.values());
   if (top === 0) return;
   for (const c of reached) {

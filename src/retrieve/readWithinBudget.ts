@@ -35,7 +35,14 @@ export async function readWithinBudget(
     const rows = new Map((await read(batch.map((s) => s.id))).map((e) => [e.id, e]));
     for (const s of batch) {
       const entry = rows.get(s.id);
-      if (entry) found.push({ entry, score: s.score, similarity: s.similarity, why: s.why, tokens: estimateTokens(`${entry.title}\n${entry.content}`) });
+      if (entry)
+        found.push({
+          entry,
+          score: s.score,
+          similarity: s.similarity,
+          why: s.why,
+          tokens: estimateTokens(`${entry.title}\n${entry.content}`),
+        });
     }
     kept = fitBudget(found, opts.maxEntries, opts.maxTokens);
   }

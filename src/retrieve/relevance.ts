@@ -43,7 +43,12 @@ export function relevanceFloor(index: KeywordIndex): number {
  * Whether the candidates hold evidence the task is about this store. `floor`: the share a keyword
  * hit must pass (default: relevanceFloor of the store). Returns the share found, for the note.
  */
-export function judgeRelevance(index: KeywordIndex | undefined, task: string, candidates: readonly Hit[], opts: { floor?: number; groups?: readonly string[] }): { relevant: boolean; share: number; floor: number } {
+export function judgeRelevance(
+  index: KeywordIndex | undefined,
+  task: string,
+  candidates: readonly Hit[],
+  opts: { floor?: number; groups?: readonly string[] },
+): { relevant: boolean; share: number; floor: number } {
   if (candidates.some((c) => c.why.some((r) => r.kind === 'mention' || r.kind === 'code'))) return { relevant: true, share: 1, floor: 0 };
   if (!index) return { relevant: true, share: 0, floor: 0 }; // keywords off: nothing to judge by
   const best = Math.max(0, ...candidates.flatMap((c) => c.why.map((r) => (r.kind === 'keyword' ? r.bm25 : 0))));

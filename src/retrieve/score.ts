@@ -72,14 +72,27 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
 };
 
 const SCORING_WEIGHT_NAMES = optionNames<ScoringWeights>()([
-  'similarity', 'keyword', 'bridge', 'mention', 'code', 'effectiveness', 'graph', 'confidence', 'importance', 'recency', 'hopDecay', 'edgeWeights', 'recencyHalfLifeDays',
+  'similarity',
+  'keyword',
+  'bridge',
+  'mention',
+  'code',
+  'effectiveness',
+  'graph',
+  'confidence',
+  'importance',
+  'recency',
+  'hopDecay',
+  'edgeWeights',
+  'recencyHalfLifeDays',
 ]);
 
 /** Refuses unknown weights and values that are not finite numbers ≥ 0 (a half-life must be > 0). */
 export function checkWeights(where: string, w: unknown): void {
   checkOptionNames(where, w, SCORING_WEIGHT_NAMES);
   const value = (name: string, v: unknown) => {
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalidInput(`${where}.${name} must be a finite number ≥ 0, got ${JSON.stringify(v)}`);
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0))
+      throw invalidInput(`${where}.${name} must be a finite number ≥ 0, got ${JSON.stringify(v)}`);
   };
   const weights = (w ?? {}) as Record<string, unknown>;
   for (const name of SCORING_WEIGHT_NAMES) if (name !== 'edgeWeights') value(name, weights[name]);
@@ -145,9 +158,15 @@ export type ScoreCombination = (typeof SCORE_COMBINATIONS)[number];
 export function scoreCandidates(
   candidates: ScorableHit[],
   opts: {
-    weights?: Partial<ScoringWeights>; now?: Date; graphScores?: Map<string, number>; combination?: ScoreCombination;
+    weights?: Partial<ScoringWeights>;
+    now?: Date;
+    graphScores?: Map<string, number>;
+    combination?: ScoreCombination;
     /** What ratings say about a candidate, and the share it counts at (Effectiveness.forRanking). */
-    effectiveness?: (id: string, features: EntryFeatures) => { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined;
+    effectiveness?: (
+      id: string,
+      features: EntryFeatures,
+    ) => { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined;
   } = {},
 ): ScoredHit[] {
   const product = opts.combination === 'product';
@@ -159,7 +178,11 @@ export function scoreCandidates(
     .map((c) => {
       const f = c.features;
       const age = Math.max(0, now - f.updatedAt.getTime());
-      const keyword = Math.max(c.keywordScore ?? 0, w.bridge * (c.bridgeScore ?? 0), ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)));
+      const keyword = Math.max(
+        c.keywordScore ?? 0,
+        w.bridge * (c.bridgeScore ?? 0),
+        ...c.why.map((r) => (r.kind === 'keyword' ? r.score : 0)),
+      );
       const mentioned = c.why.some((r) => r.kind === 'mention') ? 1 : 0;
       const code = Math.max(0, ...c.why.map((r) => (r.kind === 'code' ? CODE_MATCH[r.match] : 0)));
       const relevance =
@@ -167,14 +190,15 @@ export function scoreCandidates(
         w.keyword * keyword +
         w.mention * mentioned +
         w.code * code +
-        w.graph * (opts.graphScores ? opts.graphScores.get(c.id) ?? 0 : graphProximity(c, seedSimilarity, w)) +
+        w.graph * (opts.graphScores ? (opts.graphScores.get(c.id) ?? 0) : graphProximity(c, seedSimilarity, w)) +
         w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1));
       const importance = f.importance / 10;
       const recency = Math.pow(0.5, age / halfLifeMs);
       const rated = opts.effectiveness?.(c.id, f);
       const used = rated && w.effectiveness > 0 ? w.effectiveness * rated.share * (rated.value - 0.5) : 0;
       const base = product ? relevance * importance * recency : relevance + w.importance * importance + w.recency * recency;
-      const why: Reason[] = used !== 0 ? [...c.why, { kind: 'feedback', effectiveness: rated!.value, signals: rated!.signals, of: rated!.of }] : c.why;
+      const why: Reason[] =
+        used !== 0 ? [...c.why, { kind: 'feedback', effectiveness: rated!.value, signals: rated!.signals, of: rated!.of }] : c.why;
       return { id: c.id, score: base + used, similarity: c.similarity, why };
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
@@ -194,7 +218,14 @@ export function diversify<T extends { id: string; score: number }>(scored: T[], 
     let bestValue = -Infinity;
     rest.forEach((s, i) => {
       const v = vectors.get(s.id);
-      const redundancy = v ? Math.max(...chosen.map((c) => { const u = vectors.get(c.id); return u ? cosineSimilarity(u, v) : 0; })) : 0;
+      const redundancy = v
+        ? Math.max(
+            ...chosen.map((c) => {
+              const u = vectors.get(c.id);
+              return u ? cosineSimilarity(u, v) : 0;
+            }),
+          )
+        : 0;
       const value = (1 - lambda) * s.score - lambda * redundancy;
       if (value > bestValue) {
         bestValue = value;

@@ -88,5 +88,9 @@ export function defaultStage1Candidates(entries: number, limit: number, calibrat
 /** matryoshkaSearch's default stage-1 candidates for the store as it is now, calibrated on its columns. */
 export async function stage1CandidatesFor(stores: Stores, limit: number): Promise<number> {
   const columns = await stores.columns();
-  return defaultStage1Candidates(columns.size, limit, stage1Calibration(columns, (v) => stores.smallVector(v)));
+  return defaultStage1Candidates(
+    columns.size,
+    limit,
+    stage1Calibration(columns, (v) => stores.smallVector(v)),
+  );
 }

@@ -8,8 +8,14 @@ import type { Embedder } from '../embed/embedder.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 import {
-  CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS,
-  type Confidence, type ContextBundle, type EntryEdgeType, type ScoredEntry, type Sensitivity,
+  CONFIDENCE_LEVELS,
+  ENTRY_EDGE_TYPES,
+  SENSITIVITY_LEVELS,
+  type Confidence,
+  type ContextBundle,
+  type EntryEdgeType,
+  type ScoredEntry,
+  type Sensitivity,
 } from '../model/types.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../store/lance/filter.js';
@@ -18,7 +24,16 @@ import { attachCode } from './attachCode.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { checkWeights, diversify, resolveWeights, SCORE_COMBINATIONS, scoreCandidates, type ScorableHit, type ScoreCombination, type ScoringWeights } from './score.js';
+import {
+  checkWeights,
+  diversify,
+  resolveWeights,
+  SCORE_COMBINATIONS,
+  scoreCandidates,
+  type ScorableHit,
+  type ScoreCombination,
+  type ScoringWeights,
+} from './score.js';
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { personalizedPageRank } from './personalizedPageRank.js';
 import { FUSION_OPTIONS, type FusionOptions } from './fuse.js';
@@ -59,7 +74,15 @@ export interface SearchFilterOptions {
 }
 
 export const SEARCH_FILTER_OPTIONS = optionNames<SearchFilterOptions>()([
-  'cores', 'entryTypes', 'minConfidence', 'tags', 'sensitivity', 'minImportance', 'createdAfter', 'createdBefore', 'asOf',
+  'cores',
+  'entryTypes',
+  'minConfidence',
+  'tags',
+  'sensitivity',
+  'minImportance',
+  'createdAfter',
+  'createdBefore',
+  'asOf',
 ]);
 
 export interface TaskContextOptions extends SearchFilterOptions {
@@ -129,20 +152,40 @@ export interface TaskContextOptions extends SearchFilterOptions {
 }
 
 export const TASK_CONTEXT_OPTIONS = optionNames<TaskContextOptions>()([
-  ...SEARCH_FILTER_OPTIONS as (keyof SearchFilterOptions)[],
-  'projectCore', 'threshold', 'candidates', 'keyword', 'mentions', 'fusion', 'seeds', 'depth', 'relationTypes', 'maxEntries', 'maxTokens',
-  'includeCode', 'weights', 'graphRanking', 'diversity', 'scoreCombination', 'strict', 'relevanceFloor', 'llmFilter', 'signal',
+  ...(SEARCH_FILTER_OPTIONS as (keyof SearchFilterOptions)[]),
+  'projectCore',
+  'threshold',
+  'candidates',
+  'keyword',
+  'mentions',
+  'fusion',
+  'seeds',
+  'depth',
+  'relationTypes',
+  'maxEntries',
+  'maxTokens',
+  'includeCode',
+  'weights',
+  'graphRanking',
+  'diversity',
+  'scoreCombination',
+  'strict',
+  'relevanceFloor',
+  'llmFilter',
+  'signal',
 ]);
 
 function positiveInt(name: string, v: unknown, fallback: number, min = 1, max = 10_000): number {
   if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalidInput(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    throw invalidInput(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
   return v;
 }
 
 function stringList(name: string, v: unknown): string[] | undefined {
   if (v === undefined) return undefined;
-  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s === '')) throw invalidInput(`${name} must be a list of non-empty strings`);
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s === ''))
+    throw invalidInput(`${name} must be a list of non-empty strings`);
   return v as string[];
 }
 
@@ -171,7 +214,8 @@ export function resolveFilter(o: SearchFilterOptions, extraCore?: string): Entry
   const asOf = date('asOf', o.asOf);
   const createdAfter = date('createdAfter', o.createdAfter);
   const createdBefore = date('createdBefore', o.createdBefore);
-  if (createdAfter && createdBefore && createdBefore.getTime() <= createdAfter.getTime()) throw invalidInput('createdBefore must be later than createdAfter');
+  if (createdAfter && createdBefore && createdBefore.getTime() <= createdAfter.getTime())
+    throw invalidInput('createdBefore must be later than createdAfter');
   const minImportance = o.minImportance === undefined ? undefined : positiveInt('minImportance', o.minImportance, 1, 1, 10);
   const cores = stringList('cores', o.cores);
   const sensitivity = resolveSensitivity(o.sensitivity);
@@ -190,25 +234,38 @@ export function resolveFilter(o: SearchFilterOptions, extraCore?: string): Entry
 
 export function resolveThreshold(v: unknown, fallback: number): number {
   if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !(v >= -1 && v <= 1)) throw invalidInput(`threshold is a cosine similarity from -1 to 1, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !(v >= -1 && v <= 1))
+    throw invalidInput(`threshold is a cosine similarity from -1 to 1, got ${JSON.stringify(v)}`);
   return v;
 }
 
 /** Every option resolved and checked, so a bad value fails before any I/O. */
-export function resolveTaskContextOptions(o: TaskContextOptions, where = 'buildTaskContext', allowed: readonly string[] = TASK_CONTEXT_OPTIONS) {
+export function resolveTaskContextOptions(
+  o: TaskContextOptions,
+  where = 'buildTaskContext',
+  allowed: readonly string[] = TASK_CONTEXT_OPTIONS,
+) {
   checkOptionNames(where, o, allowed);
   checkOptionNames(`${where}.fusion`, o.fusion, FUSION_OPTIONS);
   if (o.weights !== undefined) checkWeights(`${where}.weights`, o.weights);
-  if (o.llmFilter !== undefined && typeof o.llmFilter === 'object') checkOptionNames(`${where}.llmFilter`, o.llmFilter, RELEVANCE_FILTER_OPTIONS);
-  if (o.strict !== undefined && typeof o.strict !== 'boolean') throw invalidInput(`strict must be true or false, got ${JSON.stringify(o.strict)}`);
-  if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === '')) throw invalidInput('projectCore must be a non-empty string');
+  if (o.llmFilter !== undefined && typeof o.llmFilter === 'object')
+    checkOptionNames(`${where}.llmFilter`, o.llmFilter, RELEVANCE_FILTER_OPTIONS);
+  if (o.strict !== undefined && typeof o.strict !== 'boolean')
+    throw invalidInput(`strict must be true or false, got ${JSON.stringify(o.strict)}`);
+  if (o.projectCore !== undefined && (typeof o.projectCore !== 'string' || o.projectCore === ''))
+    throw invalidInput('projectCore must be a non-empty string');
   const relationTypes = o.relationTypes ?? ['RELATED', 'DEPENDS_ON'];
   relationTypes.forEach((t) => oneOf('relationTypes', t, ENTRY_EDGE_TYPES));
   if (o.fusion?.method !== undefined) oneOf('fusion.method', o.fusion.method, ['rrf', 'weighted'] as const);
-  if (o.relevanceFloor !== undefined && o.relevanceFloor !== false && !(typeof o.relevanceFloor === 'number' && o.relevanceFloor >= 0 && o.relevanceFloor <= 1)) {
+  if (
+    o.relevanceFloor !== undefined &&
+    o.relevanceFloor !== false &&
+    !(typeof o.relevanceFloor === 'number' && o.relevanceFloor >= 0 && o.relevanceFloor <= 1)
+  ) {
     throw invalidInput(`relevanceFloor must be a number from 0 to 1, or false, got ${JSON.stringify(o.relevanceFloor)}`);
   }
-  if (o.diversity !== undefined && (typeof o.diversity !== 'number' || !(o.diversity >= 0 && o.diversity <= 1))) throw invalidInput(`diversity must be a number from 0 to 1, got ${JSON.stringify(o.diversity)}`);
+  if (o.diversity !== undefined && (typeof o.diversity !== 'number' || !(o.diversity >= 0 && o.diversity <= 1)))
+    throw invalidInput(`diversity must be a number from 0 to 1, got ${JSON.stringify(o.diversity)}`);
   return {
     filter: resolveFilter(o, o.projectCore),
     threshold: resolveThreshold(o.threshold, 0.2),
@@ -234,8 +291,10 @@ export function resolveTaskContextOptions(o: TaskContextOptions, where = 'buildT
 function resolveLlmFilter(v: TaskContextOptions['llmFilter']): RelevanceFilterOptions | undefined {
   if (v === undefined || v === false) return undefined;
   if (v === true) return {};
-  if (typeof v !== 'object' || v === null) throw invalidInput('llmFilter must be true, false or { model, maxSelect, overRetrieve, timeoutMs }');
-  if (v.model !== undefined && (typeof v.model !== 'string' || v.model === '')) throw invalidInput('llmFilter.model must be a non-empty string');
+  if (typeof v !== 'object' || v === null)
+    throw invalidInput('llmFilter must be true, false or { model, maxSelect, overRetrieve, timeoutMs }');
+  if (v.model !== undefined && (typeof v.model !== 'string' || v.model === ''))
+    throw invalidInput('llmFilter.model must be a non-empty string');
   return {
     ...(v.model ? { model: v.model } : {}),
     maxSelect: positiveInt('llmFilter.maxSelect', v.maxSelect, 10, 1, 200),
@@ -268,7 +327,16 @@ function withFeatures(hits: Hit[], columns: EntryColumns, filter: EntryFilter): 
   for (const h of hits) {
     const features = featuresOf(h.id);
     // A literal of one shape: spreading hits of several shapes cost ~3 µs a hit.
-    if (features) out.push({ id: h.id, similarity: h.similarity, why: h.why, fused: h.fused, keywordScore: h.keywordScore, bridgeScore: h.bridgeScore, features });
+    if (features)
+      out.push({
+        id: h.id,
+        similarity: h.similarity,
+        why: h.why,
+        fused: h.fused,
+        keywordScore: h.keywordScore,
+        bridgeScore: h.bridgeScore,
+        features,
+      });
   }
   return out;
 }
@@ -284,7 +352,8 @@ export async function buildTaskContext(
 ): Promise<ContextBundle> {
   if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
   const o = resolveTaskContextOptions(options);
-  if (o.llmFilter && !chat) throw invalidInput('llmFilter needs an LLM: configure llm.baseURL and llm.model (MEMCORE_LLM_BASE_URL, MEMCORE_LLM_MODEL)');
+  if (o.llmFilter && !chat)
+    throw invalidInput('llmFilter needs an LLM: configure llm.baseURL and llm.model (MEMCORE_LLM_BASE_URL, MEMCORE_LLM_MODEL)');
   const signal = options.signal;
 
   const timings: Record<string, number> = {};
@@ -303,23 +372,40 @@ export async function buildTaskContext(
   const queryVector = await embedOrExplain(embedder, capText(task, EMBEDDED_CHARS), { strict: o.strict, signal, notes });
   lap('embed');
   const { fused, stage1 } = await hybridCandidates(stores, words, queryVector, {
-    filter: o.filter, candidates: o.candidates, threshold: o.threshold, keyword: o.keyword, mentions: o.mentions, fusion: o.fusion, signal, ...(codeHits ? { codeHits } : {}),
+    filter: o.filter,
+    candidates: o.candidates,
+    threshold: o.threshold,
+    keyword: o.keyword,
+    mentions: o.mentions,
+    fusion: o.fusion,
+    signal,
+    ...(codeHits ? { codeHits } : {}),
   });
-  const judged = o.relevanceFloor === false ? undefined : judgeRelevance(o.keyword ? await stores.keywords() : undefined, keywordQuery(words), fused, {
-    ...(typeof o.relevanceFloor === 'number' ? { floor: o.relevanceFloor } : {}), ...(o.filter.cores ? { groups: o.filter.cores } : {}),
-  });
+  const judged =
+    o.relevanceFloor === false
+      ? undefined
+      : judgeRelevance(o.keyword ? await stores.keywords() : undefined, keywordQuery(words), fused, {
+          ...(typeof o.relevanceFloor === 'number' ? { floor: o.relevanceFloor } : {}),
+          ...(o.filter.cores ? { groups: o.filter.cores } : {}),
+        });
   if (judged && !judged.relevant && fused.length > 0) {
-    notes.push(`low confidence: no entry is named by the task, and the best keyword match covers ${(judged.share * 100).toFixed(0)}% of its words' weight, not above the ${(judged.floor * 100).toFixed(0)}% chance reaches in this store`);
+    notes.push(
+      `low confidence: no entry is named by the task, and the best keyword match covers ${(judged.share * 100).toFixed(0)}% of its words' weight, not above the ${(judged.floor * 100).toFixed(0)}% chance reaches in this store`,
+    );
   }
   lap('candidates');
   const seeds = fused.slice(0, o.seeds);
   const pagerank = o.graphRanking === 'pagerank';
   // With PageRank the expansion also reads the edges among the fused candidates: one edge read serves both.
-  const expansion = o.depth > 0
-    ? await expandThroughGraph(stores.graph, seeds, {
-        depth: o.depth, edgeTypes: o.relationTypes, signal, ...(pagerank ? { alsoAmong: fused.map((c) => c.id) } : {}),
-      })
-    : undefined;
+  const expansion =
+    o.depth > 0
+      ? await expandThroughGraph(stores.graph, seeds, {
+          depth: o.depth,
+          edgeTypes: o.relationTypes,
+          signal,
+          ...(pagerank ? { alsoAmong: fused.map((c) => c.id) } : {}),
+        })
+      : undefined;
   lap('expand');
   const columns = await stores.columns();
   // Fused hits already carry a similarity (hybridCandidates); reached ones get theirs here.
@@ -328,7 +414,10 @@ export async function buildTaskContext(
   // An entry of a sensitivity not asked for is not named either: not as a step of a graph path, not in a note.
   const named = columns.featuresIfPassing({ sensitivity: o.filter.sensitivity });
   const dropped = droppedAll.filter((d) => named(d.id) && named(d.supersededBy));
-  if (dropped.length > 0) notes.push(`left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`);
+  if (dropped.length > 0)
+    notes.push(
+      `left out ${dropped.length} superseded entr${dropped.length === 1 ? 'y' : 'ies'}: ${dropped.map((d) => `${d.id} (by ${d.supersededBy})`).join(', ')}`,
+    );
   lap('supersede');
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
   const kept = withFeatures(withoutHiddenPaths(current, named), columns, o.filter);
@@ -343,26 +432,51 @@ export async function buildTaskContext(
   }
   const effectiveness = await stores.effectiveness();
   const now = (options.asOf ?? new Date()).getTime();
-  let scored = scoreCandidates(kept, { weights: options.weights, now: options.asOf, graphScores, combination: o.scoreCombination, effectiveness: (id, f) => effectiveness.forRanking(id, f.source, f.coreId, now) });
+  let scored = scoreCandidates(kept, {
+    weights: options.weights,
+    now: options.asOf,
+    graphScores,
+    combination: o.scoreCombination,
+    effectiveness: (id, f) => effectiveness.forRanking(id, f.source, f.coreId, now),
+  });
   if (o.diversity > 0) {
-    const vectors = new Map(scored.slice(0, o.maxEntries * 3).flatMap((c) => { const v = columns.vector(c.id); return v ? [[c.id, v] as const] : []; }));
+    const vectors = new Map(
+      scored.slice(0, o.maxEntries * 3).flatMap((c) => {
+        const v = columns.vector(c.id);
+        return v ? [[c.id, v] as const] : [];
+      }),
+    );
     scored = diversify(scored.slice(0, o.maxEntries * 3), vectors, o.diversity);
   }
   lap('score');
   let entries: ScoredEntry[];
   if (o.llmFilter && chat) {
-    const offered = await readWithinBudget((ids) => stores.readEntries(ids), scored, { maxEntries: o.llmFilter.overRetrieve ?? 50, signal });
+    const offered = await readWithinBudget((ids) => stores.readEntries(ids), scored, {
+      maxEntries: o.llmFilter.overRetrieve ?? 50,
+      signal,
+    });
     const filtered = await filterByRelevance(chat, task, offered, { ...o.llmFilter, signal });
     entries = fitBudget(filtered.kept, o.maxEntries, o.maxTokens);
     notes.push(...filtered.notes);
     lap('llm');
   } else {
-    entries = await readWithinBudget((ids) => stores.readEntries(ids), scored, { maxEntries: o.maxEntries, maxTokens: o.maxTokens, signal });
+    entries = await readWithinBudget((ids) => stores.readEntries(ids), scored, {
+      maxEntries: o.maxEntries,
+      maxTokens: o.maxTokens,
+      signal,
+    });
     lap('read');
   }
-  const code = o.includeCode ? await attachCode(stores.graph, entries.map((s) => s.entry.id), signal) : { codeRefs: [], goldenPaths: [] };
+  const code = o.includeCode
+    ? await attachCode(
+        stores.graph,
+        entries.map((s) => s.entry.id),
+        signal,
+      )
+    : { codeRefs: [], goldenPaths: [] };
   lap('code');
-  if (fused.length === 0) notes.push(`nothing matched the task's words or reached similarity ${o.threshold} (searched ${stage1} vector candidates)`);
+  if (fused.length === 0)
+    notes.push(`nothing matched the task's words or reached similarity ${o.threshold} (searched ${stage1} vector candidates)`);
   return {
     task,
     bundleId: `b_${randomBytes(8).toString('hex')}`,

@@ -64,7 +64,11 @@ export async function exactNearest(
  */
 export const EXACT_ORDER_MARGIN = 8;
 
-async function exactNearestInLanceDb(stores: Stores, queryVector: Float32Array, opts: Parameters<typeof exactNearest>[2]): Promise<Candidate[]> {
+async function exactNearestInLanceDb(
+  stores: Stores,
+  queryVector: Float32Array,
+  opts: Parameters<typeof exactNearest>[2],
+): Promise<Candidate[]> {
   for (let n = opts.limit + 16; ; n *= 4) {
     const nearest = await stores.table.nearest(queryVector, { filter: opts.filter, limit: n });
     const kept = await opts.keep(nearest.map((h) => makeHit(h.id, h.similarity, [])));
@@ -72,12 +76,20 @@ async function exactNearestInLanceDb(stores: Stores, queryVector: Float32Array, 
     if (kept.length < opts.limit && nearest.length === n) continue;
     const ids = kept.slice(0, opts.limit + EXACT_ORDER_MARGIN).map((h) => h.id);
     const rows = ids.length === 0 ? [] : await stores.table.read({ ...opts.filter, ids }, { withVectors: true });
-    return rankExactly(rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })), queryVector, opts);
+    return rankExactly(
+      rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })),
+      queryVector,
+      opts,
+    );
   }
 }
 
 /** Rows ranked by their exact cosine to the query, ties in id order; zero vectors (no cosine) and those below the threshold left out. */
-function rankExactly(rows: { id: string; vector: Float32Array; entry: MemoryEntry }[], queryVector: Float32Array, opts: { limit: number; threshold: number }): Candidate[] {
+function rankExactly(
+  rows: { id: string; vector: Float32Array; entry: MemoryEntry }[],
+  queryVector: Float32Array,
+  opts: { limit: number; threshold: number },
+): Candidate[] {
   return rows
     .filter((r) => r.vector.some((x) => x !== 0))
     .map((r) => ({ entry: r.entry, similarity: cosineSimilarity(queryVector, r.vector) }))
@@ -125,7 +137,10 @@ export async function twoStageCandidates(
   }
   const stage1 = scanned ?? (await lanceStage1(stores, columns, querySmall, queryVector, opts));
   throwIfAborted(opts.signal);
-  const similarities = columns.similarities(stage1.map((h) => h.id), queryVector);
+  const similarities = columns.similarities(
+    stage1.map((h) => h.id),
+    queryVector,
+  );
   const reranked = stage1
     .flatMap((h, i) => (Number.isNaN(similarities[i]) ? [] : [{ id: h.id, similarity: similarities[i]! }]))
     .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))

@@ -34,12 +34,19 @@ export interface MemoryToolsOptions {
 
 export function memoryTools(engine: MemoryEngine, options: MemoryToolsOptions = {}): MemoryTools {
   checkOptionNames('memoryTools', options, ['tools']);
-  const all = new Map<string, MemoryTool>([...TOOLS, statusTool({ pid: process.pid, startedAt: new Date(), endpoints: {} })].map((t) => [t.name, t]));
+  const all = new Map<string, MemoryTool>(
+    [...TOOLS, statusTool({ pid: process.pid, startedAt: new Date(), endpoints: {} })].map((t) => [t.name, t]),
+  );
   const names = options.tools ?? ['build_task_context', 'search_memory'];
-  for (const name of names) if (!all.has(name)) throw invalidInput(`memoryTools: unknown tool ${JSON.stringify(name)}; the tools are ${[...all.keys()].join(', ')}`);
+  for (const name of names)
+    if (!all.has(name))
+      throw invalidInput(`memoryTools: unknown tool ${JSON.stringify(name)}; the tools are ${[...all.keys()].join(', ')}`);
   const offered = new Map(names.map((n) => [n, all.get(n)!]));
   return {
-    definitions: [...offered.values()].map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })),
+    definitions: [...offered.values()].map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    })),
     async call(name, args) {
       if (!offered.has(name)) return `error: no tool "${name}"; the tools are ${[...offered.keys()].join(', ')}`;
       let parsed: unknown = args;

@@ -69,7 +69,11 @@ export function readLines(socket: Socket, onLine: (line: string) => void, maxLin
  * Connects to the folder's owner and says hello. Resolves null when no process owns the folder
  * (no socket, or one left behind by a process that died: nothing listens on it).
  */
-export function connectToOwner(dir: string, hello: Hello, timeoutMs = 10_000): Promise<{ socket: Socket; welcome: Welcome; rest: Buffer } | null> {
+export function connectToOwner(
+  dir: string,
+  hello: Hello,
+  timeoutMs = 10_000,
+): Promise<{ socket: Socket; welcome: Welcome; rest: Buffer } | null> {
   return new Promise((resolve, reject) => {
     const socket = connect(socketPath(dir));
     let settled = false;

@@ -58,14 +58,20 @@ export function createMcpServer(engine: MemoryEngine, status: ServerStatus, vers
     {
       capabilities: { tools: {}, resources: {}, prompts: {} },
       instructions:
-        'memcore holds this project\'s memory: lessons, decisions, conventions and patterns, linked to each other and to code. ' +
+        "memcore holds this project's memory: lessons, decisions, conventions and patterns, linked to each other and to code. " +
         'Call build_task_context at the start of a task; call remember when you learn something a later task should know.',
     },
   );
   const tools = new Map([...TOOLS, statusTool(status)].map((t) => [t.name, t]));
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...tools.values()].map(({ name, title, description, inputSchema, annotations }) => ({ name, title, description, inputSchema, annotations: { title, ...annotations } })),
+    tools: [...tools.values()].map(({ name, title, description, inputSchema, annotations }) => ({
+      name,
+      title,
+      description,
+      inputSchema,
+      annotations: { title, ...annotations },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) => callTool(tools, engine, request.params.name, request.params.arguments));
 
@@ -83,15 +89,28 @@ export function createMcpServer(engine: MemoryEngine, status: ServerStatus, vers
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates: [
-      { uriTemplate: `${CORE_MEMORY}{core}`, name: 'core-memory', title: 'Core memory', description: 'The static layer of a memory core, for a system prompt.', mimeType: 'text/plain' },
-      { uriTemplate: `${ENTRY}{id}`, name: 'entry', title: 'Memory entry', description: 'One entry with its links, code and what supersedes it.', mimeType: 'application/json' },
+      {
+        uriTemplate: `${CORE_MEMORY}{core}`,
+        name: 'core-memory',
+        title: 'Core memory',
+        description: 'The static layer of a memory core, for a system prompt.',
+        mimeType: 'text/plain',
+      },
+      {
+        uriTemplate: `${ENTRY}{id}`,
+        name: 'entry',
+        title: 'Memory entry',
+        description: 'One entry with its links, code and what supersedes it.',
+        mimeType: 'application/json',
+      },
     ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;
     if (uri.startsWith(CORE_MEMORY)) {
       const memory = await engine.coreMemory(resourceId(uri, CORE_MEMORY));
-      if (memory.entries.length === 0) throw new McpError(ErrorCode.InvalidParams, `${uri}: core "${memory.core}" holds no entries in effect`);
+      if (memory.entries.length === 0)
+        throw new McpError(ErrorCode.InvalidParams, `${uri}: core "${memory.core}" holds no entries in effect`);
       return { contents: [{ uri, mimeType: 'text/plain', text: memory.text }] };
     }
     if (uri.startsWith(ENTRY)) {
@@ -103,10 +122,18 @@ export function createMcpServer(engine: MemoryEngine, status: ServerStatus, vers
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: [{ name: 'start_task', title: 'Start a task with project memory', description: 'The task, preceded by what the project memory holds for it.', arguments: [{ name: 'task', description: 'What is to be done', required: true }] }],
+    prompts: [
+      {
+        name: 'start_task',
+        title: 'Start a task with project memory',
+        description: 'The task, preceded by what the project memory holds for it.',
+        arguments: [{ name: 'task', description: 'What is to be done', required: true }],
+      },
+    ],
   }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    if (request.params.name !== 'start_task') throw new McpError(ErrorCode.InvalidParams, `unknown prompt "${request.params.name}"; memcore has start_task`);
+    if (request.params.name !== 'start_task')
+      throw new McpError(ErrorCode.InvalidParams, `unknown prompt "${request.params.name}"; memcore has start_task`);
     const task = request.params.arguments?.task;
     if (typeof task !== 'string' || task.trim() === '') throw new McpError(ErrorCode.InvalidParams, 'start_task: task is required');
     const memory = formatContext(await engine.buildTaskContext(task), { style: 'prompt' });
@@ -115,4 +142,3 @@ export function createMcpServer(engine: MemoryEngine, status: ServerStatus, vers
   });
   return server;
 }
-

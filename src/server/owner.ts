@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { createServer as createSocketServer, type Server as SocketServer, type Socket } from 'node:net';
+import { createServer as createSocketServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -21,7 +21,11 @@ import type { ServerStatus } from './tools.js';
 import { createPageServer, type PageServer } from '../web/pageServer.js';
 
 /** Runs one CLI command line against the owner's engine (the CLI's `main`, handed in to keep the layers apart). */
-export type CliRunner = (argv: string[], io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean }, context: { engine: MemoryEngine; cwd: string }) => Promise<number>;
+export type CliRunner = (
+  argv: string[],
+  io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean },
+  context: { engine: MemoryEngine; cwd: string },
+) => Promise<number>;
 
 export interface HttpOptions {
   /** Default 127.0.0.1. Any other address needs `token` or the generated one, and is refused without `allowRemote`. */
@@ -65,7 +69,10 @@ async function tokenFor(dir: string, given: string | undefined): Promise<string>
     return given;
   }
   const file = join(dir, TOKEN_FILE);
-  const existing = await readFile(file, 'utf8').then((t) => t.trim(), () => '');
+  const existing = await readFile(file, 'utf8').then(
+    (t) => t.trim(),
+    () => '',
+  );
   if (existing.length >= 16) return existing;
   const token = randomBytes(32).toString('base64url');
   await writeFile(file, token + '\n', { mode: 0o600 });
@@ -90,7 +97,8 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
   const sockets = new Set<Socket>();
   const host = options.http?.host ?? '127.0.0.1';
   const loopback = host === '127.0.0.1' || host === '::1' || host === 'localhost';
-  if (options.http && !loopback && !options.http.allowRemote) throw invalidInput(`binding to ${host} exposes the memory beyond this machine; pass --host explicitly with --allow-remote`);
+  if (options.http && !loopback && !options.http.allowRemote)
+    throw invalidInput(`binding to ${host} exposes the memory beyond this machine; pass --host explicitly with --allow-remote`);
   let http: HttpServer | undefined;
   let url: string | undefined;
   let token: string | undefined;
@@ -125,11 +133,17 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     if (hello.kind === 'status') {
       socket.end();
     } else if (hello.kind === 'page-login') {
-      const answer: PageLogin = pageLogin ? { url: pageLogin() } : { error: 'this server does not serve HTTP (it was started with --no-http, or is a memcore mcp)' };
+      const answer: PageLogin = pageLogin
+        ? { url: pageLogin() }
+        : { error: 'this server does not serve HTTP (it was started with --no-http, or is a memcore mcp)' };
       socket.end(JSON.stringify(answer) + '\n');
     } else if (hello.kind === 'cli') {
       const send = (m: CliMessage) => socket.write(JSON.stringify(m) + '\n');
-      const code = await options.runCli(hello.argv, { out: (out) => send({ out }), err: (err) => send({ err }), isTTY: hello.isTTY }, { engine, cwd: hello.cwd });
+      const code = await options.runCli(
+        hello.argv,
+        { out: (out) => send({ out }), err: (err) => send({ err }), isTTY: hello.isTTY },
+        { engine, cwd: hello.cwd },
+      );
       socket.end(JSON.stringify({ exit: code } satisfies CliMessage) + '\n');
     } else if (hello.kind === 'mcp') {
       if (rest.length) socket.unshift(rest);
@@ -168,7 +182,10 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     endpoints.http = url;
   }
 
-  await writeFile(join(dir, SERVER_FILE), JSON.stringify({ pid: process.pid, startedAt, socket: path, ...(url ? { http: url } : {}) }, null, 2) + '\n');
+  await writeFile(
+    join(dir, SERVER_FILE),
+    JSON.stringify({ pid: process.pid, startedAt, socket: path, ...(url ? { http: url } : {}) }, null, 2) + '\n',
+  );
 
   return {
     socket: path,
@@ -192,11 +209,23 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
  * MCP over streamable HTTP at /mcp (one transport and session object per client session, one
  * engine behind them), and the memory page on every other address.
  */
-async function serveHttp(engine: MemoryEngine, status: ServerStatus, version: string, host: string, port: number, token: string, pages: PageServer, log: (m: string) => void): Promise<HttpServer> {
+async function serveHttp(
+  engine: MemoryEngine,
+  status: ServerStatus,
+  version: string,
+  host: string,
+  port: number,
+  token: string,
+  pages: PageServer,
+  log: (m: string) => void,
+): Promise<HttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const reply = (code: number, message: string): void => void res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    const reply = (code: number, message: string): void =>
+      void res
+        .writeHead(code, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
       const address = server.address();
       return pages.handle(req, res, typeof address === 'object' && address ? address.port : port);
@@ -223,7 +252,10 @@ async function serveHttp(engine: MemoryEngine, status: ServerStatus, version: st
   const server = createHttpServer((req, res) => {
     handle(req, res).catch((e: Error) => {
       log(`HTTP request failed: ${e.message}`);
-      if (!res.headersSent) res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: e.message }, id: null }));
+      if (!res.headersSent)
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: e.message }, id: null }));
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -94,7 +94,8 @@ function parse(line: string): JsonRpc | undefined {
  */
 function responseId(line: string): string | number | undefined {
   const tail = /,"id":(-?\d+|"(?:[^"\\]|\\.)*")\}$/.exec(line.slice(-300));
-  if (tail && (line.startsWith('{"result":') || line.startsWith('{"error":') || line.startsWith('{"jsonrpc":"2.0","id"'))) return JSON.parse(tail[1]!) as string | number;
+  if (tail && (line.startsWith('{"result":') || line.startsWith('{"error":') || line.startsWith('{"jsonrpc":"2.0","id"')))
+    return JSON.parse(tail[1]!) as string | number;
   const message = parse(line);
   return message?.id !== undefined && message.method === undefined ? message.id : undefined;
 }
@@ -126,11 +127,13 @@ export async function runStdioRelay(
       write(line);
     });
     socket.on('error', () => undefined);
-    socket.once('close', () =>
-      void reattach().catch((e: Error) => {
-        io.log(`memcore: could not take over ${dir}: ${e.message}`);
-        process.exit(1);
-      }),
+    socket.once(
+      'close',
+      () =>
+        void reattach().catch((e: Error) => {
+          io.log(`memcore: could not take over ${dir}: ${e.message}`);
+          process.exit(1);
+        }),
     );
     socket.resume();
     upstream = socket;
@@ -147,7 +150,16 @@ export async function runStdioRelay(
     for (const [id, call] of inflight) {
       if (call.tool && NOT_REPEATABLE.has(call.tool)) {
         inflight.delete(id);
-        write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32001, message: `the memcore server stopped during ${call.tool}; it may or may not have been applied: check before calling it again` } }));
+        write(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            error: {
+              code: -32001,
+              message: `the memcore server stopped during ${call.tool}; it may or may not have been applied: check before calling it again`,
+            },
+          }),
+        );
       } else upstream!.write(call.line + '\n');
     }
   };
@@ -164,7 +176,10 @@ export async function runStdioRelay(
         if (line.trim() === '') continue;
         const message = parse(line);
         if (message?.id !== undefined && message.method !== undefined) {
-          inflight.set(message.id, { line, ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}) });
+          inflight.set(message.id, {
+            line,
+            ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}),
+          });
         }
         if (upstream) upstream.write(line + '\n');
         else waiting.push(line);

@@ -80,9 +80,13 @@ function plain(value: object): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-
 function hitsAnswer(hits: SearchHit[], notes: string[] = []): ToolAnswer {
-  const text = hits.length === 0 ? 'No matching entries.' : hits.map((h, i) => `${i + 1}. ${h.score.toFixed(3)} ${entryText(h.entry)}\n   found by: ${h.why.map(describeReason).join('; ')}`).join('\n\n');
+  const text =
+    hits.length === 0
+      ? 'No matching entries.'
+      : hits
+          .map((h, i) => `${i + 1}. ${h.score.toFixed(3)} ${entryText(h.entry)}\n   found by: ${h.why.map(describeReason).join('; ')}`)
+          .join('\n\n');
   return { text: [text, ...notes.map((n) => `note: ${n}`)].join('\n'), structured: plain({ hits, notes }) };
 }
 
@@ -132,7 +136,10 @@ export const TOOLS: MemoryTool[] = [
       type: 'object',
       properties: {
         entry_id: ID,
-        useful: { oneOf: [{ type: 'boolean' }, { type: 'number', minimum: 0, maximum: 1 }], description: 'true, false, or how useful from 0 to 1.' },
+        useful: {
+          oneOf: [{ type: 'boolean' }, { type: 'number', minimum: 0, maximum: 1 }],
+          description: 'true, false, or how useful from 0 to 1.',
+        },
         bundle_id: { type: 'string', pattern: '^b_[0-9a-f]{16}$', description: 'The bundle the entry came in.' },
         note: { type: 'string', maxLength: 2000 },
       },
@@ -142,10 +149,15 @@ export const TOOLS: MemoryTool[] = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(engine, input) {
       const r = await engine.feedback({
-        entryId: input.entry_id as string, useful: input.useful as boolean | number,
-        ...(input.bundle_id !== undefined ? { bundleId: input.bundle_id as string } : {}), ...(input.note !== undefined ? { note: input.note as string } : {}),
+        entryId: input.entry_id as string,
+        useful: input.useful as boolean | number,
+        ...(input.bundle_id !== undefined ? { bundleId: input.bundle_id as string } : {}),
+        ...(input.note !== undefined ? { note: input.note as string } : {}),
       });
-      return { text: `${r.recorded ? 'Recorded' : 'Already rated from this bundle'}: ${r.entryId} now has effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating(s).`, structured: plain(r) };
+      return {
+        text: `${r.recorded ? 'Recorded' : 'Already rated from this bundle'}: ${r.entryId} now has effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating(s).`,
+        structured: plain(r),
+      };
     },
   },
   {
@@ -159,7 +171,10 @@ export const TOOLS: MemoryTool[] = [
       type: 'object',
       properties: {
         diff: { ...TEXT(8_000_000), description: 'A unified diff, as git diff prints it.' },
-        range: { ...TEXT(200), description: "A git revision or range in the server's repository: main..HEAD, HEAD~3 (against the working tree)." },
+        range: {
+          ...TEXT(200),
+          description: "A git revision or range in the server's repository: main..HEAD, HEAD~3 (against the working tree).",
+        },
         staged: { type: 'boolean', description: 'The staged changes (the index against HEAD).' },
         ...FILTERS,
         max_entries: { type: 'integer', minimum: 1, maximum: 100, description: 'Entries at most (default 12).' },
@@ -168,11 +183,22 @@ export const TOOLS: MemoryTool[] = [
     },
     annotations: READ,
     async run(engine, input) {
-      if (input.diff !== undefined && (input.range !== undefined || input.staged !== undefined)) throw invalidInput('give either diff, or range / staged, not both');
+      if (input.diff !== undefined && (input.range !== undefined || input.staged !== undefined))
+        throw invalidInput('give either diff, or range / staged, not both');
       // git runs in the repository the server was configured for (config repo, else its working directory), never one a caller names.
       const repo = (resolveConfig().values.repo as string | undefined) ?? process.cwd();
-      const source = input.diff !== undefined ? (input.diff as string) : { repo, ...(input.range !== undefined ? { range: input.range as string } : {}), ...(input.staged === true ? { staged: true } : {}) };
-      const bundle = await engine.contextForDiff(source, { ...filtersOf(input), ...(input.max_entries !== undefined ? { maxEntries: input.max_entries as number } : {}) });
+      const source =
+        input.diff !== undefined
+          ? (input.diff as string)
+          : {
+              repo,
+              ...(input.range !== undefined ? { range: input.range as string } : {}),
+              ...(input.staged === true ? { staged: true } : {}),
+            };
+      const bundle = await engine.contextForDiff(source, {
+        ...filtersOf(input),
+        ...(input.max_entries !== undefined ? { maxEntries: input.max_entries as number } : {}),
+      });
       const text = formatContext(bundle, { style: 'prompt' });
       return { text: text === '' ? 'The project memory holds nothing about this change.' : text, structured: plain(bundle) };
     },
@@ -248,7 +274,10 @@ export const TOOLS: MemoryTool[] = [
         tags: { type: 'array', items: TEXT(200), maxItems: 100 },
         aliases: { type: 'array', items: TEXT(1000), maxItems: 100 },
         source: TEXT(1000),
-        pinned: { type: 'boolean', description: "Part of the core's static layer (core memory), for what every task in the core must know." },
+        pinned: {
+          type: 'boolean',
+          description: "Part of the core's static layer (core memory), for what every task in the core must know.",
+        },
         related: { ...IDS, description: 'Ids of entries this one is related to.' },
         depends_on: { ...IDS, description: 'Ids of entries this one depends on.' },
         supersedes: { ...IDS, description: 'Ids of entries this one replaces (they stay in history).' },
@@ -275,12 +304,24 @@ export const TOOLS: MemoryTool[] = [
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     async run(engine, input) {
-      const code = input.code as { file: string; symbol?: string; start_line?: number; end_line?: number; codebase?: string; relevance?: number }[] | undefined;
+      const code = input.code as
+        { file: string; symbol?: string; start_line?: number; end_line?: number; codebase?: string; relevance?: number }[] | undefined;
       const given = <K extends string>(key: K, as: string = key) => (input[key] !== undefined ? { [as]: input[key] } : {});
       const rememberInput = {
-        ...given('title'), ...given('content'), ...given('core'), ...given('type'), ...given('id'), ...given('confidence'),
-        ...given('importance'), ...given('tags'), ...given('aliases'), source: input.source ?? 'mcp', ...given('pinned'), ...given('related'),
-        ...given('depends_on', 'dependsOn'), ...given('supersedes'),
+        ...given('title'),
+        ...given('content'),
+        ...given('core'),
+        ...given('type'),
+        ...given('id'),
+        ...given('confidence'),
+        ...given('importance'),
+        ...given('tags'),
+        ...given('aliases'),
+        source: input.source ?? 'mcp',
+        ...given('pinned'),
+        ...given('related'),
+        ...given('depends_on', 'dependsOn'),
+        ...given('supersedes'),
         ...(code
           ? {
               code: code.map((c) => ({
@@ -296,7 +337,10 @@ export const TOOLS: MemoryTool[] = [
       } as RememberInput;
       const result = await engine.remember(rememberInput);
       const links = result.links.map((l) => `${l.from} -${l.type}-> ${l.to}`);
-      return { text: `${result.created ? 'Remembered' : 'Updated'} ${result.id}${links.length ? `; links: ${links.join(', ')}` : '; no links'}`, structured: plain(result) };
+      return {
+        text: `${result.created ? 'Remembered' : 'Updated'} ${result.id}${links.length ? `; links: ${links.join(', ')}` : '; no links'}`,
+        structured: plain(result),
+      };
     },
   },
   {
@@ -318,7 +362,14 @@ export const TOOLS: MemoryTool[] = [
     async run(engine, input) {
       const type = input.type as EntryEdgeType;
       if (input.weight !== undefined && type !== 'RELATED') throw invalidInput('weight: only a RELATED link has a weight');
-      await engine.link([{ type, from: input.from as string, to: input.to as string, ...(input.weight !== undefined ? { weight: input.weight as number } : {}) }]);
+      await engine.link([
+        {
+          type,
+          from: input.from as string,
+          to: input.to as string,
+          ...(input.weight !== undefined ? { weight: input.weight as number } : {}),
+        },
+      ]);
       return { text: `Linked ${String(input.from)} -${type}-> ${String(input.to)}`, structured: { from: input.from, to: input.to, type } };
     },
   },
@@ -331,7 +382,11 @@ export const TOOLS: MemoryTool[] = [
       '(a secret stored by mistake, say): it removes the entry and its links for good.',
     inputSchema: {
       type: 'object',
-      properties: { id: ID, mode: { enum: ['supersede', 'delete'] }, reason: { ...TEXT(100_000), description: 'Why it no longer holds (required to supersede).' } },
+      properties: {
+        id: ID,
+        mode: { enum: ['supersede', 'delete'] },
+        reason: { ...TEXT(100_000), description: 'Why it no longer holds (required to supersede).' },
+      },
       required: ['id'],
       additionalProperties: false,
     },
@@ -362,7 +417,8 @@ export const TOOLS: MemoryTool[] = [
         ...(input.symbol !== undefined ? { symbol: input.symbol as string } : {}),
         ...(input.codebase !== undefined ? { codebaseId: input.codebase as string } : {}),
       });
-      const text = hits.length === 0 ? 'No entries reference that code.' : hits.map((h) => `${codeSpan(h.code)} ← ${entryText(h.entry)}`).join('\n\n');
+      const text =
+        hits.length === 0 ? 'No entries reference that code.' : hits.map((h) => `${codeSpan(h.code)} ← ${entryText(h.entry)}`).join('\n\n');
       return { text, structured: plain({ hits }) };
     },
   },
@@ -378,8 +434,19 @@ export const TOOLS: MemoryTool[] = [
     },
     annotations: READ,
     async run(engine, input) {
-      const hits = await engine.findRelatedToCode(input.file as string, input.query as string, input.limit !== undefined ? { limit: input.limit as number } : {});
-      const text = hits.length === 0 ? `No entries reference ${String(input.file)}.` : hits.map((h) => `${h.similarity.toFixed(3)} ${entryText(h.entry)}\n   code: ${h.references.map((r) => codeSpan(r.code)).join(', ')}`).join('\n\n');
+      const hits = await engine.findRelatedToCode(
+        input.file as string,
+        input.query as string,
+        input.limit !== undefined ? { limit: input.limit as number } : {},
+      );
+      const text =
+        hits.length === 0
+          ? `No entries reference ${String(input.file)}.`
+          : hits
+              .map(
+                (h) => `${h.similarity.toFixed(3)} ${entryText(h.entry)}\n   code: ${h.references.map((r) => codeSpan(r.code)).join(', ')}`,
+              )
+              .join('\n\n');
       return { text, structured: plain({ hits }) };
     },
   },
@@ -399,11 +466,19 @@ export const TOOLS: MemoryTool[] = [
     name: 'find_golden_paths',
     title: 'Golden paths about concepts',
     description: 'Golden paths whose name, concept, description or steps mention any of the concepts, most matched first.',
-    inputSchema: { type: 'object', properties: { concepts: { type: 'array', items: TEXT(1000), minItems: 1, maxItems: 100 } }, required: ['concepts'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { concepts: { type: 'array', items: TEXT(1000), minItems: 1, maxItems: 100 } },
+      required: ['concepts'],
+      additionalProperties: false,
+    },
     annotations: READ,
     async run(engine, input) {
       const paths = await engine.findGoldenPaths(input.concepts as string[]);
-      return { text: paths.length === 0 ? 'No golden paths match.' : paths.map(formatGoldenPath).join('\n\n'), structured: plain({ paths }) };
+      return {
+        text: paths.length === 0 ? 'No golden paths match.' : paths.map(formatGoldenPath).join('\n\n'),
+        structured: plain({ paths }),
+      };
     },
   },
 ];
@@ -413,12 +488,19 @@ export function statusTool(status: ServerStatus): MemoryTool {
   return {
     name: 'memory_status',
     title: 'Memory status',
-    description: 'What the memory holds (entries by core and type, code, golden paths, links), the embedding model, the store generation, and the serving process.',
+    description:
+      'What the memory holds (entries by core and type, code, golden paths, links), the embedding model, the store generation, and the serving process.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     annotations: READ,
     async run(engine) {
       const stats = await engine.stats();
-      const server = { pid: status.pid, startedAt: status.startedAt.toISOString(), uptimeSeconds: Math.round((Date.now() - status.startedAt.getTime()) / 1000), endpoints: status.endpoints, path: engine.path };
+      const server = {
+        pid: status.pid,
+        startedAt: status.startedAt.toISOString(),
+        uptimeSeconds: Math.round((Date.now() - status.startedAt.getTime()) / 1000),
+        endpoints: status.endpoints,
+        path: engine.path,
+      };
       const text = [
         `${stats.entries} entries in ${Object.keys(stats.cores).length} cores; ${stats.codeLocations} code locations; ${stats.goldenPaths} golden paths`,
         `embedder ${stats.embedder.id} (${stats.embedder.dimensions}-d); generation ${stats.generation}`,
@@ -448,9 +530,10 @@ function describeInputError(err: ErrorObject): string {
     const extra = String((err.params as { additionalProperty: string }).additionalProperty);
     return `${field ? `${field}.` : ''}${extra}: is not a known field`;
   }
-  if (err.keyword === 'required') return `${field ? `${field}.` : ''}${String((err.params as { missingProperty: string }).missingProperty)}: is required`;
-  if (err.keyword === 'enum') return `${field}: must be one of ${((err.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (err.keyword === 'required')
+    return `${field ? `${field}.` : ''}${String((err.params as { missingProperty: string }).missingProperty)}: is required`;
+  if (err.keyword === 'enum')
+    return `${field}: must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   if (err.keyword === 'minProperties') return 'give at least one field';
   return `${field || 'arguments'}: ${err.message ?? 'is invalid'}`;
 }
-

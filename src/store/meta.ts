@@ -40,6 +40,9 @@ export async function writeMeta(dir: string, meta: StoreMeta): Promise<void> {
   } catch (e) {
     await rm(tmp, { force: true }).catch(() => undefined);
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new MemcoreError(`${join(dir, META_FILE)} cannot be written (${code}); check that the folder is writable and the disk has room`, 'STORE');
+    throw new MemcoreError(
+      `${join(dir, META_FILE)} cannot be written (${code}); check that the folder is writable and the disk has room`,
+      'STORE',
+    );
   }
 }

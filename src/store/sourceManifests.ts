@@ -32,7 +32,8 @@ export interface RecordRemoval {
 
 const FOLDER = 'sources';
 const fileOf = (dir: string, source: string) => join(dir, FOLDER, `${createHash('sha256').update(source).digest('hex').slice(0, 32)}.json`);
-const advice = 'a manifest only guides syncs: delete it, and the next sync of its source removes nothing (ingest the source again to record it)';
+const advice =
+  'a manifest only guides syncs: delete it, and the next sync of its source removes nothing (ingest the source again to record it)';
 
 /** The manifest `source` last wrote, or null when it never wrote one. */
 export async function readManifest(dir: string, source: string): Promise<SourceManifest | null> {
@@ -80,7 +81,10 @@ export async function writeManifests(dir: string, manifests: readonly SourceMani
       await writeFile(`${path}.tmp`, JSON.stringify(m));
       await rename(`${path}.tmp`, path);
     } catch (e) {
-      throw new MemcoreError(`${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); check that the folder is writable and the disk has room`, 'STORE');
+      throw new MemcoreError(
+        `${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); check that the folder is writable and the disk has room`,
+        'STORE',
+      );
     }
   }
 }

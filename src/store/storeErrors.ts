@@ -18,7 +18,10 @@ export function nativeDetail(e: unknown): string {
 /** Kuzu lets one process open a folder; this error says another one has it. */
 export class FolderInUseError extends MemcoreError {
   constructor(readonly location: string) {
-    super(`the database at ${location} is open in another process (Kuzu allows one process at a time); close it there first, or run \`memcore serve\` so that every process shares one`, 'STORE');
+    super(
+      `the database at ${location} is open in another process (Kuzu allows one process at a time); close it there first, or run \`memcore serve\` so that every process shares one`,
+      'STORE',
+    );
     this.name = 'FolderInUseError';
   }
 }

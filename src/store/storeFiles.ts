@@ -23,7 +23,12 @@ function validatorOf(kind: StoreFileKind): ValidateFunction {
   return validators[kind];
 }
 
-const KIND_NAMES: Record<StoreFileKind, string> = { meta: 'meta file', projection: 'projection file', intent: 'journal intent', sourceManifest: 'source manifest' };
+const KIND_NAMES: Record<StoreFileKind, string> = {
+  meta: 'meta file',
+  projection: 'projection file',
+  intent: 'journal intent',
+  sourceManifest: 'source manifest',
+};
 
 /** What to do about a damaged file of the folder. */
 export const RESTORE_ADVICE = 'restore the folder from a backup, or move it aside and ingest the memory files again';
@@ -44,7 +49,11 @@ export function parseStoreFile<T>(kind: StoreFileKind, path: string, text: strin
   const validate = validatorOf(kind);
   if (!validate(value)) {
     const err = validate.errors![0]!;
-    throw damagedFile(path, `is not a ${KIND_NAMES[kind]} memcore can read: ${err.instancePath || '(top)'} ${err.message ?? 'is invalid'}`, advice);
+    throw damagedFile(
+      path,
+      `is not a ${KIND_NAMES[kind]} memcore can read: ${err.instancePath || '(top)'} ${err.message ?? 'is invalid'}`,
+      advice,
+    );
   }
   return value as T;
 }

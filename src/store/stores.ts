@@ -42,7 +42,10 @@ async function ensureRoom(dir: string, bytes: number): Promise<void> {
   }
   if (free < bytes + RESERVE_BYTES) {
     const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-    throw new MemcoreError(`${dir}: the disk has ${mb(free)} free; this write needs about ${mb(bytes + RESERVE_BYTES)}. Nothing was written: free some space and retry`, 'STORE');
+    throw new MemcoreError(
+      `${dir}: the disk has ${mb(free)} free; this write needs about ${mb(bytes + RESERVE_BYTES)}. Nothing was written: free some space and retry`,
+      'STORE',
+    );
   }
 }
 
@@ -62,9 +65,14 @@ async function readProjection(dir: string, meta: StoreMeta): Promise<Projection>
   const refit = 'it is derived from the stored vectors, so delete it and run memcore index to fit it again';
   const projection = parseStoreFile<Projection>('projection', path, text, refit);
   const { dimensions } = meta.embedder;
-  const shapeOk = projection.dimensions === meta.smallDimensions &&
-    (projection.kind === 'prefix' || (projection.mean.length === dimensions && projection.components.length === meta.smallDimensions && projection.components.every((c) => c.length === dimensions)));
-  if (!shapeOk) throw damagedFile(path, `does not fit this store (${dimensions}-d vectors, ${meta.smallDimensions}-d small vectors)`, refit);
+  const shapeOk =
+    projection.dimensions === meta.smallDimensions &&
+    (projection.kind === 'prefix' ||
+      (projection.mean.length === dimensions &&
+        projection.components.length === meta.smallDimensions &&
+        projection.components.every((c) => c.length === dimensions)));
+  if (!shapeOk)
+    throw damagedFile(path, `does not fit this store (${dimensions}-d vectors, ${meta.smallDimensions}-d small vectors)`, refit);
   return projection;
 }
 
@@ -270,7 +278,11 @@ export class Stores {
   async projectionForWrite(incoming: Float32Array[]): Promise<{ projection: Projection; stored: StoredEntry[] } | undefined> {
     if (this.meta.embedder.truncatable || this.projection.kind === 'pca') return undefined;
     if (incoming.length === 0 || (await this.table.count()) + incoming.length < AUTO_FIT_MIN_ROWS) return undefined;
-    const stored = (await this.table.read({}, { withVectors: true })).map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: s.vectorSmall! }));
+    const stored = (await this.table.read({}, { withVectors: true })).map((s) => ({
+      entry: s.entry,
+      vector: s.vector!,
+      vectorSmall: s.vectorSmall!,
+    }));
     return { projection: fitPca([...stored.map((s) => s.vector), ...incoming], this.meta.smallDimensions), stored };
   }
 
@@ -289,7 +301,13 @@ export class Stores {
   static async open(
     path: string,
     embedder: Embedder,
-    opts: { smallDimensions?: number; residentMaxEntries?: number; scanMaxEntries?: number; scanThreadMinEntries?: number; effectiveness?: EffectivenessOptions } = {},
+    opts: {
+      smallDimensions?: number;
+      residentMaxEntries?: number;
+      scanMaxEntries?: number;
+      scanThreadMinEntries?: number;
+      effectiveness?: EffectivenessOptions;
+    } = {},
   ): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
@@ -301,19 +319,35 @@ export class Stores {
       );
     }
     if (meta && meta.embedder.dimensions !== embedder.dimensions) {
-      throw new MemcoreError(`${dir} holds ${meta.embedder.dimensions}-d vectors; embedder ${embedder.id} gives ${embedder.dimensions}-d`, 'MODEL_MISMATCH');
+      throw new MemcoreError(
+        `${dir} holds ${meta.embedder.dimensions}-d vectors; embedder ${embedder.id} gives ${embedder.dimensions}-d`,
+        'MODEL_MISMATCH',
+      );
     }
     if (meta && opts.smallDimensions !== undefined && opts.smallDimensions !== meta.smallDimensions) {
-      throw new MemcoreError(`${dir} stores ${meta.smallDimensions}-d small vectors; smallDimensions ${opts.smallDimensions} applies only to a new database`, 'INVALID_INPUT');
+      throw new MemcoreError(
+        `${dir} stores ${meta.smallDimensions}-d small vectors; smallDimensions ${opts.smallDimensions} applies only to a new database`,
+        'INVALID_INPUT',
+      );
     }
     if (!meta) {
       const trained = embedder.matryoshkaDimensions?.filter((d) => d < embedder.dimensions);
-      const small = opts.smallDimensions ?? (trained?.length ? trained.reduce((best, d) => (Math.abs(d - 128) < Math.abs(best - 128) ? d : best)) : defaultSmallDimensions(embedder.dimensions));
+      const small =
+        opts.smallDimensions ??
+        (trained?.length
+          ? trained.reduce((best, d) => (Math.abs(d - 128) < Math.abs(best - 128) ? d : best))
+          : defaultSmallDimensions(embedder.dimensions));
       if (embedder.matryoshkaDimensions && !embedder.matryoshkaDimensions.includes(small)) {
-        throw new MemcoreError(`smallDimensions ${small} is not one of the model's Matryoshka sizes (${embedder.matryoshkaDimensions.join(', ')})`, 'INVALID_INPUT');
+        throw new MemcoreError(
+          `smallDimensions ${small} is not one of the model's Matryoshka sizes (${embedder.matryoshkaDimensions.join(', ')})`,
+          'INVALID_INPUT',
+        );
       }
       if (!Number.isInteger(small) || small < 1 || small > embedder.dimensions) {
-        throw new MemcoreError(`smallDimensions must be an integer from 1 to ${embedder.dimensions}, got ${JSON.stringify(small)}`, 'INVALID_INPUT');
+        throw new MemcoreError(
+          `smallDimensions must be an integer from 1 to ${embedder.dimensions}, got ${JSON.stringify(small)}`,
+          'INVALID_INPUT',
+        );
       }
       meta = {
         formatVersion: 1,
@@ -329,8 +363,18 @@ export class Stores {
     const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
     const projection = await readProjection(dir, meta);
     const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
-    const stores = new Stores(dir, table, graph, embeddingCache, new Journal(join(dir, 'journal')), meta, projection,
-      opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES, opts.scanMaxEntries ?? SCAN_MAX_ENTRIES, opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES, opts.effectiveness,
+    const stores = new Stores(
+      dir,
+      table,
+      graph,
+      embeddingCache,
+      new Journal(join(dir, 'journal')),
+      meta,
+      projection,
+      opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES,
+      opts.scanMaxEntries ?? SCAN_MAX_ENTRIES,
+      opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES,
+      opts.effectiveness,
     );
     for (const { name, intent, blobs } of await stores.journal.pending()) {
       const change = await stores.applyToStores(intent, { replay: true, blobs });
@@ -360,7 +404,10 @@ export class Stores {
     }
   }
 
-  private async applyAndLog(intent: WriteIntent, written: { blobs?: readonly Float32Array[]; upserted?: readonly StoredEntry[] }): Promise<void> {
+  private async applyAndLog(
+    intent: WriteIntent,
+    written: { blobs?: readonly Float32Array[]; upserted?: readonly StoredEntry[] },
+  ): Promise<void> {
     const vectorBytes = (written.blobs ?? []).reduce((n, b) => n + b.byteLength, 0);
     const textBytes = intent.op === 'upsert' ? intent.entries.reduce((n, e) => n + e.entry.title.length + e.entry.content.length, 0) : 0;
     await ensureRoom(this.dir, 3 * (vectorBytes + textBytes));
@@ -408,7 +455,11 @@ export class Stores {
 
   /** What ratings say about entries, sources and cores (feedback/effectiveness.ts), kept in step with this process's feedback writes. */
   effectiveness(): Promise<Effectiveness> {
-    return this.derived('effectiveness', async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions), (e, change) => e.add(change.signals ?? []));
+    return this.derived(
+      'effectiveness',
+      async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions),
+      (e, change) => e.add(change.signals ?? []),
+    );
   }
 
   private readonly derivedByKey = new Map<string, Derived<unknown>>();
@@ -419,15 +470,25 @@ export class Stores {
    * idempotent: a build in flight during a write may or may not have seen it); without, or once
    * the generation moved by another process's write, it is built again.
    */
-  async derived<T>(key: string, build: () => Promise<T>, follow?: (value: T, change: StoreChange) => void, snapshot?: Snapshotting<T>): Promise<T> {
+  async derived<T>(
+    key: string,
+    build: () => Promise<T>,
+    follow?: (value: T, change: StoreChange) => void,
+    snapshot?: Snapshotting<T>,
+  ): Promise<T> {
     const generation = await this.currentGeneration();
     const cached = this.derivedByKey.get(key) as Derived<T> | undefined;
     if (cached && cached.generation === generation) return cached.value;
     // Held at an older generation (another process wrote since): brought up to date from the
     // change log when it has every generation between, rebuilt otherwise.
-    const catchUp = cached && cached.generation < generation && follow && snapshot
-      ? cached.value.then(async (value) => ((await this.bringUpToDate(value, follow, cached.generation, generation)) ? value : this.loadResident(key, build, snapshot, generation, follow)))
-      : undefined;
+    const catchUp =
+      cached && cached.generation < generation && follow && snapshot
+        ? cached.value.then(async (value) =>
+            (await this.bringUpToDate(value, follow, cached.generation, generation))
+              ? value
+              : this.loadResident(key, build, snapshot, generation, follow),
+          )
+        : undefined;
     const value = catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build());
     const entry = { generation, value, follow, snapshot } as Derived<unknown>;
     this.derivedByKey.set(key, entry);
@@ -451,7 +512,11 @@ export class Stores {
    * structure differ from one built afresh, which test/resident.test.ts checks.
    */
   private async loadResident<T>(
-    key: string, build: () => Promise<T>, snapshot: Snapshotting<T>, generation: number, follow?: (value: T, change: StoreChange) => void,
+    key: string,
+    build: () => Promise<T>,
+    snapshot: Snapshotting<T>,
+    generation: number,
+    follow?: (value: T, change: StoreChange) => void,
   ): Promise<T> {
     const started = performance.now();
     const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string) => {
@@ -463,14 +528,16 @@ export class Stores {
     try {
       const found = await readSnapshot(path, { kind: key, fingerprint: snapshot.fingerprint });
       if (found && 'problem' in found) note = `${path} ${found.problem}; rebuilt from the stores`;
-      else if (found && found.generation > generation) note = `${path} is of generation ${found.generation}, past the store's ${generation}; rebuilt from the stores`;
+      else if (found && found.generation > generation)
+        note = `${path} is of generation ${found.generation}, past the store's ${generation}; rebuilt from the stores`;
       else if (found) {
         this.snapshotGenerations.set(key, found.generation);
         const value = snapshot.read(found.content);
         if (value === undefined) note = `${path} lacks what this store now holds; rebuilt from the stores`;
         else if (found.generation === generation) return done(value, 'snapshot');
         else if (follow && (await this.bringUpToDate(value, follow, found.generation, generation))) return done(value, 'caught-up');
-        else note = `${path} is of generation ${found.generation} and the change log does not reach it to ${generation}; rebuilt from the stores`;
+        else
+          note = `${path} is of generation ${found.generation} and the change log does not reach it to ${generation}; rebuilt from the stores`;
       }
     } catch (e) {
       note = `${path} could not be loaded (${(e as Error).message}); rebuilt from the stores`;
@@ -519,7 +586,10 @@ export class Stores {
       const started = performance.now();
       const generation = d.generation;
       // Taken in one synchronous step: no write's follow can run halfway through it.
-      const content = await d.value.then((v) => d.snapshot!.write(v), () => undefined);
+      const content = await d.value.then(
+        (v) => d.snapshot!.write(v),
+        () => undefined,
+      );
       if (!content || d.generation !== generation) continue;
       const bytes = await writeSnapshot(this.snapshotPath(key), { kind: key, fingerprint: d.snapshot.fingerprint, generation }, content);
       this.snapshotGenerations.set(key, generation);
@@ -539,7 +609,9 @@ export class Stores {
     }
     if (written.length > 0) {
       // The log is kept back to the oldest snapshot on disk.
-      const generations = await Promise.all(SNAPSHOT_KEYS.map(async (key) => this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)))));
+      const generations = await Promise.all(
+        SNAPSHOT_KEYS.map(async (key) => this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)))),
+      );
       // A structure without a snapshot needs no line of the log.
       const oldest = Math.min(...generations.filter((g) => g !== undefined));
       if (Number.isFinite(oldest)) await forgetChangesThrough(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), oldest);
@@ -573,10 +645,20 @@ export class Stores {
     const path = this.snapshotPath(ADJACENCY.kind);
     const found = await readSnapshot(path, ADJACENCY).catch((e: unknown) => ({ problem: `could not be loaded (${(e as Error).message})` }));
     const generation = await this.currentGeneration();
-    const note = !found ? undefined : 'problem' in found ? `${path} ${found.problem}` : found.generation !== generation ? `${path} is of generation ${found.generation}, the store of ${generation}` : undefined;
+    const note = !found
+      ? undefined
+      : 'problem' in found
+        ? `${path} ${found.problem}`
+        : found.generation !== generation
+          ? `${path} is of generation ${found.generation}, the store of ${generation}`
+          : undefined;
     if (found && !('problem' in found)) this.snapshotGenerations.set(ADJACENCY.kind, found.generation);
     const usable = found && !('problem' in found) && found.generation === generation ? found.content : undefined;
-    this.residentLoads.set(ADJACENCY.kind, { loadedFrom: usable ? 'snapshot' : 'built', ms: performance.now() - started, ...(note ? { note: `${note}; rebuilt from the graph` } : {}) });
+    this.residentLoads.set(ADJACENCY.kind, {
+      loadedFrom: usable ? 'snapshot' : 'built',
+      ms: performance.now() - started,
+      ...(note ? { note: `${note}; rebuilt from the graph` } : {}),
+    });
     return usable;
   }
 
@@ -585,7 +667,10 @@ export class Stores {
    * processes, snapshot files) to follow.
    */
   private async logChange(generation: number, change: StoreChange | 'all'): Promise<void> {
-    const record: ChangeRecord = change === 'all' ? { generation, all: true } : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
+    const record: ChangeRecord =
+      change === 'all'
+        ? { generation, all: true }
+        : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
     await mkdir(join(this.dir, SNAPSHOT_DIR), { recursive: true });
     await appendChange(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
   }
@@ -636,7 +721,10 @@ export class Stores {
       async () => {
         const count = await this.table.count();
         const [scan, whole] = [count <= this.scanMaxEntries, count <= this.residentMaxEntries];
-        const { rows, vectors, smallVectors, entries } = await this.table.columnRows(dimensions, { smallDimensions: scan ? smallDimensions : undefined, entries: whole });
+        const { rows, vectors, smallVectors, entries } = await this.table.columnRows(dimensions, {
+          smallDimensions: scan ? smallDimensions : undefined,
+          entries: whole,
+        });
         return new EntryColumns(dimensions, rows, vectors, {
           small: smallVectors && { ...small, vectors: smallVectors },
           entries: entries && { maxEntries: this.residentMaxEntries, loaded: entries },
@@ -646,7 +734,11 @@ export class Stores {
       (columns, change) => {
         const { upserted } = change;
         columns.remove(change.deleted);
-        columns.upsert(upserted.map((s) => columnRow(s.entry)), (i) => upserted[i]!.vector, (i) => ({ vectorSmall: upserted[i]!.vectorSmall, record: entryRecord(upserted[i]!.entry) }));
+        columns.upsert(
+          upserted.map((s) => columnRow(s.entry)),
+          (i) => upserted[i]!.vector,
+          (i) => ({ vectorSmall: upserted[i]!.vectorSmall, record: entryRecord(upserted[i]!.entry) }),
+        );
       },
       {
         // What is held depends on the limits: a snapshot taken under others is not loaded.
@@ -671,7 +763,11 @@ export class Stores {
     const columns = loaded?.generation === (await this.currentGeneration()) ? await loaded.value.catch(() => undefined) : undefined;
     const on = (held: boolean): SearchRunsOn => (held ? 'memory' : 'lancedb');
     if (columns) return { exact: on(columns.holdsExactVectors), stage1: on(columns.holdsSmallVectors), entries: on(columns.holdsEntries) };
-    return { exact: on(entries <= this.residentMaxEntries), stage1: on(entries <= this.scanMaxEntries), entries: on(entries <= this.residentMaxEntries) };
+    return {
+      exact: on(entries <= this.residentMaxEntries),
+      stage1: on(entries <= this.scanMaxEntries),
+      entries: on(entries <= this.residentMaxEntries),
+    };
   }
 
   /** The entries of `ids` that exist, in the order asked: from memory while entries are held whole, else one read. */
@@ -718,7 +814,10 @@ export class Stores {
     // Best effort: a snapshot that cannot be written is rebuilt on the next open.
     await this.writeSnapshots().catch(() => undefined);
     const columns = this.derivedByKey.get('columns') as Derived<EntryColumns> | undefined;
-    await columns?.value.then((c) => c.close(), () => undefined);
+    await columns?.value.then(
+      (c) => c.close(),
+      () => undefined,
+    );
     this.table.close();
     this.embeddingCache.close();
     await this.graph.close();

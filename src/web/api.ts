@@ -90,13 +90,26 @@ async function runTool(engine: MemoryEngine, name: string, input: Record<string,
   return (await tool.run(engine, checkToolInput(tool, defined(input)))).structured;
 }
 
-const hitView = (h: SearchHit): SearchHitView => ({ id: h.entry.id, title: h.entry.title, entryType: h.entry.entryType, coreId: h.entry.coreId, score: h.score, why: h.why.map(describeReason) });
+const hitView = (h: SearchHit): SearchHitView => ({
+  id: h.entry.id,
+  title: h.entry.title,
+  entryType: h.entry.entryType,
+  coreId: h.entry.coreId,
+  score: h.score,
+  why: h.why.map(describeReason),
+});
 
 async function search(engine: MemoryEngine, params: Params): Promise<{ hits: SearchHitView[]; notes: string[] }> {
   allowOnly(params, ['q', 'mode', 'core', 'type', 'limit']);
   const query = one(params, 'q') ?? '';
   if (query.trim() === '') return { hits: [], notes: [] };
-  const answer = await runTool(engine, 'search_memory', { query, mode: one(params, 'mode') || undefined, cores: listOf(params, 'core'), entry_types: listOf(params, 'type'), limit: integer(params, 'limit') });
+  const answer = await runTool(engine, 'search_memory', {
+    query,
+    mode: one(params, 'mode') || undefined,
+    cores: listOf(params, 'core'),
+    entry_types: listOf(params, 'type'),
+    limit: integer(params, 'limit'),
+  });
   return { hits: (answer.hits as SearchHit[]).map(hitView), notes: answer.notes as string[] };
 }
 
@@ -117,7 +130,11 @@ async function graph(engine: MemoryEngine, params: Params): Promise<EntryGraph> 
   if ((focus === undefined) === (core === undefined)) throw invalidInput('give either focus (an entry id) or core');
   if (focus !== undefined) {
     const depth = integer(params, 'depth');
-    return engine.entryGraph({ focus: entryId(focus), ...(depth !== undefined ? { depth } : {}), ...(maxNodes !== undefined ? { maxNodes } : {}) });
+    return engine.entryGraph({
+      focus: entryId(focus),
+      ...(depth !== undefined ? { depth } : {}),
+      ...(maxNodes !== undefined ? { maxNodes } : {}),
+    });
   }
   if (params.has('depth')) throw invalidInput('depth goes with focus');
   return engine.entryGraph({ core: core!, ...(maxNodes !== undefined ? { maxNodes } : {}) });
@@ -137,12 +154,23 @@ async function context(engine: MemoryEngine, params: Params): Promise<ContextVie
   })) as unknown as ContextBundle;
   const block = formatContext(bundle, { style: 'prompt' });
   const items = bundle.entries.map((s) => ({
-    id: s.entry.id, title: s.entry.title, entryType: s.entry.entryType, coreId: s.entry.coreId,
-    score: s.score, tokens: s.tokens, why: s.why.map(describeReason), possiblyStale: s.possiblyStale === true,
+    id: s.entry.id,
+    title: s.entry.title,
+    entryType: s.entry.entryType,
+    coreId: s.entry.coreId,
+    score: s.score,
+    tokens: s.tokens,
+    why: s.why.map(describeReason),
+    possiblyStale: s.possiblyStale === true,
   }));
   return {
-    block, bundleId: bundle.bundleId ?? null, items, totalTokens: items.reduce((sum, i) => sum + i.tokens, 0),
-    blockTokens: estimateTokens(block), lowConfidence: bundle.lowConfidence === true, notes: bundle.notes,
+    block,
+    bundleId: bundle.bundleId ?? null,
+    items,
+    totalTokens: items.reduce((sum, i) => sum + i.tokens, 0),
+    blockTokens: estimateTokens(block),
+    lowConfidence: bundle.lowConfidence === true,
+    notes: bundle.notes,
   };
 }
 
@@ -166,7 +194,10 @@ export async function answerApi(engine: MemoryEngine, server: ServerStatus, path
     if (path === '/graph') return { status: 200, body: await graph(engine, params) };
     if (path.startsWith('/paths/')) {
       allowOnly(params, []);
-      return { status: 200, body: (await runTool(engine, 'get_golden_path', { id: entryId(path.slice('/paths/'.length)) })) as unknown as GoldenPath };
+      return {
+        status: 200,
+        body: (await runTool(engine, 'get_golden_path', { id: entryId(path.slice('/paths/'.length)) })) as unknown as GoldenPath,
+      };
     }
     if (path === '/context') return { status: 200, body: await context(engine, params) };
     if (path === '/status') {

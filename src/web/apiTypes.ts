@@ -18,7 +18,16 @@ export interface ContextView {
   /** The `<memory>` block, as `memcore context --format prompt` prints it (empty when memory holds nothing). */
   block: string;
   bundleId: string | null;
-  items: { id: string; title: string; entryType: string; coreId: string; score: number; tokens: number; why: string[]; possiblyStale: boolean }[];
+  items: {
+    id: string;
+    title: string;
+    entryType: string;
+    coreId: string;
+    score: number;
+    tokens: number;
+    why: string[];
+    possiblyStale: boolean;
+  }[];
   totalTokens: number;
   /** Tokens of the whole block (approximate, as the budget counts them). */
   blockTokens: number;

@@ -51,5 +51,7 @@ export async function buildPage(outDir: string): Promise<BuiltPage> {
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const out = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'web', 'page');
   const built = await buildPage(out);
-  process.stdout.write(`page bundle: ${built.dir}/app.js ${(built.scriptBytes / 1024).toFixed(0)} KB, ${(built.scriptGzipBytes / 1024).toFixed(0)} KB gzipped\n`);
+  process.stdout.write(
+    `page bundle: ${built.dir}/app.js ${(built.scriptBytes / 1024).toFixed(0)} KB, ${(built.scriptGzipBytes / 1024).toFixed(0)} KB gzipped\n`,
+  );
 }

@@ -58,7 +58,8 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-store', ...headers }).end(body);
 }
 
-const sendJson = (res: ServerResponse, status: number, body: unknown) => send(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
+const sendJson = (res: ServerResponse, status: number, body: unknown) =>
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
 
 const DENIED_PAGE = (message: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memcore: sign in</title></head><body><h1>Sign in to memcore</h1><p>${message}</p><p>Run <code>memcore ui</code> in the project for an address that signs you in.</p></body></html>`;
@@ -93,7 +94,8 @@ export function createPageServer(options: PageServerOptions): PageServer {
     const isApi = url.pathname.startsWith('/api/');
     const login = url.searchParams.get('login');
     if (login !== null) {
-      if (!takeLogin(login)) return send(res, 401, 'text/html; charset=utf-8', DENIED_PAGE('This sign-in address was used already or has expired.'));
+      if (!takeLogin(login))
+        return send(res, 401, 'text/html; charset=utf-8', DENIED_PAGE('This sign-in address was used already or has expired.'));
       const session = randomBytes(32).toString('base64url');
       sessions.add(session);
       url.searchParams.delete('login');
@@ -105,10 +107,13 @@ export function createPageServer(options: PageServerOptions): PageServer {
     }
     if (!signedIn(req, cookieName)) {
       return isApi
-        ? sendJson(res, 401, { error: { code: 'UNAUTHORIZED', message: 'sign in with the address memcore ui prints, or send the bearer token' } })
+        ? sendJson(res, 401, {
+            error: { code: 'UNAUTHORIZED', message: 'sign in with the address memcore ui prints, or send the bearer token' },
+          })
         : send(res, 401, 'text/html; charset=utf-8', DENIED_PAGE('This page needs a sign-in.'), { 'www-authenticate': 'Bearer' });
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'the memory page is read-only', { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(res, 405, 'text/plain; charset=utf-8', 'the memory page is read-only', { allow: 'GET, HEAD' });
     if (isApi) {
       const answer = await answerApi(engine, status, url.pathname.slice('/api'.length), url.searchParams);
       return sendJson(res, answer.status, answer.body);

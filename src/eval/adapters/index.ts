@@ -32,7 +32,9 @@ async function readJson(path: string): Promise<unknown> {
   try {
     return JSON.parse(await readFile(path, 'utf8'));
   } catch (e) {
-    throw invalidInput(`${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(e as Error).message})`}`);
+    throw invalidInput(
+      `${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `cannot be read (${(e as Error).message})`}`,
+    );
   }
 }
 
@@ -54,7 +56,11 @@ function passageEntries(core: string, passages: { title: string; text: string }[
     seen.set(p.title, n);
     const plain = p.title.replace(/\s*\([^()]*\)\s*$/u, '');
     return {
-      id: n === 1 ? p.title : `${p.title} (${n})`, core_id: core, title: p.title, content: p.text || p.title, entry_type: 'fact',
+      id: n === 1 ? p.title : `${p.title} (${n})`,
+      core_id: core,
+      title: p.title,
+      content: p.text || p.title,
+      entry_type: 'fact',
       ...(plain !== p.title && plain !== '' ? { aliases: [plain] } : {}),
     };
   });
@@ -73,12 +79,12 @@ export function parsePythonList(text: string): unknown {
       i++;
       const out: unknown[] = [];
       ws();
-      if (text[i] === ']') return i++, out;
+      if (text[i] === ']') return (i++, out);
       for (;;) {
         out.push(value());
         ws();
         if (text[i] === ',') i++;
-        else if (text[i] === ']') return i++, out;
+        else if (text[i] === ']') return (i++, out);
         else throw new Error(`unexpected ${JSON.stringify(text[i])} at ${i}`);
       }
     }
@@ -108,7 +114,7 @@ const twoWiki: Adapter = {
   autoLink: true,
   ks: [2, 5, 8, 10],
   reference: [
-    '2Wiki all-gold@8, fast-graphrag benchmark (their corpus: only the questions\' passages, easier than these 6,119):',
+    "2Wiki all-gold@8, fast-graphrag benchmark (their corpus: only the questions' passages, easier than these 6,119):",
     'vector DB + text-embedding-3-small 0.42 (0.49 on the 51 dev questions), LightRAG 0.45, GraphRAG 0.73, fast-graphrag 0.93 (0.94 on the 51); all built their graph with an LLM.',
   ],
   async build(options) {
@@ -136,11 +142,21 @@ const hotpotqa: Adapter = {
     const questionFile = files.find((f) => f.endsWith('.json') && !/corpus/.test(f));
     if (!corpusFile || !questionFile) throw invalidInput(`${dir}: needs a *corpus*.json and a questions .json`);
     const corpus = (await readJson(join(dir, corpusFile))) as Record<string, string[]> | { title: string; text: string }[];
-    const passages = Array.isArray(corpus) ? corpus : Object.entries(corpus).map(([title, sentences]) => ({ title, text: sentences.join('').trim() }));
+    const passages = Array.isArray(corpus)
+      ? corpus
+      : Object.entries(corpus).map(([title, sentences]) => ({ title, text: sentences.join('').trim() }));
     const qs = (await readJson(join(dir, questionFile))) as { _id?: string; question: string; supporting_facts: unknown; type?: string }[];
     const queries = qs.map((q, i): EvalQuery => {
-      const facts = (typeof q.supporting_facts === 'string' ? parsePythonList(q.supporting_facts) : q.supporting_facts) as [string, number][];
-      return { id: q._id ?? String(i), text: q.question, gold: [...new Set(facts.map((f) => f[0]))], ...(q.type ? { category: q.type } : {}) };
+      const facts = (typeof q.supporting_facts === 'string' ? parsePythonList(q.supporting_facts) : q.supporting_facts) as [
+        string,
+        number,
+      ][];
+      return {
+        id: q._id ?? String(i),
+        text: q.question,
+        gold: [...new Set(facts.map((f) => f[0]))],
+        ...(q.type ? { category: q.type } : {}),
+      };
     });
     return { name: 'hotpotqa', entries: passageEntries('hotpotqa', passages), queries };
   },
@@ -165,13 +181,20 @@ export function normaliseEvidence(evidence: unknown[]): string[] {
 const locomo: Adapter = {
   autoLink: false,
   ks: [5, 10, 25, 50],
-  reference: ['LoCoMo paper (Maharana et al. 2024, Table 3), DRAGON retriever over dialog turns, all categories: R@5 58.8, R@10 67.5, R@25 79.9, R@50 84.8.'],
+  reference: [
+    'LoCoMo paper (Maharana et al. 2024, Table 3), DRAGON retriever over dialog turns, all categories: R@5 58.8, R@10 67.5, R@25 79.9, R@50 84.8.',
+  ],
   async build(options) {
     const dir = dataDir('locomo', options);
-    const samples: { sample_id: string; conversation: Record<string, unknown>; qa: { question: string; evidence?: unknown[]; category?: number }[] }[] = [];
+    const samples: {
+      sample_id: string;
+      conversation: Record<string, unknown>;
+      qa: { question: string; evidence?: unknown[]; category?: number }[];
+    }[] = [];
     for (const f of (await readdir(dir)).filter((f) => f.endsWith('.json')).sort()) {
       const data = await readJson(join(dir, f));
-      if (Array.isArray(data) && data.every((d) => d && typeof d === 'object' && 'conversation' in d)) samples.push(...(data as typeof samples));
+      if (Array.isArray(data) && data.every((d) => d && typeof d === 'object' && 'conversation' in d))
+        samples.push(...(data as typeof samples));
     }
     if (samples.length === 0) throw invalidInput(`${dir}: no .json file holds a list of conversations`);
     const entries: Record<string, unknown>[] = [];
@@ -180,7 +203,9 @@ const locomo: Adapter = {
     for (const s of samples) {
       const core = s.sample_id;
       const id = (dia: string) => `${core}/${dia}`;
-      const sessions = Object.keys(s.conversation).filter((k) => /^session_\d+$/.test(k)).sort((a, b) => Number(a.split('_')[1]) - Number(b.split('_')[1]));
+      const sessions = Object.keys(s.conversation)
+        .filter((k) => /^session_\d+$/.test(k))
+        .sort((a, b) => Number(a.split('_')[1]) - Number(b.split('_')[1]));
       const known = new Set<string>();
       for (const key of sessions) {
         const when = String(s.conversation[`${key}_date_time`] ?? '');
@@ -188,13 +213,29 @@ const locomo: Adapter = {
         turns.forEach((t, i) => {
           known.add(t.dia_id);
           const photo = t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : '';
-          entries.push({ id: id(t.dia_id), core_id: core, title: `${t.speaker}, ${when}`, content: `${t.speaker}: ${t.text}${photo}`, entry_type: 'dialog-turn', source: `${core} ${key}`, ...(parseLocomoDate(when) ? { created_at: parseLocomoDate(when) } : {}) });
+          entries.push({
+            id: id(t.dia_id),
+            core_id: core,
+            title: `${t.speaker}, ${when}`,
+            content: `${t.speaker}: ${t.text}${photo}`,
+            entry_type: 'dialog-turn',
+            source: `${core} ${key}`,
+            ...(parseLocomoDate(when) ? { created_at: parseLocomoDate(when) } : {}),
+          });
           if (i > 0) relations.push({ type: 'RELATED', from: id(turns[i - 1]!.dia_id), to: id(t.dia_id), weight: 1, kind: 'next-turn' });
         });
       }
       s.qa.forEach((q, i) => {
-        const gold = normaliseEvidence(q.evidence ?? []).filter((d) => known.has(d)).map(id);
-        queries.push({ id: `${core}#${i}`, text: q.question, cores: [core], gold, ...(q.category !== undefined ? { category: q.category } : {}) });
+        const gold = normaliseEvidence(q.evidence ?? [])
+          .filter((d) => known.has(d))
+          .map(id);
+        queries.push({
+          id: `${core}#${i}`,
+          text: q.question,
+          cores: [core],
+          gold,
+          ...(q.category !== undefined ? { category: q.category } : {}),
+        });
       });
     }
     return { name: 'locomo', entries, relations, queries };
@@ -208,9 +249,18 @@ const scifact: Adapter = {
   async build(options) {
     const dir = dataDir('scifact', options);
     const split = options.split ?? 'train';
-    const lines = async (f: string) => (await readFile(join(dir, f), 'utf8').catch(() => { throw invalidInput(`${join(dir, f)}: not found`); })).split('\n').filter((l) => l.trim());
+    const lines = async (f: string) =>
+      (
+        await readFile(join(dir, f), 'utf8').catch(() => {
+          throw invalidInput(`${join(dir, f)}: not found`);
+        })
+      )
+        .split('\n')
+        .filter((l) => l.trim());
     const corpus = (await lines('corpus.jsonl')).map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
-    const texts = new Map((await lines('queries.jsonl')).map((l) => JSON.parse(l) as { _id: string; text: string }).map((q) => [q._id, q.text]));
+    const texts = new Map(
+      (await lines('queries.jsonl')).map((l) => JSON.parse(l) as { _id: string; text: string }).map((q) => [q._id, q.text]),
+    );
     const qrels = new Map<string, string[]>();
     for (const l of (await lines(join('qrels', `${split}.tsv`))).slice(1)) {
       const [q, doc, score] = l.split('\t');
@@ -219,7 +269,13 @@ const scifact: Adapter = {
     const queries = [...qrels].filter(([q]) => texts.has(q)).map(([q, gold]) => ({ id: q, text: texts.get(q)!, gold }));
     return {
       name: `scifact-${split}`,
-      entries: corpus.map((d) => ({ id: d._id, core_id: 'scifact', title: d.title || d._id, content: d.text || d.title, entry_type: 'abstract' })),
+      entries: corpus.map((d) => ({
+        id: d._id,
+        core_id: 'scifact',
+        title: d.title || d._id,
+        content: d.text || d.title,
+        entry_type: 'abstract',
+      })),
       queries,
     };
   },

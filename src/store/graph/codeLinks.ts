@@ -74,8 +74,12 @@ export class CodeLinks {
       for (const { entryId, relevance } of this.referencedBy.get(code.id) ?? []) found.push({ entryId, relevance, code });
     }
     const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    return found.sort((a, b) =>
-      b.relevance - a.relevance || byText(a.code.filePath, b.code.filePath) || (a.code.startLine ?? Infinity) - (b.code.startLine ?? Infinity) || byText(a.entryId, b.entryId),
+    return found.sort(
+      (a, b) =>
+        b.relevance - a.relevance ||
+        byText(a.code.filePath, b.code.filePath) ||
+        (a.code.startLine ?? Infinity) - (b.code.startLine ?? Infinity) ||
+        byText(a.entryId, b.entryId),
     );
   }
 
@@ -84,7 +88,11 @@ export class CodeLinks {
     for (const id of ids) {
       for (const { codeId } of this.refsOf.get(id) ?? []) {
         const list = this.referencedBy.get(codeId);
-        if (list) this.referencedBy.set(codeId, list.filter((r) => r.entryId !== id));
+        if (list)
+          this.referencedBy.set(
+            codeId,
+            list.filter((r) => r.entryId !== id),
+          );
       }
       this.refsOf.delete(id);
       this.pathsOf.delete(id);

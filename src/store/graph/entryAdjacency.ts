@@ -83,9 +83,16 @@ export class EntryAdjacency {
     via.forEach((list, i) => (viaStart[i + 1] = viaStart[i]! + list.length));
     return {
       arrays: {
-        isEntry, from, to, type: Uint8Array.from(edges, (e) => ENTRY_EDGE_TYPES.indexOf(e.type)), weight: Float64Array.from(edges, (e) => e.weight),
-        listStart, listMembers,
-        viaOwners: Uint32Array.from(via, (list) => to[list[0]!.serial]!), viaStart, viaMembers: Uint32Array.from(via.flat(), (e) => e.serial),
+        isEntry,
+        from,
+        to,
+        type: Uint8Array.from(edges, (e) => ENTRY_EDGE_TYPES.indexOf(e.type)),
+        weight: Float64Array.from(edges, (e) => e.weight),
+        listStart,
+        listMembers,
+        viaOwners: Uint32Array.from(via, (list) => to[list[0]!.serial]!),
+        viaStart,
+        viaMembers: Uint32Array.from(via.flat(), (e) => e.serial),
       },
       values: { ids },
     };
@@ -101,9 +108,21 @@ export class EntryAdjacency {
     const isEntry = a('isEntry');
     const adjacency = new EntryAdjacency(ids.filter((_, i) => isEntry[i] === 1));
     const [from, to, type, weight] = [a('from'), a('to'), a('type'), a('weight')];
-    const edges = Array.from(from, (f, i): HeldEdge => ({ from: ids[f]!, to: ids[to[i]!]!, type: ENTRY_EDGE_TYPES[type[i]!]!, weight: weight[i]!, serial: i }));
+    const edges = Array.from(from, (f, i): HeldEdge => ({
+      from: ids[f]!,
+      to: ids[to[i]!]!,
+      type: ENTRY_EDGE_TYPES[type[i]!]!,
+      weight: weight[i]!,
+      serial: i,
+    }));
     // `owner(i)`: the id of list i (the edge lists belong to ids 0…n−1, in order).
-    const restore = (into: Map<string, HeldEdge[]>, lists: number, owner: (i: number) => number, start: ArrayLike<number>, members: ArrayLike<number>) => {
+    const restore = (
+      into: Map<string, HeldEdge[]>,
+      lists: number,
+      owner: (i: number) => number,
+      start: ArrayLike<number>,
+      members: ArrayLike<number>,
+    ) => {
       for (let i = 0; i < lists; i++) {
         const list: HeldEdge[] = [];
         for (let k = start[i]!; k < start[i + 1]!; k++) list.push(edges[members[k]!]!);
@@ -165,8 +184,16 @@ export class EntryAdjacency {
       if (!gone.has(e.to)) touched.add(e.to);
       if (e.type === 'SUPERSEDES' && !gone.has(e.to)) touchedVia.add(e.to);
     }
-    for (const id of touched) this.edgesOf.set(id, this.edgesOf.get(id)!.filter((e) => !removed.has(e)));
-    for (const id of touchedVia) this.supersededVia.set(id, this.supersededVia.get(id)!.filter((e) => !removed.has(e)));
+    for (const id of touched)
+      this.edgesOf.set(
+        id,
+        this.edgesOf.get(id)!.filter((e) => !removed.has(e)),
+      );
+    for (const id of touchedVia)
+      this.supersededVia.set(
+        id,
+        this.supersededVia.get(id)!.filter((e) => !removed.has(e)),
+      );
     for (const id of gone) {
       this.supersededVia.delete(id);
       this.edgesOf.delete(id);
@@ -188,7 +215,10 @@ export class EntryAdjacency {
    * itself left out). An entry with more than `hubDegree` edges is reached, not walked from: one
    * entry linked from everything would otherwise put the whole store two hops from every seed.
    */
-  reach(seedIds: readonly string[], opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction; hubDegree?: number }): GraphHit[] {
+  reach(
+    seedIds: readonly string[],
+    opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction; hubDegree?: number },
+  ): GraphHit[] {
     const hubDegree = opts.hubDegree ?? Infinity;
     const types = new Set(opts.edgeTypes);
     const direction = opts.direction ?? 'both';
@@ -203,7 +233,8 @@ export class EntryAdjacency {
           for (const e of edges) {
             if (!types.has(e.type)) continue;
             // Along the edge, against it, or (a self loop aside) to its other end.
-            const target = e.from === node && direction !== 'incoming' ? e.to : e.to === node && direction !== 'outgoing' ? e.from : undefined;
+            const target =
+              e.from === node && direction !== 'incoming' ? e.to : e.to === node && direction !== 'outgoing' ? e.from : undefined;
             if (target === undefined || seen.has(target)) continue;
             seen.add(target);
             next.push(target);

@@ -1,4 +1,4 @@
-import type { EntryEdgeType, PathHop } from '../../model/types.js';
+import type { PathHop } from '../../model/types.js';
 import type { GraphEdge, GraphReach, GraphStore, ReachOptions } from './graphStore.js';
 
 /**

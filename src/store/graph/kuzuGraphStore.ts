@@ -1,9 +1,27 @@
 import { readFileSync } from 'node:fs';
 import kuzu from 'kuzu';
 import type { KuzuValue, PreparedStatement, QueryResult } from 'kuzu';
-import { ENTRY_EDGE_TYPES, RELATION_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type Relation, type RelationType } from '../../model/types.js';
+import {
+  ENTRY_EDGE_TYPES,
+  RELATION_TYPES,
+  type CodeLocation,
+  type EntryEdgeType,
+  type GoldenPath,
+  type Relation,
+  type RelationType,
+} from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
-import type { CodeReferenceQuery, Direction, EntryCodeReference, GraphCounts, GraphEdge, GraphHit, GraphRemoval, GraphStore, ReachOptions, RelationRef } from './graphStore.js';
+import type {
+  CodeReferenceQuery,
+  EntryCodeReference,
+  GraphCounts,
+  GraphEdge,
+  GraphHit,
+  GraphRemoval,
+  GraphStore,
+  ReachOptions,
+  RelationRef,
+} from './graphStore.js';
 import { CodeLinks } from './codeLinks.js';
 import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 import { EntryAdjacency } from './entryAdjacency.js';
@@ -37,14 +55,26 @@ const double = (v: number): string => String(v);
 const LIST_SEPARATOR = '\u001f';
 /** Endpoint tables and property columns (in schema order, as Cypher over `row`) of every edge type. */
 const EDGE_COLUMNS: Record<Relation['type'], { from: string; to: string; props: [name: string, expr: string][] }> = {
-  RELATED: { from: 'MemoryEntry', to: 'MemoryEntry', props: [['weight', 'CAST(row.weight AS DOUBLE)'], ['kind', 'row.kind']] },
+  RELATED: {
+    from: 'MemoryEntry',
+    to: 'MemoryEntry',
+    props: [
+      ['weight', 'CAST(row.weight AS DOUBLE)'],
+      ['kind', 'row.kind'],
+    ],
+  },
   DEPENDS_ON: { from: 'MemoryEntry', to: 'MemoryEntry', props: [] },
   SUPERSEDES: { from: 'MemoryEntry', to: 'MemoryEntry', props: [] },
   REFERENCES_CODE: { from: 'MemoryEntry', to: 'CodeLocation', props: [['relevance', 'CAST(row.relevance AS DOUBLE)']] },
   IMPLEMENTS: { from: 'MemoryEntry', to: 'GoldenPath', props: [] },
   PATH_STEP: {
-    from: 'GoldenPath', to: 'CodeLocation',
-    props: [['step_order', 'row.stepOrder'], ['description', 'row.description'], ['key_concepts', `list_filter(string_split(row.keyConcepts, '${LIST_SEPARATOR}'), k -> k <> '')`]],
+    from: 'GoldenPath',
+    to: 'CodeLocation',
+    props: [
+      ['step_order', 'row.stepOrder'],
+      ['description', 'row.description'],
+      ['key_concepts', `list_filter(string_split(row.keyConcepts, '${LIST_SEPARATOR}'), k -> k <> '')`],
+    ],
   },
 };
 
@@ -67,17 +97,32 @@ const setClause = (variable: string, props: [name: string, expr: string][]) =>
 /** The parameter row of one relation, every property present (absent ones as defaults). */
 function edgeRow(r: Relation): Params {
   switch (r.type) {
-    case 'RELATED': return { from: r.from, to: r.to, weight: double(r.weight ?? 1), kind: r.kind ?? 'related' };
-    case 'REFERENCES_CODE': return { from: r.from, to: r.to, relevance: double(r.relevance ?? 1) };
-    case 'PATH_STEP': return { from: r.from, to: r.to, stepOrder: r.stepOrder ?? 1, description: r.description ?? ABSENT_TEXT, keyConcepts: (r.keyConcepts ?? []).join(LIST_SEPARATOR) };
-    default: return { from: r.from, to: r.to };
+    case 'RELATED':
+      return { from: r.from, to: r.to, weight: double(r.weight ?? 1), kind: r.kind ?? 'related' };
+    case 'REFERENCES_CODE':
+      return { from: r.from, to: r.to, relevance: double(r.relevance ?? 1) };
+    case 'PATH_STEP':
+      return {
+        from: r.from,
+        to: r.to,
+        stepOrder: r.stepOrder ?? 1,
+        description: r.description ?? ABSENT_TEXT,
+        keyConcepts: (r.keyConcepts ?? []).join(LIST_SEPARATOR),
+      };
+    default:
+      return { from: r.from, to: r.to };
   }
 }
 const isEntryEdgeType = (t: string): t is EntryEdgeType => (ENTRY_EDGE_TYPES as readonly string[]).includes(t);
 function checkEdgeTypes(types: readonly string[]): void {
   for (const t of types) if (!isEntryEdgeType(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
 }
-const graphEdgeOf = (r: Relation & { type: EntryEdgeType }): GraphEdge => ({ from: r.from, to: r.to, type: r.type, weight: r.type === 'RELATED' ? (r.weight ?? 1) : 1 });
+const graphEdgeOf = (r: Relation & { type: EntryEdgeType }): GraphEdge => ({
+  from: r.from,
+  to: r.to,
+  type: r.type,
+  weight: r.type === 'RELATED' ? (r.weight ?? 1) : 1,
+});
 
 const line = (v: KuzuValue | undefined): number | null => (v === null || v === undefined || Number(v) === ABSENT_LINE ? null : Number(v));
 
@@ -96,7 +141,8 @@ function codeFromRow(r: Row): CodeLocation {
   };
 }
 
-const CODE_RETURN = 'c.id AS c_id, c.codebase_id AS c_codebase_id, c.file_path AS c_file_path, c.symbol AS c_symbol, c.start_line AS c_start_line, c.end_line AS c_end_line, c.language AS c_language, c.fingerprint AS c_fingerprint, c.kind AS c_kind, c.revision AS c_revision';
+const CODE_RETURN =
+  'c.id AS c_id, c.codebase_id AS c_codebase_id, c.file_path AS c_file_path, c.symbol AS c_symbol, c.start_line AS c_start_line, c.end_line AS c_end_line, c.language AS c_language, c.fingerprint AS c_fingerprint, c.kind AS c_kind, c.revision AS c_revision';
 const PATH_RETURN = `g.id AS g_id, g.name AS g_name, g.concept AS g_concept, g.description AS g_description, s.step_order AS step_order, s.description AS step_description, s.key_concepts AS key_concepts, ${CODE_RETURN}`;
 
 /** Groups golden-path rows (one per step) into paths with ordered steps. */
@@ -210,15 +256,35 @@ export class KuzuGraphStore implements GraphStore {
         batch.entries.map((e) => ({ id: e.id, core_id: e.coreId, title: e.title, entry_type: e.entryType })),
         adjacency && ((row) => adjacency.hasEntry(String(row.id))),
       );
-      await this.mergeNodes('CodeLocation', batch.codeLocations.map((c) => ({
-        id: c.id, codebase_id: c.codebaseId, file_path: c.filePath, symbol: c.symbol ?? ABSENT_TEXT,
-        start_line: c.startLine ?? ABSENT_LINE, end_line: c.endLine ?? ABSENT_LINE, language: c.language ?? ABSENT_TEXT, fingerprint: c.fingerprint ?? ABSENT_TEXT, kind: c.kind ?? ABSENT_TEXT, revision: c.revision ?? ABSENT_TEXT,
-      })));
-      await this.mergeNodes('GoldenPath', batch.goldenPaths.map((g) => ({ id: g.id, name: g.name, concept: g.concept ?? ABSENT_TEXT, description: g.description ?? ABSENT_TEXT })));
+      await this.mergeNodes(
+        'CodeLocation',
+        batch.codeLocations.map((c) => ({
+          id: c.id,
+          codebase_id: c.codebaseId,
+          file_path: c.filePath,
+          symbol: c.symbol ?? ABSENT_TEXT,
+          start_line: c.startLine ?? ABSENT_LINE,
+          end_line: c.endLine ?? ABSENT_LINE,
+          language: c.language ?? ABSENT_TEXT,
+          fingerprint: c.fingerprint ?? ABSENT_TEXT,
+          kind: c.kind ?? ABSENT_TEXT,
+          revision: c.revision ?? ABSENT_TEXT,
+        })),
+      );
+      await this.mergeNodes(
+        'GoldenPath',
+        batch.goldenPaths.map((g) => ({
+          id: g.id,
+          name: g.name,
+          concept: g.concept ?? ABSENT_TEXT,
+          description: g.description ?? ABSENT_TEXT,
+        })),
+      );
       for (const type of RELATION_TYPES) {
         const { from, to, props } = EDGE_COLUMNS[type];
         const rows = new Map<string, Params>(); // one edge per pair and type, the last one given wins
-        for (const r of batch.relations) if (r.type === type) rows.set(`${r.from}\u0000${r.to}`, { key: `${r.from}\u0000${r.to}`, ...edgeRow(r) });
+        for (const r of batch.relations)
+          if (r.type === type) rows.set(`${r.from}\u0000${r.to}`, { key: `${r.from}\u0000${r.to}`, ...edgeRow(r) });
         await this.bulkMerge(
           [...rows.values()],
           `MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to})${setClause('r', props)} RETURN DISTINCT row.key AS k`,
@@ -236,13 +302,16 @@ export class KuzuGraphStore implements GraphStore {
     }
     adjacency?.addEntries(batch.entries.map((e) => e.id));
     adjacency?.upsert(entryEdges);
-    if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type))) this.codeLinks = undefined;
+    if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type)))
+      this.codeLinks = undefined;
   }
 
   /** Upserts nodes by id; every row has every column of the table, in schema order. */
   private async mergeNodes(table: string, rows: Params[], known?: (row: Params) => boolean): Promise<void> {
     if (rows.length === 0) return;
-    const props = Object.keys(rows[0]!).filter((k) => k !== 'id').map((k): [string, string] => [k, `row.${k}`]);
+    const props = Object.keys(rows[0]!)
+      .filter((k) => k !== 'id')
+      .map((k): [string, string] => [k, `row.${k}`]);
     const unique = new Map(rows.map((r) => [String(r.id), { key: r.id ?? null, ...r }]));
     await this.bulkMerge(
       [...unique.values()],
@@ -270,7 +339,10 @@ export class KuzuGraphStore implements GraphStore {
     const fresh = rows.filter((r) => !existing.has(String(r.key)));
     if (fresh.length === 0) return;
     const { clause, params } = rowsByColumn(fresh, 'key'); // the key only matches updated rows to theirs
-    await this.run(copyNew.replace('ROWS', () => clause), params);
+    await this.run(
+      copyNew.replace('ROWS', () => clause),
+      params,
+    );
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
@@ -293,8 +365,10 @@ export class KuzuGraphStore implements GraphStore {
         const { clause, params } = rowsByColumn(rows);
         await this.run(`${clause} MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to}) DELETE r`, params);
       }
-      if (batch.codeLocations.length > 0) await this.run('MATCH (n:CodeLocation) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.codeLocations] });
-      if (batch.goldenPaths.length > 0) await this.run('MATCH (n:GoldenPath) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.goldenPaths] });
+      if (batch.codeLocations.length > 0)
+        await this.run('MATCH (n:CodeLocation) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.codeLocations] });
+      if (batch.goldenPaths.length > 0)
+        await this.run('MATCH (n:GoldenPath) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.goldenPaths] });
       await this.exec('COMMIT');
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
@@ -312,7 +386,9 @@ export class KuzuGraphStore implements GraphStore {
     for (const type of types) {
       if (!(RELATION_TYPES as readonly string[]).includes(type)) throw invalidInput(`unknown relation type "${String(type)}"`);
       const { from, to } = EDGE_COLUMNS[type];
-      const rows = await this.run(`MATCH (a:${from})-[:${type}]->(b:${to}) WHERE b.id IN $ids RETURN a.id AS from, b.id AS to`, { ids: [...ids] });
+      const rows = await this.run(`MATCH (a:${from})-[:${type}]->(b:${to}) WHERE b.id IN $ids RETURN a.id AS from, b.id AS to`, {
+        ids: [...ids],
+      });
       out.push(...rows.map((r) => ({ type, from: String(r.from), to: String(r.to) })));
     }
     return out;
@@ -321,11 +397,18 @@ export class KuzuGraphStore implements GraphStore {
   /** Loads every entry's code references and golden paths, with the code and paths themselves (four scans). */
   private loadCodeLinks(): Promise<CodeLinks> {
     this.codeLinks ??= (async () => {
-      const references = (await this.run('MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e, c.id AS c, r.relevance AS relevance'))
-        .map((r) => ({ entryId: String(r.e), codeId: String(r.c), relevance: Number(r.relevance ?? 1) }));
-      const implementations = (await this.run('MATCH (e:MemoryEntry)-[:IMPLEMENTS]->(g:GoldenPath) RETURN e.id AS e, g.id AS g'))
-        .map((r) => ({ entryId: String(r.e), pathId: String(r.g) }));
-      return new CodeLinks({ references, implementations, codeLocations: await this.allCodeLocations(), goldenPaths: await this.goldenPathsByIds() });
+      const references = (
+        await this.run('MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e, c.id AS c, r.relevance AS relevance')
+      ).map((r) => ({ entryId: String(r.e), codeId: String(r.c), relevance: Number(r.relevance ?? 1) }));
+      const implementations = (await this.run('MATCH (e:MemoryEntry)-[:IMPLEMENTS]->(g:GoldenPath) RETURN e.id AS e, g.id AS g')).map(
+        (r) => ({ entryId: String(r.e), pathId: String(r.g) }),
+      );
+      return new CodeLinks({
+        references,
+        implementations,
+        codeLocations: await this.allCodeLocations(),
+        goldenPaths: await this.goldenPathsByIds(),
+      });
     })().catch((e: unknown) => {
       this.codeLinks = undefined;
       throw e;
@@ -349,7 +432,10 @@ export class KuzuGraphStore implements GraphStore {
         `MATCH (a:MemoryEntry)-[r:${ENTRY_EDGE_TYPES.join('|')}]->(b:MemoryEntry)
          RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
       );
-      return new EntryAdjacency(ids, edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) })));
+      return new EntryAdjacency(
+        ids,
+        edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) })),
+      );
     })().catch((e: unknown) => {
       this.adjacency = undefined;
       throw e;
@@ -369,10 +455,12 @@ export class KuzuGraphStore implements GraphStore {
 
   async reach(seedIds: readonly string[], opts: ReachOptions): Promise<GraphHit[]> {
     if (seedIds.length === 0 || opts.edgeTypes.length === 0) return [];
-    if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10) throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
+    if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10)
+      throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
     checkEdgeTypes(opts.edgeTypes);
     const direction = opts.direction ?? 'both';
-    if (!['outgoing', 'incoming', 'both'].includes(direction)) throw invalidInput(`direction must be outgoing, incoming or both, got "${String(direction)}"`);
+    if (!['outgoing', 'incoming', 'both'].includes(direction))
+      throw invalidInput(`direction must be outgoing, incoming or both, got "${String(direction)}"`);
     return (await this.entryEdges()).reach(seedIds, { ...opts, direction });
   }
 
@@ -431,7 +519,8 @@ export class KuzuGraphStore implements GraphStore {
 
   /** From the code links held in memory (CodeLinks), which a Cypher `contains` over every code location took ~7 ms at 100K entries to answer. */
   async findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]> {
-    if (q.filePath === undefined && q.symbol === undefined && q.codebaseId === undefined) throw invalidInput('findByCodeReference needs filePath, symbol or codebaseId');
+    if (q.filePath === undefined && q.symbol === undefined && q.codebaseId === undefined)
+      throw invalidInput('findByCodeReference needs filePath, symbol or codebaseId');
     return (await this.loadCodeLinks()).findByCodeReference(q);
   }
 
@@ -450,18 +539,30 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async allRelations(): Promise<Relation[]> {
-    const ends = (type: string, to: string, extra = '') => `MATCH (a:MemoryEntry)-[r:${type}]->(b:${to}) RETURN a.id AS from, b.id AS to${extra} ORDER BY from, to`;
+    const ends = (type: string, to: string, extra = '') =>
+      `MATCH (a:MemoryEntry)-[r:${type}]->(b:${to}) RETURN a.id AS from, b.id AS to${extra} ORDER BY from, to`;
     const pairs = async (type: 'DEPENDS_ON' | 'SUPERSEDES' | 'IMPLEMENTS', to: string): Promise<Relation[]> =>
       (await this.run(ends(type, to))).map((r) => ({ type, from: String(r.from), to: String(r.to) }));
     const related = (await this.run(ends('RELATED', 'MemoryEntry', ', r.weight AS weight, r.kind AS kind'))).map((r): Relation => ({
-      type: 'RELATED', from: String(r.from), to: String(r.to),
+      type: 'RELATED',
+      from: String(r.from),
+      to: String(r.to),
       ...(r.weight !== null && r.weight !== undefined ? { weight: Number(r.weight) } : {}),
       ...(typeof r.kind === 'string' ? { kind: r.kind } : {}),
     }));
     const code = (await this.run(ends('REFERENCES_CODE', 'CodeLocation', ', r.relevance AS relevance'))).map((r): Relation => ({
-      type: 'REFERENCES_CODE', from: String(r.from), to: String(r.to), ...(r.relevance !== null && r.relevance !== undefined ? { relevance: Number(r.relevance) } : {}),
+      type: 'REFERENCES_CODE',
+      from: String(r.from),
+      to: String(r.to),
+      ...(r.relevance !== null && r.relevance !== undefined ? { relevance: Number(r.relevance) } : {}),
     }));
-    return [...related, ...(await pairs('DEPENDS_ON', 'MemoryEntry')), ...(await pairs('SUPERSEDES', 'MemoryEntry')), ...code, ...(await pairs('IMPLEMENTS', 'GoldenPath'))];
+    return [
+      ...related,
+      ...(await pairs('DEPENDS_ON', 'MemoryEntry')),
+      ...(await pairs('SUPERSEDES', 'MemoryEntry')),
+      ...code,
+      ...(await pairs('IMPLEMENTS', 'GoldenPath')),
+    ];
   }
 
   async allCodeLocations(): Promise<CodeLocation[]> {
@@ -492,6 +593,23 @@ export class KuzuGraphStore implements GraphStore {
 }
 
 translateNativeErrors(KuzuGraphStore, 'the graph', [
-  'write', 'deleteEntries', 'remove', 'edgesInto', 'existingIds', 'reach', 'findGoldenPaths', 'supersededBy', 'codeReferencesOf', 'goldenPathsOf', 'getGoldenPath',
-  'findByCodeReference', 'edgesAmong', 'allCodeLocations', 'allGoldenPaths', 'allRelations', 'entryIds', 'counts', 'checkpoint',
+  'write',
+  'deleteEntries',
+  'remove',
+  'edgesInto',
+  'existingIds',
+  'reach',
+  'findGoldenPaths',
+  'supersededBy',
+  'codeReferencesOf',
+  'goldenPathsOf',
+  'getGoldenPath',
+  'findByCodeReference',
+  'edgesAmong',
+  'allCodeLocations',
+  'allGoldenPaths',
+  'allRelations',
+  'entryIds',
+  'counts',
+  'checkpoint',
 ]);

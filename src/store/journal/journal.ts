@@ -65,7 +65,8 @@ export class Journal<Intent> {
         continue;
       }
       const path = join(this.dir, name);
-      if (name.endsWith('.json')) out.push({ name, intent: parseStoreFile<Intent>('intent', path, await readFile(path, 'utf8')), blobs: [] });
+      if (name.endsWith('.json'))
+        out.push({ name, intent: parseStoreFile<Intent>('intent', path, await readFile(path, 'utf8')), blobs: [] });
       else if (name.endsWith('.journal')) {
         const { json, blobs } = decodeIntent(await readFile(path), name);
         out.push({ name, intent: parseStoreFile<Intent>('intent', path, json), blobs });
@@ -100,7 +101,11 @@ function encodeIntent(json: string, blobs: readonly Float32Array[]): Buffer {
 }
 
 function decodeIntent(bytes: Buffer, name: string): { json: string; blobs: Float32Array[] } {
-  const broken = () => new MemcoreError(`journal intent ${name} is damaged; moving it out of the journal folder opens the database without it (the write it held may then be partly applied: ingest its source again)`, 'STORE');
+  const broken = () =>
+    new MemcoreError(
+      `journal intent ${name} is damaged; moving it out of the journal folder opens the database without it (the write it held may then be partly applied: ingest its source again)`,
+      'STORE',
+    );
   if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== MAGIC) throw broken();
   const jsonBytes = bytes.readUInt32LE(4);
   const count = bytes.readUInt32LE(8);
@@ -110,7 +115,9 @@ function decodeIntent(bytes: Buffer, name: string): { json: string; blobs: Float
   let at = Math.ceil((headerBytes + jsonBytes) / 4) * 4;
   if (at + 4 * lengths.reduce((sum, n) => sum + n, 0) !== bytes.length) throw broken();
   const blobs = lengths.map((n) => {
-    const blob = LITTLE_ENDIAN ? new Float32Array(bytes.buffer.slice(bytes.byteOffset + at, bytes.byteOffset + at + 4 * n)) : Float32Array.from({ length: n }, (_, i) => bytes.readFloatLE(at + 4 * i));
+    const blob = LITTLE_ENDIAN
+      ? new Float32Array(bytes.buffer.slice(bytes.byteOffset + at, bytes.byteOffset + at + 4 * n))
+      : Float32Array.from({ length: n }, (_, i) => bytes.readFloatLE(at + 4 * i));
     at += 4 * n;
     return blob;
   });

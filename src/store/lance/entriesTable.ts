@@ -82,7 +82,8 @@ type ReadRow = Omit<EntryRow, 'tags' | 'aliases' | 'vector' | 'vector_small'> & 
  * is a typed-array view, far cheaper than iterating the cell element by element.
  */
 export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number> }): Float32Array {
-  if (typeof (cell as { toArray?: unknown }).toArray === 'function') return Float32Array.from((cell as { toArray(): ArrayLike<number> }).toArray());
+  if (typeof (cell as { toArray?: unknown }).toArray === 'function')
+    return Float32Array.from((cell as { toArray(): ArrayLike<number> }).toArray());
   return Float32Array.from(cell as Iterable<number>);
 }
 
@@ -90,7 +91,9 @@ export function toFloat32(cell: Iterable<number> | { toArray(): ArrayLike<number
 const SEARCH_TEXT = 'search_text';
 const UPSERT_BATCH = 10_000;
 /** What a read returns: every column but the vectors and the derived search text (a copy of title, aliases and content). */
-const ENTRY_COLUMNS = layout.columns.filter((c) => c.type !== 'vector' && c.type !== 'vector_small' && c.name !== SEARCH_TEXT).map((c) => c.name);
+const ENTRY_COLUMNS = layout.columns
+  .filter((c) => c.type !== 'vector' && c.type !== 'vector_small' && c.name !== SEARCH_TEXT)
+  .map((c) => c.name);
 
 /** The text keyword search matches: title, aliases and content. */
 export function searchText(e: MemoryEntry): string {
@@ -185,7 +188,11 @@ function rowsToArrow(rows: EntryRow[], schema: arrow.Schema): arrow.Table {
 }
 
 function storedFromRow(r: ReadRow): StoredEntryOrEntry {
-  return { entry: fromRow(r), vector: r.vector ? toFloat32(r.vector) : undefined, vectorSmall: r.vector_small ? toFloat32(r.vector_small) : undefined };
+  return {
+    entry: fromRow(r),
+    vector: r.vector ? toFloat32(r.vector) : undefined,
+    vectorSmall: r.vector_small ? toFloat32(r.vector_small) : undefined,
+  };
 }
 
 function fromRow(r: ReadRow): MemoryEntry {
@@ -234,7 +241,7 @@ export function entriesOfIpc(ipc: Uint8Array): Omit<LoadedEntries, 'ipc'> {
   }));
   const entryAt = (i: number) => {
     let lo = 0;
-    for (let hi = batches.length - 1; lo < hi; ) {
+    for (let hi = batches.length - 1; lo < hi;) {
       const mid = (lo + hi + 1) >> 1;
       if (batches[mid]!.start <= i) lo = mid;
       else hi = mid - 1;
@@ -274,13 +281,20 @@ export class EntriesTable {
   private async whereSql(filter: EntryFilter): Promise<string | undefined> {
     if (!filter.validAt) return entryFilterSql(filter);
     this.timeBounded ??= Promise.all([
-      plainRows<{ id: string; valid_from: unknown; valid_to: unknown }>(this.table.query().where('valid_from IS NOT NULL OR valid_to IS NOT NULL').select(['id', 'valid_from', 'valid_to'])),
+      plainRows<{ id: string; valid_from: unknown; valid_to: unknown }>(
+        this.table.query().where('valid_from IS NOT NULL OR valid_to IS NOT NULL').select(['id', 'valid_from', 'valid_to']),
+      ),
       this.table.query().where('valid_from IS NULL').select(['created_at']).toArrow(),
     ]).then(
       ([rows, created]) => {
         let newestCreated = -Infinity;
-        for (const batch of created.batches) for (const t of batch.getChild('created_at')!.toArray() as Float64Array) if (t > newestCreated) newestCreated = t;
-        const bounded = rows.map((r) => ({ id: String(r.id), from: r.valid_from == null ? null : Number(r.valid_from), to: r.valid_to == null ? null : Number(r.valid_to) }));
+        for (const batch of created.batches)
+          for (const t of batch.getChild('created_at')!.toArray() as Float64Array) if (t > newestCreated) newestCreated = t;
+        const bounded = rows.map((r) => ({
+          id: String(r.id),
+          from: r.valid_from == null ? null : Number(r.valid_from),
+          to: r.valid_to == null ? null : Number(r.valid_to),
+        }));
         return { bounded, newestCreated };
       },
       (e: unknown) => {
@@ -344,7 +358,11 @@ export class EntriesTable {
     try {
       if (appended.length > 0) await this.table.add(rowsToArrow(appended.map(toRow), this.schema));
       for (let i = 0; i < merged.length; i += UPSERT_BATCH) {
-        await this.table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rowsToArrow(merged.slice(i, i + UPSERT_BATCH).map(toRow), this.schema));
+        await this.table
+          .mergeInsert('id')
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .execute(rowsToArrow(merged.slice(i, i + UPSERT_BATCH).map(toRow), this.schema));
       }
     } finally {
       this.timeBounded = undefined; // after the write: a read meanwhile may have loaded the old bounds
@@ -363,7 +381,9 @@ export class EntriesTable {
   async vectorsOf(ids: readonly string[]): Promise<Map<string, Float32Array>> {
     const where = entryFilterSql({ ids });
     if (ids.length === 0 || !where) return new Map();
-    const rows = await plainRows<{ id: string; vector: Parameters<typeof toFloat32>[0] }>(this.table.query().where(where).select(['id', 'vector']));
+    const rows = await plainRows<{ id: string; vector: Parameters<typeof toFloat32>[0] }>(
+      this.table.query().where(where).select(['id', 'vector']),
+    );
     return new Map(rows.map((r) => [r.id, toFloat32(r.vector)]));
   }
 
@@ -431,7 +451,20 @@ export class EntriesTable {
     dimensions: number,
     hold: { smallDimensions?: number; entries?: boolean } = {},
   ): Promise<{ rows: EntryColumnRow[]; vectors: Float32Array; smallVectors?: Float32Array; entries?: LoadedEntries }> {
-    const narrow = ['id', 'core_id', 'entry_type', 'confidence_rank', 'importance', 'tags', 'sensitivity', 'created_at', 'updated_at', 'valid_from', 'valid_to', 'source'];
+    const narrow = [
+      'id',
+      'core_id',
+      'entry_type',
+      'confidence_rank',
+      'importance',
+      'tags',
+      'sensitivity',
+      'created_at',
+      'updated_at',
+      'valid_from',
+      'valid_to',
+      'source',
+    ];
     const { smallDimensions, entries } = hold;
     const result = await this.table
       .query()
@@ -446,7 +479,9 @@ export class EntriesTable {
       into.set((values.values as Float32Array).subarray(values.offset, values.offset + batch.numRows * width), rows.length * width);
     };
     for (const batch of result.batches) {
-      const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to, source] = narrow.map((name) => batch.getChild(name)!);
+      const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to, source] = narrow.map((name) =>
+        batch.getChild(name)!,
+      );
       copyVectors(batch, 'vector', vectors, dimensions);
       if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, smallDimensions!);
       for (let i = 0; i < batch.numRows; i++) {
@@ -483,14 +518,17 @@ export class EntriesTable {
       const ids = batch.getChild('id')!;
       const cores = batch.getChild('core_id')!;
       const texts = batch.getChild(SEARCH_TEXT)!;
-      for (let i = 0; i < batch.numRows; i++) out.push({ id: ids.get(i) as string, text: texts.get(i) as string, group: cores.get(i) as string });
+      for (let i = 0; i < batch.numRows; i++)
+        out.push({ id: ids.get(i) as string, text: texts.get(i) as string, group: cores.get(i) as string });
     }
     return out;
   }
 
   /** Id, title and aliases of every entry (all cores, all validity), for name matching; a narrow read. */
   async names(): Promise<{ id: string; title: string; aliases: string[] }[]> {
-    const rows = await plainRows<{ id: string; title: string; aliases: Iterable<string> | null }>(this.table.query().select(['id', 'title', 'aliases']));
+    const rows = await plainRows<{ id: string; title: string; aliases: Iterable<string> | null }>(
+      this.table.query().select(['id', 'title', 'aliases']),
+    );
     return rows.map((r) => ({ id: r.id, title: r.title, aliases: r.aliases ? Array.from(r.aliases) : [] }));
   }
 
@@ -569,7 +607,18 @@ export class EntriesTable {
 }
 
 translateNativeErrors(EntriesTable, 'the entries table', [
-  'upsert', 'delete', 'read', 'sampleVectors', 'columnRows', 'searchTexts', 'names', 'nearest', 'buildIndexes', 'indexHealth', 'count', 'version',
+  'upsert',
+  'delete',
+  'read',
+  'sampleVectors',
+  'columnRows',
+  'searchTexts',
+  'names',
+  'nearest',
+  'buildIndexes',
+  'indexHealth',
+  'count',
+  'version',
 ]);
 
 export interface StoredEntryOrEntry {

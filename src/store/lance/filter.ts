@@ -16,7 +16,8 @@ export function sqlString(value: string): string {
 }
 
 export function sqlNumber(value: number): string {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidInput(`filter value must be a finite number, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw invalidInput(`filter value must be a finite number, got ${String(value)}`);
   return String(value);
 }
 

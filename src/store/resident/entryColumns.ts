@@ -61,7 +61,6 @@ export interface HeldEntry {
 
 const NO_VECTOR = new Float32Array(0);
 
-
 /** Every entry's small vector, slot by slot with the columns, for the stage-1 scan. */
 interface SmallVectors {
   maxEntries: number;
@@ -124,7 +123,17 @@ class Codes {
   }
 }
 
-const FILTER_ARRAYS = ['coreCodes', 'sourceCodes', 'typeCodes', 'sensitivityCodes', 'confidenceRanks', 'importance', 'createdAt', 'validFrom', 'validTo'] as const;
+const FILTER_ARRAYS = [
+  'coreCodes',
+  'sourceCodes',
+  'typeCodes',
+  'sensitivityCodes',
+  'confidenceRanks',
+  'importance',
+  'createdAt',
+  'validFrom',
+  'validTo',
+] as const;
 
 /** The columns a filter tests, by slot: see EntryColumns.filterColumns. */
 class FilterColumns {
@@ -161,7 +170,15 @@ class FilterColumns {
   snapshot(n: number): { arrays: Record<string, SnapshotArray>; codes: Record<string, string[]> } {
     const arrays: Record<string, SnapshotArray> = {};
     for (const name of FILTER_ARRAYS) arrays[name] = this[name].slice(0, n);
-    return { arrays, codes: { cores: this.cores.values, entryTypes: this.entryTypes.values, sensitivity: this.sensitivity.values, sources: this.sources.values } };
+    return {
+      arrays,
+      codes: {
+        cores: this.cores.values,
+        entryTypes: this.entryTypes.values,
+        sensitivity: this.sensitivity.values,
+        sources: this.sources.values,
+      },
+    };
   }
 
   /** Takes back what `snapshot` gave; the arrays become these columns' own. */
@@ -226,13 +243,25 @@ export class EntryColumns {
    * (`entries`). Each is held up to its own store size: a store that grows past it stops holding
    * that part, which goes back to LanceDB.
    */
-  constructor(readonly dimensions: number, rows: EntryColumnRow[] = [], vectors: Float32Array = new Float32Array(), hold: HoldOptions = {}) {
+  constructor(
+    readonly dimensions: number,
+    rows: EntryColumnRow[] = [],
+    vectors: Float32Array = new Float32Array(),
+    hold: HoldOptions = {},
+  ) {
     const capacity = Math.max(16, rows.length);
     const { small, entries, exact } = hold;
-    this.full = new FullVectors(dimensions, capacity, { residuals: exact !== undefined && rows.length <= exact.maxEntries, helperMinRows: exact?.helperMinRows });
+    this.full = new FullVectors(dimensions, capacity, {
+      residuals: exact !== undefined && rows.length <= exact.maxEntries,
+      helperMinRows: exact?.helperMinRows,
+    });
     this.exactMaxEntries = exact?.maxEntries ?? 0;
     if (small && rows.length <= small.maxEntries) {
-      const kernel = new MatrixKernel(new Float32Array(0), 0, small.smallDimensions, { capacity, precision: 'i8', helperMinRows: small.helperMinRows });
+      const kernel = new MatrixKernel(new Float32Array(0), 0, small.smallDimensions, {
+        capacity,
+        precision: 'i8',
+        helperMinRows: small.helperMinRows,
+      });
       this.small = { maxEntries: small.maxEntries, kernel };
     }
     if (entries && rows.length <= entries.maxEntries) {
@@ -251,7 +280,8 @@ export class EntryColumns {
    */
   snapshot(): SnapshotContent {
     const n = this.rows.length;
-    const prefixed = (prefix: string, arrays: Record<string, SnapshotArray>) => Object.fromEntries(Object.entries(arrays).map(([k, v]) => [prefix + k, v]));
+    const prefixed = (prefix: string, arrays: Record<string, SnapshotArray>) =>
+      Object.fromEntries(Object.entries(arrays).map(([k, v]) => [prefix + k, v]));
     const filter = this.filterColumns.snapshot(n);
     const { whole } = this;
     const tags: [number, string[]][] = [];
@@ -283,14 +313,22 @@ export class EntryColumns {
   static fromSnapshot(
     dimensions: number,
     { arrays, values }: SnapshotContent,
-    hold: { small?: Omit<NonNullable<HoldOptions['small']>, 'vectors'>; entries?: { maxEntries: number; decode: (ipc: Uint8Array) => LoadedEntries }; exact?: HoldOptions['exact'] },
+    hold: {
+      small?: Omit<NonNullable<HoldOptions['small']>, 'vectors'>;
+      entries?: { maxEntries: number; decode: (ipc: Uint8Array) => LoadedEntries };
+      exact?: HoldOptions['exact'];
+    },
   ): EntryColumns | undefined {
     const ids = values.ids as (string | null)[];
     const live = ids.reduce((n, id) => (id === null ? n : n + 1), 0);
     const wants = (part: { maxEntries: number } | undefined) => part !== undefined && live <= part.maxEntries;
     const ipc = arrays.entries;
     const records = values.records as [number, string][] | null;
-    if ((wants(hold.entries) && !(ipc instanceof Uint8Array && records)) || (wants(hold.small) && !arrays['small.values']) || (wants(hold.exact) && !arrays['full.residualValues'])) {
+    if (
+      (wants(hold.entries) && !(ipc instanceof Uint8Array && records)) ||
+      (wants(hold.small) && !arrays['small.values']) ||
+      (wants(hold.exact) && !arrays['full.residualValues'])
+    ) {
       return undefined;
     }
     const columns = new EntryColumns(dimensions, [], new Float32Array(), {
@@ -299,7 +337,12 @@ export class EntryColumns {
       exact: hold.exact,
     });
     if (!wants(hold.exact)) columns.full.dropResiduals();
-    const unprefixed = (prefix: string) => Object.fromEntries(Object.entries(arrays).filter(([k]) => k.startsWith(prefix)).map(([k, v]) => [k.slice(prefix.length), v]));
+    const unprefixed = (prefix: string) =>
+      Object.fromEntries(
+        Object.entries(arrays)
+          .filter(([k]) => k.startsWith(prefix))
+          .map(([k, v]) => [k.slice(prefix.length), v]),
+      );
     columns.full.restore(unprefixed('full.'));
     if (columns.small) columns.small.kernel.setQuantisedRows(arrays['small.values'] as Int8Array, arrays['small.scales'] as Float32Array);
     if (columns.whole) for (const [slot, record] of records!) columns.whole.records[slot] = record;
@@ -339,7 +382,8 @@ export class EntryColumns {
   upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array, heldOf?: (i: number) => HeldEntry): void {
     // Counted before the write, generously (replacements count as new): a store near a limit stops holding a little early.
     this.small?.kernel.assertIdle();
-    const fits = (held: { maxEntries: number } | undefined) => heldOf !== undefined && this.slotOf.size + rows.length <= (held?.maxEntries ?? 0);
+    const fits = (held: { maxEntries: number } | undefined) =>
+      heldOf !== undefined && this.slotOf.size + rows.length <= (held?.maxEntries ?? 0);
     if (!fits(this.small)) {
       this.small?.kernel.close();
       this.small = undefined;
@@ -554,15 +598,22 @@ export class EntryColumns {
       const confidence = CONFIDENCE_LEVELS[filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
       const source = filterColumns.sourceCodes[slot]!;
       return {
-        coreId: filterColumns.cores.values[filterColumns.coreCodes[slot]!]!, source: source < 0 ? null : filterColumns.sources.values[source]!,
-        confidence, importance: r.importance, updatedAt: new Date(r.updatedAt),
+        coreId: filterColumns.cores.values[filterColumns.coreCodes[slot]!]!,
+        source: source < 0 ? null : filterColumns.sources.values[source]!,
+        confidence,
+        importance: r.importance,
+        updatedAt: new Date(r.updatedAt),
       };
     };
   }
 
   /** Cosine similarity of each entry's (quantised) vector to `query`, NaN for an unknown id; the query's norm is taken once. */
   similarities(ids: readonly string[], query: Float32Array): Float64Array {
-    return this.full.cosines(ids.map((id) => this.slotOf.get(id) ?? -1), query, norm(query, this.dimensions));
+    return this.full.cosines(
+      ids.map((id) => this.slotOf.get(id) ?? -1),
+      query,
+      norm(query, this.dimensions),
+    );
   }
 
   /**
@@ -571,13 +622,22 @@ export class EntryColumns {
    * FullVectors.exactCandidates. The caller ranks them on their float vectors. Undefined when the
    * store is past `hold.exact`: search LanceDB then.
    */
-  exactCandidates(query: Float32Array, filter: EntryFilter, limit: number): { candidates: { id: string; cosine: number; bound: number }[]; floor: number } | undefined {
+  exactCandidates(
+    query: Float32Array,
+    filter: EntryFilter,
+    limit: number,
+  ): { candidates: { id: string; cosine: number; bound: number }[]; floor: number } | undefined {
     const test = this.slotTest(filter);
     const rows = this.rows;
     // A filter naming a few ids (a small part of the store) is searched on those slots alone.
     const among = filter.ids && filter.ids.length * 8 < this.size ? filter.ids.flatMap((id) => this.slotOf.get(id) ?? []) : undefined;
     const found = this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot), among && [...new Set(among)]);
-    return found && { candidates: found.candidates.map(({ slot, cosine, bound }) => ({ id: rows[slot]!.id, cosine, bound })), floor: found.floor };
+    return (
+      found && {
+        candidates: found.candidates.map(({ slot, cosine, bound }) => ({ id: rows[slot]!.id, cosine, bound })),
+        floor: found.floor,
+      }
+    );
   }
 
   /** Whether exact search runs from memory (`exactCandidates` answers). */

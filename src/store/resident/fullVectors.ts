@@ -61,9 +61,18 @@ export class FullVectors {
   private residuals: Residuals | undefined;
 
   /** With `helperMinRows`, a scan of at least that many rows is split with a helper thread (MatrixKernel.products). */
-  constructor(readonly dimensions: number, capacity: number, opts: { residuals: boolean; helperMinRows?: number }) {
-    this.kernel = new MatrixKernel(new Float32Array(0), 0, dimensions, { capacity, precision: 'i8', helperMinRows: opts.residuals ? opts.helperMinRows : undefined });
-    if (opts.residuals) this.residuals = { values: new Int8Array(16 * dimensions), scales: new Float32Array(16), errors: new Float64Array(16) };
+  constructor(
+    readonly dimensions: number,
+    capacity: number,
+    opts: { residuals: boolean; helperMinRows?: number },
+  ) {
+    this.kernel = new MatrixKernel(new Float32Array(0), 0, dimensions, {
+      capacity,
+      precision: 'i8',
+      helperMinRows: opts.residuals ? opts.helperMinRows : undefined,
+    });
+    if (opts.residuals)
+      this.residuals = { values: new Int8Array(16 * dimensions), scales: new Float32Array(16), errors: new Float64Array(16) };
   }
 
   /** Whether the residual level is held: `exactCandidates` answers only then. */
@@ -81,11 +90,23 @@ export class FullVectors {
     const n = this.kernel.rows;
     const { values, scales } = this.kernel.exportQuantisedRows();
     const held = {
-      values, scales, norms: this.norms.slice(0, n), exactNorms: this.exactNorms.slice(0, n),
-      scaleOverLength: this.scaleOverLength.slice(0, n), errorOverLength: this.errorOverLength.slice(0, n), normOverLength: this.normOverLength.slice(0, n),
+      values,
+      scales,
+      norms: this.norms.slice(0, n),
+      exactNorms: this.exactNorms.slice(0, n),
+      scaleOverLength: this.scaleOverLength.slice(0, n),
+      errorOverLength: this.errorOverLength.slice(0, n),
+      normOverLength: this.normOverLength.slice(0, n),
     };
     const r = this.residuals;
-    return r ? { ...held, residualValues: r.values.slice(0, n * this.dimensions), residualScales: r.scales.slice(0, n), residualErrors: r.errors.slice(0, n) } : held;
+    return r
+      ? {
+          ...held,
+          residualValues: r.values.slice(0, n * this.dimensions),
+          residualScales: r.scales.slice(0, n),
+          residualErrors: r.errors.slice(0, n),
+        }
+      : held;
   }
 
   /**
@@ -101,7 +122,12 @@ export class FullVectors {
     this.scaleOverLength = f64('scaleOverLength');
     this.errorOverLength = f64('errorOverLength');
     this.normOverLength = f64('normOverLength');
-    if (this.residuals) this.residuals = { values: held.residualValues as Int8Array<ArrayBuffer>, scales: held.residualScales as Float32Array<ArrayBuffer>, errors: f64('residualErrors') };
+    if (this.residuals)
+      this.residuals = {
+        values: held.residualValues as Int8Array<ArrayBuffer>,
+        scales: held.residualScales as Float32Array<ArrayBuffer>,
+        errors: f64('residualErrors'),
+      };
   }
 
   /** Sets slot `slot` (at most one past the last set) to `vector`. */
@@ -158,7 +184,9 @@ export class FullVectors {
   /** `cosine` for many slots, the kernel's views taken once. */
   cosines(slots: readonly number[], query: Float32Array, queryNorm: number): Float64Array {
     const { values, stride, scales } = this.kernel.quantisedRows();
-    return Float64Array.from(slots, (slot) => (slot < 0 ? NaN : this.cosineIn(values, slot * stride, scales[slot]!, slot, query, queryNorm)));
+    return Float64Array.from(slots, (slot) =>
+      slot < 0 ? NaN : this.cosineIn(values, slot * stride, scales[slot]!, slot, query, queryNorm),
+    );
   }
 
   private cosineIn(values: Int8Array, at: number, scale: number, slot: number, query: Float32Array, queryNorm: number): number {
@@ -197,14 +225,24 @@ export class FullVectors {
    * none was). Slots whose vector or the query is zero are never among them. Undefined without
    * the residual level.
    */
-  exactCandidates(query: Float32Array, limit: number, passes: (slot: number) => boolean, among?: readonly number[]): ExactCandidates | undefined {
+  exactCandidates(
+    query: Float32Array,
+    limit: number,
+    passes: (slot: number) => boolean,
+    among?: readonly number[],
+  ): ExactCandidates | undefined {
     const residuals = this.residuals;
     if (!residuals) return undefined;
     const queryNorm = norm(query, this.dimensions);
     if (!(queryNorm > 0)) return { candidates: [], floor: -Infinity };
     if (among) {
       // A few slots named up front (the entries on some code): no scan, every one refined.
-      const refined = this.refine(query, queryNorm, among.filter((slot) => this.exactNorms[slot]! > 0 && passes(slot)), residuals);
+      const refined = this.refine(
+        query,
+        queryNorm,
+        among.filter((slot) => this.exactNorms[slot]! > 0 && passes(slot)),
+        residuals,
+      );
       const floor = kthLowerBound(refined, limit);
       return { candidates: refined.filter((r) => r.cosine + r.bound >= floor).sort((a, b) => b.cosine - a.cosine), floor };
     }
@@ -213,7 +251,7 @@ export class FullVectors {
     let queryError = 0;
     for (let d = 0; d < this.dimensions; d++) queryError += (query[d]! - Math.round(query[d]! / step) * step) ** 2;
     queryError = Math.sqrt(queryError);
-    const { exactNorms, scaleOverLength, errorOverLength, normOverLength } = this;
+    const { scaleOverLength, errorOverLength, normOverLength } = this;
 
     // Level one: every passing slot whose upper bound reaches the k-th best lower bound. In one
     // pass: the k-th best so far only rises, so a slot below it when seen is below it at the end.
@@ -242,7 +280,12 @@ export class FullVectors {
   }
 
   /** The slots' cosines on both levels with the float query, and the bound on each (‖x‖·‖v − v̂ − r̂‖ over the norms). */
-  private refine(query: Float32Array, queryNorm: number, slots: readonly number[], residuals: Residuals): { slot: number; cosine: number; bound: number }[] {
+  private refine(
+    query: Float32Array,
+    queryNorm: number,
+    slots: readonly number[],
+    residuals: Residuals,
+  ): { slot: number; cosine: number; bound: number }[] {
     const { values, stride, scales } = this.kernel.quantisedRows();
     const { dimensions, exactNorms } = this;
     return slots.map((slot) => {

@@ -7,7 +7,11 @@ import { TopK } from './topK.js';
 const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
 
 /** Lucene's English stop words, as full-text analyzers drop them. */
-const STOP_WORDS = new Set('a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(' '));
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
+    ' ',
+  ),
+);
 /** Longer tokens are not words (hashes, base64, URLs run together). */
 const MAX_TOKEN_LENGTH = 40;
 const BM25_K1 = 1.2;
@@ -98,10 +102,16 @@ class TermPostings {
   private byGroup: Map<number, Postings> | undefined;
 
   /** A term's postings as a snapshot held them: views, copied only when a write appends. */
-  static of(all: { slots: Int32Array; counts: Uint16Array }, byGroup: { group: number; slots: Int32Array; counts: Uint16Array }[] | undefined): TermPostings {
+  static of(
+    all: { slots: Int32Array; counts: Uint16Array },
+    byGroup: { group: number; slots: Int32Array; counts: Uint16Array }[] | undefined,
+  ): TermPostings {
     const postings = new TermPostings();
     Object.assign(postings.all, { ...all, n: all.slots.length });
-    if (byGroup) postings.byGroup = new Map(byGroup.map(({ group, slots, counts }) => [group, Object.assign(new Postings(), { slots, counts, n: slots.length })]));
+    if (byGroup)
+      postings.byGroup = new Map(
+        byGroup.map(({ group, slots, counts }) => [group, Object.assign(new Postings(), { slots, counts, n: slots.length })]),
+      );
     return postings;
   }
 
@@ -147,14 +157,17 @@ class TermPostings {
  */
 class CountTable {
   private readonly changed = new Map<number, number>();
-  constructor(private readonly baseKeys: Float64Array = new Float64Array(0), private readonly baseCounts: Uint32Array = new Uint32Array(0)) {}
+  constructor(
+    private readonly baseKeys: Float64Array = new Float64Array(0),
+    private readonly baseCounts: Uint32Array = new Uint32Array(0),
+  ) {}
 
   get(key: number): number {
     const changed = this.changed.get(key);
     if (changed !== undefined) return changed;
     const keys = this.baseKeys;
     let lo = 0;
-    for (let hi = keys.length; lo < hi; ) {
+    for (let hi = keys.length; lo < hi;) {
       const mid = (lo + hi) >> 1;
       if (keys[mid]! < key) lo = mid + 1;
       else hi = mid;
@@ -177,10 +190,14 @@ class CountTable {
 }
 
 /** Flat lists (CSR): list i is `values[start[i] … start[i + 1]]`. */
-const listAt = <A extends Int32Array | Uint32Array | Uint16Array>(values: A, start: Uint32Array, i: number): A => values.subarray(start[i]!, start[i + 1]!) as A;
+const listAt = <A extends Int32Array | Uint32Array | Uint16Array>(values: A, start: Uint32Array, i: number): A =>
+  values.subarray(start[i]!, start[i + 1]!) as A;
 
 /** `lists` as one flat array of `make`'s type and their starts. */
-function flatten<A extends Int32Array | Uint32Array | Uint16Array>(lists: readonly ArrayLike<number>[], make: (n: number) => A): { values: A; start: Uint32Array } {
+function flatten<A extends Int32Array | Uint32Array | Uint16Array>(
+  lists: readonly ArrayLike<number>[],
+  make: (n: number) => A,
+): { values: A; start: Uint32Array } {
   const start = new Uint32Array(lists.length + 1);
   lists.forEach((list, i) => (start[i + 1] = start[i]! + list.length));
   const values = make(start[lists.length]!);
@@ -192,8 +209,14 @@ function flatten<A extends Int32Array | Uint32Array | Uint16Array>(lists: readon
 interface FlatIndex {
   /** Term t's postings are list t of `slots`/`counts`; its group lists are lists termLists[t] … termLists[t + 1] of `listSlots`/`listCounts`. */
   postings?: {
-    start: Uint32Array; slots: Int32Array; counts: Uint16Array;
-    termLists: Uint32Array; listGroup: Uint32Array; listStart: Uint32Array; listSlots: Int32Array; listCounts: Uint16Array;
+    start: Uint32Array;
+    slots: Int32Array;
+    counts: Uint16Array;
+    termLists: Uint32Array;
+    listGroup: Uint32Array;
+    listStart: Uint32Array;
+    listSlots: Int32Array;
+    listCounts: Uint16Array;
   };
   /** Slot i's distinct terms and their counts are list i. */
   documents: { start: Uint32Array; terms: Uint32Array; counts: Uint16Array };
@@ -351,7 +374,11 @@ export class KeywordIndex {
     const flat = this.flat!.postings!;
     const lists: { group: number; slots: Int32Array; counts: Uint16Array }[] = [];
     for (let i = flat.termLists[termId]!; i < flat.termLists[termId + 1]!; i++) {
-      lists.push({ group: flat.listGroup[i]!, slots: listAt(flat.listSlots, flat.listStart, i), counts: listAt(flat.listCounts, flat.listStart, i) });
+      lists.push({
+        group: flat.listGroup[i]!,
+        slots: listAt(flat.listSlots, flat.listStart, i),
+        counts: listAt(flat.listCounts, flat.listStart, i),
+      });
     }
     const all = { slots: listAt(flat.slots, flat.start, termId), counts: listAt(flat.counts, flat.start, termId) };
     return (this.postings[termId] = TermPostings.of(all, lists.length > 0 ? lists : undefined));
@@ -381,22 +408,58 @@ export class KeywordIndex {
     const lists = groupLists.flat();
     const live = (slot: number) => (this.ids[slot] === undefined ? undefined : this.documentOf(slot));
     const documents = this.ids.map((_, slot) => live(slot));
-    const docTerms = flatten(documents.map((d) => d?.terms ?? []), (n) => new Uint32Array(n));
-    const allSlots = flatten(all.map((p) => p.slots.subarray(0, p.n)), (n) => new Int32Array(n));
-    const listSlots = flatten(lists.map(([, p]) => p.slots.subarray(0, p.n)), (n) => new Int32Array(n));
+    const docTerms = flatten(
+      documents.map((d) => d?.terms ?? []),
+      (n) => new Uint32Array(n),
+    );
+    const allSlots = flatten(
+      all.map((p) => p.slots.subarray(0, p.n)),
+      (n) => new Int32Array(n),
+    );
+    const listSlots = flatten(
+      lists.map(([, p]) => p.slots.subarray(0, p.n)),
+      (n) => new Int32Array(n),
+    );
     const { keys, counts } = this.groupFrequency.sorted();
     const groups: string[] = new Array<string>(this.groupSizes.length);
     for (const [group, id] of this.groupIds) groups[id] = group;
     return {
       arrays: {
-        postingStart: allSlots.start, postingSlots: allSlots.values, postingCounts: flatten(all.map((p) => p.counts.subarray(0, p.n)), (n) => new Uint16Array(n)).values,
-        termLists, listGroup: Uint32Array.from(lists, ([group]) => group), listStart: listSlots.start, listSlots: listSlots.values,
-        listCounts: flatten(lists.map(([, p]) => p.counts.subarray(0, p.n)), (n) => new Uint16Array(n)).values,
-        documentStart: docTerms.start, documentTerms: docTerms.values, documentCounts: flatten(documents.map((d) => d?.counts ?? []), (n) => new Uint16Array(n)).values,
-        documentFrequency: Uint32Array.from(this.documentFrequency), groupSizes: Uint32Array.from(this.groupSizes), groupOf: this.groupOf.slice(0, this.ids.length),
-        lengths: this.lengths.slice(0, this.ids.length), groupFrequencyKeys: keys, groupFrequencyCounts: counts,
+        postingStart: allSlots.start,
+        postingSlots: allSlots.values,
+        postingCounts: flatten(
+          all.map((p) => p.counts.subarray(0, p.n)),
+          (n) => new Uint16Array(n),
+        ).values,
+        termLists,
+        listGroup: Uint32Array.from(lists, ([group]) => group),
+        listStart: listSlots.start,
+        listSlots: listSlots.values,
+        listCounts: flatten(
+          lists.map(([, p]) => p.counts.subarray(0, p.n)),
+          (n) => new Uint16Array(n),
+        ).values,
+        documentStart: docTerms.start,
+        documentTerms: docTerms.values,
+        documentCounts: flatten(
+          documents.map((d) => d?.counts ?? []),
+          (n) => new Uint16Array(n),
+        ).values,
+        documentFrequency: Uint32Array.from(this.documentFrequency),
+        groupSizes: Uint32Array.from(this.groupSizes),
+        groupOf: this.groupOf.slice(0, this.ids.length),
+        lengths: this.lengths.slice(0, this.ids.length),
+        groupFrequencyKeys: keys,
+        groupFrequencyCounts: counts,
       },
-      values: { terms, groups, ids: this.ids.map((id) => id ?? null), totalLength: this.totalLength, livePostings: this.livePostings, deadPostings: this.deadPostings },
+      values: {
+        terms,
+        groups,
+        ids: this.ids.map((id) => id ?? null),
+        totalLength: this.totalLength,
+        livePostings: this.livePostings,
+        deadPostings: this.deadPostings,
+      },
     };
   }
 
@@ -413,8 +476,14 @@ export class KeywordIndex {
     index.postings = new Array<TermPostings | undefined>(terms.length).fill(undefined);
     index.flat = {
       postings: {
-        start: a('postingStart'), slots: a('postingSlots'), counts: a('postingCounts'),
-        termLists: a('termLists'), listGroup: a('listGroup'), listStart: a('listStart'), listSlots: a('listSlots'), listCounts: a('listCounts'),
+        start: a('postingStart'),
+        slots: a('postingSlots'),
+        counts: a('postingCounts'),
+        termLists: a('termLists'),
+        listGroup: a('listGroup'),
+        listStart: a('listStart'),
+        listSlots: a('listSlots'),
+        listCounts: a('listCounts'),
       },
       documents: { start: a('documentStart'), terms: a('documentTerms'), counts: a('documentCounts') },
     };
@@ -468,7 +537,10 @@ export class KeywordIndex {
    * only documents of those groups are scored, and term weights (idf) come from them alone; the
    * average document length stays the whole index's.
    */
-  search(query: string, opts: { limit: number; groups?: readonly string[]; accept?: (id: string) => boolean }): { id: string; score: number }[] {
+  search(
+    query: string,
+    opts: { limit: number; groups?: readonly string[]; accept?: (id: string) => boolean },
+  ): { id: string; score: number }[] {
     const scope = this.scope(opts.groups);
     const live = scope ? scope.size : this.slotOf.size;
     if (live === 0 || opts.limit <= 0) return [];
@@ -538,7 +610,7 @@ export class KeywordIndex {
       let score = 0;
       for (const { termId, idf } of terms) {
         let lo = 0;
-        for (let hi = docTerms.length - 1; lo < hi; ) {
+        for (let hi = docTerms.length - 1; lo < hi;) {
           const mid = (lo + hi) >> 1;
           if (docTerms[mid]! < termId) lo = mid + 1;
           else hi = mid;
@@ -575,7 +647,9 @@ export class KeywordIndex {
     for (const t of new Set(analyze(query))) {
       const termId = this.termIds.get(t);
       if (termId === undefined) continue;
-      const n = scope ? scope.groups.reduce((sum, g) => sum + this.groupFrequency.get(g * GROUP_KEY + termId), 0) : this.documentFrequency[termId]!;
+      const n = scope
+        ? scope.groups.reduce((sum, g) => sum + this.groupFrequency.get(g * GROUP_KEY + termId), 0)
+        : this.documentFrequency[termId]!;
       if (n > 0) out.push({ termId, idf: Math.log(1 + (live - n + 0.5) / (n + 0.5)) * (BM25_K1 + 1) });
     }
     return out;
@@ -611,7 +685,8 @@ export class KeywordIndex {
     const rank = Math.ceil((2 * k * BAR_SAMPLE) / n) + 2;
     if (n >= 8 * BAR_SAMPLE && rank < BAR_SAMPLE) {
       const sampled = new Float64Array(BAR_SAMPLE);
-      for (let j = 0; j < BAR_SAMPLE; j++) sampled[j] = scores[slots ? slots[Math.floor((j * n) / BAR_SAMPLE)]! : Math.floor((j * n) / BAR_SAMPLE)]!;
+      for (let j = 0; j < BAR_SAMPLE; j++)
+        sampled[j] = scores[slots ? slots[Math.floor((j * n) / BAR_SAMPLE)]! : Math.floor((j * n) / BAR_SAMPLE)]!;
       bar = Math.max(bar, sampled.sort()[BAR_SAMPLE - rank]!);
     }
     for (;;) {

@@ -11,7 +11,10 @@ export class TopK {
   private readonly scores: Float64Array;
   private size = 0;
 
-  constructor(readonly k: number, private readonly tieWorse: (a: number, b: number) => boolean) {
+  constructor(
+    readonly k: number,
+    private readonly tieWorse: (a: number, b: number) => boolean,
+  ) {
     this.items = new Int32Array(k);
     this.scores = new Float64Array(k);
   }
@@ -35,7 +38,7 @@ export class TopK {
     const { items, scores } = this;
     let at: number;
     if (this.size < this.k) {
-      for (at = this.size++; at > 0; ) {
+      for (at = this.size++; at > 0;) {
         const parent = (at - 1) >> 1;
         if (!this.worse(item, score, items[parent]!, scores[parent]!)) break;
         items[at] = items[parent]!;
@@ -67,7 +70,13 @@ export class TopK {
   /** The items kept, best first. */
   sorted(): number[] {
     const order = Array.from({ length: this.size }, (_, i) => i);
-    order.sort((i, j) => (this.worse(this.items[i]!, this.scores[i]!, this.items[j]!, this.scores[j]!) ? 1 : this.worse(this.items[j]!, this.scores[j]!, this.items[i]!, this.scores[i]!) ? -1 : 0));
+    order.sort((i, j) =>
+      this.worse(this.items[i]!, this.scores[i]!, this.items[j]!, this.scores[j]!)
+        ? 1
+        : this.worse(this.items[j]!, this.scores[j]!, this.items[i]!, this.scores[i]!)
+          ? -1
+          : 0,
+    );
     return order.map((i) => this.items[i]!);
   }
 }

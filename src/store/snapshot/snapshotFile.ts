@@ -63,7 +63,13 @@ export async function writeSnapshot(path: string, key: SnapshotKey & { generatio
     arrays.push({ name, type: array.constructor.name as ArrayTypeName, offset, length: array.length });
     offset = align8(offset + array.byteLength);
   }
-  const header: Header = { kind: key.kind, fingerprint: key.fingerprint, generation: key.generation, arrays, values: { offset, length: values.byteLength } };
+  const header: Header = {
+    kind: key.kind,
+    fingerprint: key.fingerprint,
+    generation: key.generation,
+    arrays,
+    values: { offset, length: values.byteLength },
+  };
   const headerBytes = Buffer.from(JSON.stringify(header));
   const bodyStart = align8(PREAMBLE + headerBytes.byteLength);
   const bytesOf = (array: SnapshotArray) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
@@ -120,7 +126,8 @@ export async function readSnapshot(path: string, key: SnapshotKey): Promise<Load
       return bytesRead === into.byteLength;
     };
     const preamble = Buffer.alloc(PREAMBLE);
-    if (!(await readExactly(preamble, 0)) || !preamble.subarray(0, MAGIC.length).equals(MAGIC)) return { problem: 'is not a memcore snapshot' };
+    if (!(await readExactly(preamble, 0)) || !preamble.subarray(0, MAGIC.length).equals(MAGIC))
+      return { problem: 'is not a memcore snapshot' };
     const headerBytes = Buffer.alloc(preamble.readUInt32LE(8));
     if (headerBytes.byteLength > size || !(await readExactly(headerBytes, PREAMBLE))) return { problem: 'is cut short' };
     let header: Header;

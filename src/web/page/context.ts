@@ -16,12 +16,29 @@ export async function contextPage(root: HTMLElement): Promise<void> {
     input.value = params.get(name) ?? '';
     return h('label', {}, label, input);
   };
-  const taskBox = h('textarea', { name: 'task', id: 'task', rows: 3, placeholder: 'The task, in the words of whoever asked for it', required: true });
+  const taskBox = h('textarea', {
+    name: 'task',
+    id: 'task',
+    rows: 3,
+    placeholder: 'The task, in the words of whoever asked for it',
+    required: true,
+  });
   taskBox.value = task;
-  const noCode = h('input', { type: 'checkbox', name: 'include_code', value: 'false', id: 'include_code', checked: params.get('include_code') === 'false' });
-  const form = h('form', { method: 'get', action: '/context', class: 'context-form' },
+  const noCode = h('input', {
+    type: 'checkbox',
+    name: 'include_code',
+    value: 'false',
+    id: 'include_code',
+    checked: params.get('include_code') === 'false',
+  });
+  const form = h(
+    'form',
+    { method: 'get', action: '/context', class: 'context-form' },
     h('label', { class: 'wide' }, 'Task', taskBox),
-    field('core', 'Core', 'text'), field('max_entries', 'Max entries'), field('max_tokens', 'Max tokens'), field('depth', 'Depth'),
+    field('core', 'Core', 'text'),
+    field('max_entries', 'Max entries'),
+    field('max_tokens', 'Max tokens'),
+    field('depth', 'Depth'),
     h('label', { class: 'check' }, noCode, 'without code'),
     h('button', { type: 'submit' }, 'Preview'),
   );
@@ -36,28 +53,78 @@ export async function contextPage(root: HTMLElement): Promise<void> {
   if (params.get('include_code') === 'false') query.include_code = 'false';
   const view = await api<ContextView>('/context', query);
   out.replaceChildren(
-    h('div', { class: 'context-grid' },
-      h('section', {},
+    h(
+      'div',
+      { class: 'context-grid' },
+      h(
+        'section',
+        {},
         h('h2', {}, 'What the agent gets'),
-        view.block === '' ? h('p', { class: 'muted', id: 'context-empty' }, 'Nothing: memory holds nothing relevant, and the block is left out of the prompt.') : h('pre', { id: 'context-block', class: 'block' }, view.block),
-        h('p', { class: 'muted' }, `~${view.blockTokens.toLocaleString('en')} tokens in the block.`, view.bundleId ? ` Over MCP the block opens as <memory bundle="${view.bundleId}">, the id to rate its entries with.` : ''),
+        view.block === ''
+          ? h(
+              'p',
+              { class: 'muted', id: 'context-empty' },
+              'Nothing: memory holds nothing relevant, and the block is left out of the prompt.',
+            )
+          : h('pre', { id: 'context-block', class: 'block' }, view.block),
+        h(
+          'p',
+          { class: 'muted' },
+          `~${view.blockTokens.toLocaleString('en')} tokens in the block.`,
+          view.bundleId ? ` Over MCP the block opens as <memory bundle="${view.bundleId}">, the id to rate its entries with.` : '',
+        ),
         ...view.notes.map((n) => h('p', { class: 'notice' }, n)),
       ),
-      h('section', {},
+      h(
+        'section',
+        {},
         h('h2', {}, 'Why each entry'),
-        view.lowConfidence ? h('p', { class: 'notice' }, 'Low confidence: no entry is known to be relevant, so the block says so instead of listing them.') : null,
-        h('table', { class: 'items', id: 'context-items' },
-          h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'Entry'), h('th', {}, 'Score'), h('th', {}, 'Tokens'), h('th', {}, 'Reason'))),
-          h('tbody', {}, ...view.items.map((item, i) =>
-            h('tr', {},
-              h('td', {}, i + 1),
-              h('td', {}, h('a', { href: entryHref(item.id) }, item.title), ' ', typeChip(item.entryType), item.possiblyStale ? h('span', { class: 'chip fresh-orphaned' }, 'possibly stale') : null),
-              h('td', { class: 'num' }, score(item.score)),
-              h('td', { class: 'num' }, item.tokens),
-              h('td', { class: 'why' }, item.why.join(' · ')),
+        view.lowConfidence
+          ? h('p', { class: 'notice' }, 'Low confidence: no entry is known to be relevant, so the block says so instead of listing them.')
+          : null,
+        h(
+          'table',
+          { class: 'items', id: 'context-items' },
+          h(
+            'thead',
+            {},
+            h('tr', {}, h('th', {}, '#'), h('th', {}, 'Entry'), h('th', {}, 'Score'), h('th', {}, 'Tokens'), h('th', {}, 'Reason')),
+          ),
+          h(
+            'tbody',
+            {},
+            ...view.items.map((item, i) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, i + 1),
+                h(
+                  'td',
+                  {},
+                  h('a', { href: entryHref(item.id) }, item.title),
+                  ' ',
+                  typeChip(item.entryType),
+                  item.possiblyStale ? h('span', { class: 'chip fresh-orphaned' }, 'possibly stale') : null,
+                ),
+                h('td', { class: 'num' }, score(item.score)),
+                h('td', { class: 'num' }, item.tokens),
+                h('td', { class: 'why' }, item.why.join(' · ')),
+              ),
             ),
-          )),
-          h('tfoot', {}, h('tr', {}, h('td', {}), h('th', { scope: 'row' }, 'Total'), h('td', {}), h('td', { class: 'num', id: 'context-total' }, view.totalTokens), h('td', {}))),
+          ),
+          h(
+            'tfoot',
+            {},
+            h(
+              'tr',
+              {},
+              h('td', {}),
+              h('th', { scope: 'row' }, 'Total'),
+              h('td', {}),
+              h('td', { class: 'num', id: 'context-total' }, view.totalTokens),
+              h('td', {}),
+            ),
+          ),
         ),
       ),
     ),

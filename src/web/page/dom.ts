@@ -8,7 +8,11 @@ import { typeColour } from './colours.js';
 type Child = Node | string | number | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | undefined | ((event: Event) => void)>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: (Child | Child[])[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === false) continue;
@@ -45,13 +49,20 @@ export const entryHref = (id: string) => `/entry/${encodeURIComponent(id)}`;
 export const pathHref = (id: string) => `/paths/${encodeURIComponent(id)}`;
 
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** GETs a JSON API route; the error's message is the server's. */
-export async function api<T>(path: string, params: Record<string, string | number | string[] | undefined> = {}, signal?: AbortSignal): Promise<T> {
+export async function api<T>(
+  path: string,
+  params: Record<string, string | number | string[] | undefined> = {},
+  signal?: AbortSignal,
+): Promise<T> {
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v === undefined || v === '') continue;

@@ -5,8 +5,22 @@ import type { CodeLocation } from '../../model/types.js';
 
 interface EntryJson {
   entry: {
-    id: string; coreId: string; title: string; aliases: string[]; content: string; entryType: string; confidence: string; importance: number;
-    tags: string[]; source: string | null; sensitivity: string; createdAt: string; updatedAt: string; validFrom: string | null; validTo: string | null; pinned: boolean;
+    id: string;
+    coreId: string;
+    title: string;
+    aliases: string[];
+    content: string;
+    entryType: string;
+    confidence: string;
+    importance: number;
+    tags: string[];
+    source: string | null;
+    sensitivity: string;
+    createdAt: string;
+    updatedAt: string;
+    validFrom: string | null;
+    validTo: string | null;
+    pinned: boolean;
   };
   links: { type: string; from: string; to: string }[];
   code: { code: CodeLocation; relevance: number; freshness?: string }[];
@@ -33,34 +47,100 @@ export async function entryPage(root: HTMLElement, id: string): Promise<void> {
   }
   const supersedes = entryLinks.filter((l) => l.type === 'SUPERSEDES' && l.from === e.id).map((l) => l.to);
 
-  fill(root, 
-    h('p', { class: 'crumbs' }, h('a', { href: href('/', { core: e.coreId }) }, e.coreId), ' / ', typeChip(e.entryType), e.pinned ? h('span', { class: 'chip' }, 'pinned') : null),
+  fill(
+    root,
+    h(
+      'p',
+      { class: 'crumbs' },
+      h('a', { href: href('/', { core: e.coreId }) }, e.coreId),
+      ' / ',
+      typeChip(e.entryType),
+      e.pinned ? h('span', { class: 'chip' }, 'pinned') : null,
+    ),
     h('h1', { id: 'entry-title' }, e.title),
-    view.supersededBy ? h('p', { class: 'notice' }, 'Superseded by ', linkTo(view.supersededBy), ': this entry no longer takes effect.') : null,
+    view.supersededBy
+      ? h('p', { class: 'notice' }, 'Superseded by ', linkTo(view.supersededBy), ': this entry no longer takes effect.')
+      : null,
     e.validTo && !view.supersededBy ? h('p', { class: 'notice' }, `No longer in effect since ${day(e.validTo)}.`) : null,
     h('article', { class: 'content', id: 'entry-content' }, renderMarkdown(e.content)),
-    h('section', {},
+    h(
+      'section',
+      {},
       h('h2', {}, 'Links'),
-      groups.size === 0 ? h('p', { class: 'muted' }, 'No links to other entries.') : h('div', { class: 'links' }, ...[...groups].map(([label, items]) => h('div', { class: 'link-group' }, h('h3', {}, label), h('ul', {}, items)))),
+      groups.size === 0
+        ? h('p', { class: 'muted' }, 'No links to other entries.')
+        : h(
+            'div',
+            { class: 'links' },
+            ...[...groups].map(([label, items]) => h('div', { class: 'link-group' }, h('h3', {}, label), h('ul', {}, items))),
+          ),
       h('p', {}, h('a', { href: href('/graph', { focus: e.id, depth: 2 }) }, 'See it in the graph')),
     ),
-    h('section', {},
+    h(
+      'section',
+      {},
       h('h2', {}, 'Code'),
-      view.code.length === 0 ? h('p', { class: 'muted' }, 'References no code.') : h('ul', { class: 'code', id: 'entry-code' }, ...view.code.map((c) =>
-        h('li', {}, h('code', {}, codeSpan(c.code)), c.code.codebaseId !== 'default' ? h('span', { class: 'muted' }, ` in ${c.code.codebaseId}`) : null,
-          c.freshness ? h('span', { class: `chip fresh-${c.freshness}` }, c.freshness) : null, h('span', { class: 'muted' }, ` relevance ${c.relevance.toFixed(2)}`)))),
-      view.goldenPaths.length === 0 ? null : h('div', {}, h('h3', {}, 'Golden paths it implements'), h('ul', {}, ...view.goldenPaths.map((p) => h('li', {}, h('a', { href: pathHref(p.id) }, p.name), p.concept ? ` — ${p.concept}` : '')))),
+      view.code.length === 0
+        ? h('p', { class: 'muted' }, 'References no code.')
+        : h(
+            'ul',
+            { class: 'code', id: 'entry-code' },
+            ...view.code.map((c) =>
+              h(
+                'li',
+                {},
+                h('code', {}, codeSpan(c.code)),
+                c.code.codebaseId !== 'default' ? h('span', { class: 'muted' }, ` in ${c.code.codebaseId}`) : null,
+                c.freshness ? h('span', { class: `chip fresh-${c.freshness}` }, c.freshness) : null,
+                h('span', { class: 'muted' }, ` relevance ${c.relevance.toFixed(2)}`),
+              ),
+            ),
+          ),
+      view.goldenPaths.length === 0
+        ? null
+        : h(
+            'div',
+            {},
+            h('h3', {}, 'Golden paths it implements'),
+            h(
+              'ul',
+              {},
+              ...view.goldenPaths.map((p) => h('li', {}, h('a', { href: pathHref(p.id) }, p.name), p.concept ? ` — ${p.concept}` : '')),
+            ),
+          ),
     ),
-    supersedes.length > 0 ? h('section', {}, h('h2', {}, 'Supersedes'), h('ul', {}, ...supersedes.map((s) => h('li', {}, linkTo(s))))) : null,
-    h('section', {},
+    supersedes.length > 0
+      ? h('section', {}, h('h2', {}, 'Supersedes'), h('ul', {}, ...supersedes.map((s) => h('li', {}, linkTo(s)))))
+      : null,
+    h(
+      'section',
+      {},
       h('h2', {}, 'Details'),
-      h('dl', { class: 'facts' },
-        ...([
-          ['Id', e.id], ['Core', e.coreId], ['Type', e.entryType], ['Confidence', e.confidence], ['Importance', `${e.importance} / 10`],
-          ['Tags', e.tags.join(', ') || '—'], ['Aliases', e.aliases.join(', ') || '—'], ['Source', e.source ?? '—'], ['Sensitivity', e.sensitivity],
-          ['Created', day(e.createdAt)], ['Updated', day(e.updatedAt)], ['In effect', `${day(e.validFrom ?? e.createdAt)} to ${e.validTo ? day(e.validTo) : 'now'}`],
-          ['Usefulness', view.effectiveness ? `${view.effectiveness.value.toFixed(2)} over ${view.effectiveness.signals} rating${view.effectiveness.signals === 1 ? '' : 's'}` : 'not rated'],
-        ] as const).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+      h(
+        'dl',
+        { class: 'facts' },
+        ...(
+          [
+            ['Id', e.id],
+            ['Core', e.coreId],
+            ['Type', e.entryType],
+            ['Confidence', e.confidence],
+            ['Importance', `${e.importance} / 10`],
+            ['Tags', e.tags.join(', ') || '—'],
+            ['Aliases', e.aliases.join(', ') || '—'],
+            ['Source', e.source ?? '—'],
+            ['Sensitivity', e.sensitivity],
+            ['Created', day(e.createdAt)],
+            ['Updated', day(e.updatedAt)],
+            ['In effect', `${day(e.validFrom ?? e.createdAt)} to ${e.validTo ? day(e.validTo) : 'now'}`],
+            [
+              'Usefulness',
+              view.effectiveness
+                ? `${view.effectiveness.value.toFixed(2)} over ${view.effectiveness.signals} rating${view.effectiveness.signals === 1 ? '' : 's'}`
+                : 'not rated',
+            ],
+          ] as const
+        ).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
       ),
     ),
   );

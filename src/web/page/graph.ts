@@ -31,11 +31,19 @@ function legend(types: string[]): HTMLElement {
     s.style.borderTop = `2px ${style.line} ${style.colour}`;
     return s;
   };
-  return h('aside', { class: 'legend', id: 'graph-legend' },
+  return h(
+    'aside',
+    { class: 'legend', id: 'graph-legend' },
     h('h2', {}, 'Entry types'),
     h('ul', {}, ...types.map((t) => h('li', {}, swatch(typeColour(t), 'node-swatch'), t))),
     h('h2', {}, 'Relations'),
-    h('ul', {}, ...Object.entries(RELATION_STYLES).map(([type, style]) => h('li', {}, edgeSample(style), `${type} (${style.meaning}${style.arrow ? ', arrow' : ''})`))),
+    h(
+      'ul',
+      {},
+      ...Object.entries(RELATION_STYLES).map(([type, style]) =>
+        h('li', {}, edgeSample(style), `${type} (${style.meaning}${style.arrow ? ', arrow' : ''})`),
+      ),
+    ),
   );
 }
 
@@ -46,55 +54,138 @@ export async function graphPage(root: HTMLElement): Promise<void> {
   const core = params.get('core');
   if (!focus && !core) {
     const status = await api<StatusJson>('/status');
-    fill(root, 
+    fill(
+      root,
       h('h1', {}, 'Graph'),
       h('p', {}, 'Pick a core to draw, or open an entry and follow “See it in the graph”.'),
-      h('ul', { class: 'cores' }, ...Object.entries(status.stats.cores).sort().map(([c, n]) => h('li', {}, h('a', { href: href('/graph', { core: c }) }, c), ` (${n.toLocaleString('en')} entries)`))),
+      h(
+        'ul',
+        { class: 'cores' },
+        ...Object.entries(status.stats.cores)
+          .sort()
+          .map(([c, n]) => h('li', {}, h('a', { href: href('/graph', { core: c }) }, c), ` (${n.toLocaleString('en')} entries)`)),
+      ),
     );
     return;
   }
   const graph = await api<GraphJson>('/graph', focus ? { focus, depth: params.get('depth') ?? undefined } : { core: core! });
   const title = focus ? `Around ${graph.nodes.find((n) => n.id === focus)?.title ?? focus}` : `Core ${core}`;
   document.title = `${title} — memcore`;
-  const canvas = h('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': `Graph of ${graph.nodes.length} entries and ${graph.edges.length} links` });
+  const canvas = h('div', {
+    id: 'graph',
+    class: 'graph',
+    role: 'img',
+    'aria-label': `Graph of ${graph.nodes.length} entries and ${graph.edges.length} links`,
+  });
   const depth = Number(params.get('depth') ?? 1);
-  const types = [...new Set(graph.nodes.map((n) => n.entryType))].sort((a, b) => Number(!(a in TYPE_COLOURS)) - Number(!(b in TYPE_COLOURS)) || a.localeCompare(b));
+  const types = [...new Set(graph.nodes.map((n) => n.entryType))].sort(
+    (a, b) => Number(!(a in TYPE_COLOURS)) - Number(!(b in TYPE_COLOURS)) || a.localeCompare(b),
+  );
   const note = graph.sampled
     ? `Showing the ${graph.nodes.length.toLocaleString('en')} most linked of ${graph.total.toLocaleString('en')} entries (a sample), with the ${graph.edges.length.toLocaleString('en')} links among them.`
     : `${graph.nodes.length.toLocaleString('en')} entries, ${graph.edges.length.toLocaleString('en')} links.`;
-  fill(root, 
+  fill(
+    root,
     h('h1', {}, title),
-    h('p', { class: 'muted', id: 'graph-note' }, note, ' Click an entry to open it.',
-      focus ? h('span', { class: 'depth' }, ' Depth: ', ...[1, 2, 3].map((d) => (d === depth ? h('strong', {}, ` ${d} `) : h('a', { href: href('/graph', { focus, depth: d }) }, ` ${d} `)))) : null),
+    h(
+      'p',
+      { class: 'muted', id: 'graph-note' },
+      note,
+      ' Click an entry to open it.',
+      focus
+        ? h(
+            'span',
+            { class: 'depth' },
+            ' Depth: ',
+            ...[1, 2, 3].map((d) =>
+              d === depth ? h('strong', {}, ` ${d} `) : h('a', { href: href('/graph', { focus, depth: d }) }, ` ${d} `),
+            ),
+          )
+        : null,
+    ),
     h('div', { class: 'graph-wrap' }, canvas, legend(types)),
     graph.nodes.length <= LABEL_MAX
-      ? h('details', { class: 'node-list' }, h('summary', {}, 'Entries in this view'), h('ul', {}, ...graph.nodes.map((n) => h('li', {}, h('a', { href: entryHref(n.id) }, n.title), ` (${n.entryType})`))))
+      ? h(
+          'details',
+          { class: 'node-list' },
+          h('summary', {}, 'Entries in this view'),
+          h('ul', {}, ...graph.nodes.map((n) => h('li', {}, h('a', { href: entryHref(n.id) }, n.title), ` (${n.entryType})`))),
+        )
       : null,
   );
 
   // Cytoscape adds a <style> element unless one with this id is there; the page's CSP would refuse
   // it, so a marker stands in, and style.css holds the one rule it carried.
-  if (!document.getElementById(CYTOSCAPE_STYLE_ID)) document.head.append(h('meta', { id: CYTOSCAPE_STYLE_ID, name: 'cytoscape-style', content: 'in style.css' }));
+  if (!document.getElementById(CYTOSCAPE_STYLE_ID))
+    document.head.append(h('meta', { id: CYTOSCAPE_STYLE_ID, name: 'cytoscape-style', content: 'in style.css' }));
   const labels = graph.nodes.length <= LABEL_MAX;
   const cy = cytoscape({
     container: canvas,
     elements: [
-      ...graph.nodes.map((n) => ({ data: { id: n.id, label: short(n.title), title: n.title, colour: typeColour(n.entryType), size: 14 + Math.min(26, Math.sqrt(n.degree) * 5) }, classes: n.id === graph.focus ? 'focus' : '' })),
+      ...graph.nodes.map((n) => ({
+        data: {
+          id: n.id,
+          label: short(n.title),
+          title: n.title,
+          colour: typeColour(n.entryType),
+          size: 14 + Math.min(26, Math.sqrt(n.degree) * 5),
+        },
+        classes: n.id === graph.focus ? 'focus' : '',
+      })),
       ...graph.edges.map((e, i) => ({ data: { id: `e${i}`, source: e.from, target: e.to, type: e.type } })),
     ],
     style: [
-      { selector: 'node', style: { 'background-color': 'data(colour)', width: 'data(size)', height: 'data(size)', label: labels ? 'data(label)' : '', 'font-size': 13, color: '#2b2b2b', 'text-valign': 'bottom', 'text-margin-y': 3 } },
+      {
+        selector: 'node',
+        style: {
+          'background-color': 'data(colour)',
+          width: 'data(size)',
+          height: 'data(size)',
+          label: labels ? 'data(label)' : '',
+          'font-size': 13,
+          color: '#2b2b2b',
+          'text-valign': 'bottom',
+          'text-margin-y': 3,
+        },
+      },
       { selector: 'node.focus', style: { 'border-width': 4, 'border-color': '#111' } },
-      { selector: 'node:selected, node.hover', style: { label: 'data(title)', 'font-size': 12, 'z-index': 10, 'text-background-color': '#fff', 'text-background-opacity': 0.9 } },
-      { selector: 'edge', style: { width: 1.5, 'curve-style': graph.edges.length > 3000 ? 'haystack' : 'bezier', 'line-color': OTHER_TYPE_COLOUR } },
+      {
+        selector: 'node:selected, node.hover',
+        style: { label: 'data(title)', 'font-size': 12, 'z-index': 10, 'text-background-color': '#fff', 'text-background-opacity': 0.9 },
+      },
+      {
+        selector: 'edge',
+        style: { width: 1.5, 'curve-style': graph.edges.length > 3000 ? 'haystack' : 'bezier', 'line-color': OTHER_TYPE_COLOUR },
+      },
       ...Object.entries(RELATION_STYLES).map(([type, s]) => ({
         selector: `edge[type = "${type}"]`,
-        style: { 'line-color': s.colour, 'line-style': s.line, 'target-arrow-color': s.colour, 'target-arrow-shape': s.arrow ? 'triangle' : 'none' },
+        style: {
+          'line-color': s.colour,
+          'line-style': s.line,
+          'target-arrow-color': s.colour,
+          'target-arrow-shape': s.arrow ? 'triangle' : 'none',
+        },
       })),
     ] as cytoscape.StylesheetJson,
-    layout: graph.nodes.length <= FORCE_LAYOUT_MAX
-      ? { name: 'cose', animate: false, randomize: true, padding: 30, idealEdgeLength: () => 100, nodeRepulsion: () => 400_000, numIter: 1500 }
-      : { name: 'concentric', concentric: (n: cytoscape.NodeSingular) => Number(n.data('size')), levelWidth: () => 4, minNodeSpacing: 4, animate: false, padding: 20 },
+    layout:
+      graph.nodes.length <= FORCE_LAYOUT_MAX
+        ? {
+            name: 'cose',
+            animate: false,
+            randomize: true,
+            padding: 30,
+            idealEdgeLength: () => 100,
+            nodeRepulsion: () => 400_000,
+            numIter: 1500,
+          }
+        : {
+            name: 'concentric',
+            concentric: (n: cytoscape.NodeSingular) => Number(n.data('size')),
+            levelWidth: () => 4,
+            minNodeSpacing: 4,
+            animate: false,
+            padding: 20,
+          },
   });
   // A handful of nodes would be fitted to the frame at a zoom that blows the labels up.
   if (cy.zoom() > 1.1) {

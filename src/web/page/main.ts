@@ -21,7 +21,8 @@ function decoded(part: string): string {
 async function draw(root: HTMLElement): Promise<void> {
   const path = location.pathname;
   for (const link of document.querySelectorAll<HTMLAnchorElement>('header nav a')) {
-    if (link.getAttribute('href') === path || (path.startsWith('/entry/') && link.getAttribute('href') === '/')) link.setAttribute('aria-current', 'page');
+    if (link.getAttribute('href') === path || (path.startsWith('/entry/') && link.getAttribute('href') === '/'))
+      link.setAttribute('aria-current', 'page');
   }
   if (path === '/') return searchPage(root);
   if (path.startsWith('/entry/')) return entryPage(root, decoded(path.slice('/entry/'.length)));

@@ -8,5 +8,10 @@ import { marked } from 'marked';
  */
 export function renderMarkdown(text: string): DocumentFragment {
   const html = marked.parse(text, { async: false, gfm: true });
-  return DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true, USE_PROFILES: { html: true }, FORBID_TAGS: ['img', 'style', 'form', 'input', 'button'], FORBID_ATTR: ['style'] });
+  return DOMPurify.sanitize(html, {
+    RETURN_DOM_FRAGMENT: true,
+    USE_PROFILES: { html: true },
+    FORBID_TAGS: ['img', 'style', 'form', 'input', 'button'],
+    FORBID_ATTR: ['style'],
+  });
 }

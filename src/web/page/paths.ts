@@ -14,13 +14,18 @@ interface PathJson {
 export async function pathPage(root: HTMLElement, id: string): Promise<void> {
   const path = await api<PathJson>(`/paths/${encodeURIComponent(id)}`);
   document.title = `${path.name} — memcore`;
-  fill(root, 
+  fill(
+    root,
     h('p', { class: 'crumbs' }, 'Golden path'),
     h('h1', {}, path.name),
     path.concept ? h('p', { class: 'concept' }, h('strong', {}, 'Concept: '), path.concept) : null,
     path.description ? h('p', {}, path.description) : null,
-    h('ol', { class: 'steps', id: 'path-steps' }, ...path.steps.map((s) =>
-      h('li', { value: s.order }, h('code', {}, codeSpan(s.code)), s.description ? h('p', {}, s.description) : null),
-    )),
+    h(
+      'ol',
+      { class: 'steps', id: 'path-steps' },
+      ...path.steps.map((s) =>
+        h('li', { value: s.order }, h('code', {}, codeSpan(s.code)), s.description ? h('p', {}, s.description) : null),
+      ),
+    ),
   );
 }

@@ -7,7 +7,15 @@ const MODES = ['hybrid', 'semantic', 'matryoshka', 'keyword'];
 /** `/`: one box that searches as you type, with mode, core and type filters kept in the address. */
 export async function searchPage(root: HTMLElement): Promise<void> {
   const params = new URLSearchParams(location.search);
-  const box = h('input', { type: 'search', id: 'q', name: 'q', placeholder: 'Search memory…', autocomplete: 'off', autofocus: true, 'aria-label': 'Search memory' });
+  const box = h('input', {
+    type: 'search',
+    id: 'q',
+    name: 'q',
+    placeholder: 'Search memory…',
+    autocomplete: 'off',
+    autofocus: true,
+    'aria-label': 'Search memory',
+  });
   box.value = params.get('q') ?? '';
   const mode = h('select', { id: 'mode', 'aria-label': 'Mode' }, ...MODES.map((m) => h('option', { value: m }, m)));
   mode.value = MODES.includes(params.get('mode') ?? '') ? params.get('mode')! : 'hybrid';
@@ -25,7 +33,10 @@ export async function searchPage(root: HTMLElement): Promise<void> {
     const q = box.value;
     const filters = { q, mode: mode.value, core: core.value, type: type.value };
     const url = new URL(location.href);
-    for (const [k, v] of Object.entries(filters)) (v && !(k === 'mode' && v === 'hybrid') ? url.searchParams.set(k, v) : url.searchParams.delete(k));
+    for (const [k, v] of Object.entries(filters)) {
+      if (v && !(k === 'mode' && v === 'hybrid')) url.searchParams.set(k, v);
+      else url.searchParams.delete(k);
+    }
     history.replaceState(null, '', url);
     if (q.trim() === '') {
       results.replaceChildren();
@@ -34,16 +45,32 @@ export async function searchPage(root: HTMLElement): Promise<void> {
     }
     try {
       const started = performance.now();
-      const answer = await api<{ hits: SearchHitView[]; notes: string[] }>('/search', { q, mode: mode.value, core: core.value, type: type.value }, controller.signal);
+      const answer = await api<{ hits: SearchHitView[]; notes: string[] }>(
+        '/search',
+        { q, mode: mode.value, core: core.value, type: type.value },
+        controller.signal,
+      );
       summary.textContent = `${answer.hits.length} hit${answer.hits.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms${answer.notes.length ? ` — ${answer.notes.join('; ')}` : ''}`;
       results.replaceChildren(
-        h('ol', { class: 'hits' }, ...answer.hits.map((hit) =>
-          h('li', { class: 'hit' },
-            h('a', { href: entryHref(hit.id), class: 'title' }, hit.title),
-            h('div', { class: 'meta' }, typeChip(hit.entryType), h('span', { class: 'core' }, hit.coreId), h('span', { class: 'score' }, `score ${score(hit.score)}`)),
-            h('div', { class: 'why' }, hit.why.join(' · ')),
+        h(
+          'ol',
+          { class: 'hits' },
+          ...answer.hits.map((hit) =>
+            h(
+              'li',
+              { class: 'hit' },
+              h('a', { href: entryHref(hit.id), class: 'title' }, hit.title),
+              h(
+                'div',
+                { class: 'meta' },
+                typeChip(hit.entryType),
+                h('span', { class: 'core' }, hit.coreId),
+                h('span', { class: 'score' }, `score ${score(hit.score)}`),
+              ),
+              h('div', { class: 'why' }, hit.why.join(' · ')),
+            ),
           ),
-        )),
+        ),
       );
     } catch (e) {
       if ((e as Error).name !== 'AbortError') showError(results, e);
@@ -57,12 +84,15 @@ export async function searchPage(root: HTMLElement): Promise<void> {
   for (const select of [mode, core, type]) select.addEventListener('change', () => void run());
 
   // The filters list what the memory holds; the search runs whether or not they have arrived.
-  void api<StatusJson>('/status').then((status) => {
-    for (const c of Object.keys(status.stats.cores).sort()) core.append(h('option', { value: c }, c));
-    for (const t of Object.keys(status.stats.entryTypes).sort()) type.append(h('option', { value: t }, t));
-    core.value = params.get('core') ?? '';
-    type.value = params.get('type') ?? '';
-  }, () => undefined);
+  void api<StatusJson>('/status').then(
+    (status) => {
+      for (const c of Object.keys(status.stats.cores).sort()) core.append(h('option', { value: c }, c));
+      for (const t of Object.keys(status.stats.entryTypes).sort()) type.append(h('option', { value: t }, t));
+      core.value = params.get('core') ?? '';
+      type.value = params.get('type') ?? '';
+    },
+    () => undefined,
+  );
   core.value = params.get('core') ?? '';
   type.value = params.get('type') ?? '';
   await run();
