@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CONFIDENCE_LEVELS, SENSITIVITY_LEVELS, type MemoryEntry } from '../src/model/types.js';
-import type { EntryFilter } from '../src/store/lance/filter.js';
+import type { EntryFilter } from '../src/model/entryFilter.js';
 import { EntriesTable } from '../src/store/lance/entriesTable.js';
 import { EntryColumns } from '../src/store/resident/entryColumns.js';
 import { cosineSimilarity } from '../src/embed/embedder.js';

@@ -66,7 +66,7 @@ import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
 import type { FusionOptions } from '../retrieve/fuse.js';
 import { makeHit, type Hit } from '../retrieve/candidate.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { expandWithPaths } from '../store/graph/expandWithPaths.js';

@@ -1,5 +1,5 @@
 import type { Stores } from '../store/stores.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import type { Hit } from './candidate.js';
 import { fuseCandidates, type FusionOptions } from './fuse.js';
 import { searchKeywords } from './keywordCandidates.js';

@@ -1,6 +1,6 @@
 import { cosineSimilarity } from '../embed/embedder.js';
 import { throwIfAborted } from '../model/errors.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import type { Stores } from '../store/stores.js';
 import type { Candidate, Hit } from './candidate.js';
 

@@ -1,6 +1,6 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import { makeHit, type Hit } from './candidate.js';
 import { analyze, type KeywordIndex } from '../store/resident/keywordIndex.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';

@@ -1,7 +1,7 @@
 import { linkableName, outermost } from '../ingest/autoLink.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { Stores } from '../store/stores.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import type { SnapshotContent } from '../store/snapshot/snapshotFile.js';
 import { makeHit, type Hit } from './candidate.js';
 

@@ -18,7 +18,7 @@ import {
   type Sensitivity,
 } from '../model/types.js';
 import type { Stores } from '../store/stores.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';
 import { attachCode } from './attachCode.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';

@@ -1,7 +1,7 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { MemoryEntry } from '../model/types.js';
 import type { VectorHit } from '../store/lance/entriesTable.js';
-import type { EntryFilter } from '../store/lance/filter.js';
+import type { EntryFilter } from '../model/entryFilter.js';
 import type { EntryColumns } from '../store/resident/entryColumns.js';
 import { kthLowerBound } from '../store/resident/fullVectors.js';
 import type { Stores } from '../store/stores.js';

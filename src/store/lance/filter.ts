@@ -2,8 +2,9 @@
  * The one place that turns values into LanceDB (DataFusion SQL) filter text. Every user value
  * that reaches a `where()` goes through `sqlString`/`sqlNumber`; column names come only from code.
  */
+import type { EntryFilter } from '../../model/entryFilter.js';
 import { invalidInput } from '../../model/errors.js';
-import { CONFIDENCE_LEVELS, type Confidence, type Sensitivity } from '../../model/types.js';
+import { CONFIDENCE_LEVELS, type Confidence } from '../../model/types.js';
 
 /**
  * A single-quoted SQL string literal. Quotes are doubled; backslashes are literal in DataFusion
@@ -37,34 +38,7 @@ export function confidenceRank(c: Confidence): number {
   return CONFIDENCE_LEVELS.indexOf(c) + 1;
 }
 
-/** Filters every entry read can push down into LanceDB. */
-export interface EntryFilter {
-  /** Only these memory cores. */
-  cores?: readonly string[];
-  /** Only these entry types. */
-  entryTypes?: readonly string[];
-  /** At least this confidence. */
-  minConfidence?: Confidence;
-  /** At least one of these tags. */
-  tags?: readonly string[];
-  /** Only these sensitivity levels. */
-  sensitivity?: readonly Sensitivity[];
-  /**
-   * Only entries in force at this time: in effect from `valid_from`, or from `created_at` when it
-   * has none, until `valid_to` (excluded).
-   */
-  validAt?: Date;
-  /** Importance at least this (1–10). */
-  minImportance?: number;
-  /** Created at or after this time. */
-  createdAfter?: Date;
-  /** Created before this time. */
-  createdBefore?: Date;
-  /** Only these ids. */
-  ids?: readonly string[];
-  /** None of these ids. */
-  notIds?: readonly string[];
-}
+export type { EntryFilter };
 
 export function entryFilterSql(f: EntryFilter): string | undefined {
   const t = f.validAt ? sqlNumber(f.validAt.getTime()) : undefined;

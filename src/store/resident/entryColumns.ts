@@ -3,7 +3,7 @@ import { MatrixKernel } from '../../kernel/matrixKernel.js';
 import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
 import type { LoadedEntries } from '../lance/entriesTable.js';
-import type { EntryFilter } from '../lance/filter.js';
+import type { EntryFilter } from '../../model/entryFilter.js';
 import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
