@@ -206,7 +206,7 @@ async function benchSize(n: number): Promise<SizeResult> {
     const ballast = ballastGb > 0 ? await withBallast(m, store, cores, n) : undefined;
     progress(`${n}: writing snapshots …`);
     t0 = performance.now();
-    const written = await m.unsafeExposeInternals().stores.writeSnapshots({ rewrite: true });
+    const written = await m.unsafeExposeInternals().stores.residents.writeSnapshots({ rewrite: true });
     const snapshotWrite = { ms: performance.now() - t0, mb: written.reduce((sum, w) => sum + w.bytes, 0) / 1024 ** 2 };
     await m.close();
     progress(`${n}: a fresh process: open and first query, without snapshots …`);

@@ -491,7 +491,7 @@ describe('snapshots of the structures held in memory', () => {
     notes: b.notes,
   });
   const loads = (m: Engine) =>
-    Object.fromEntries([...m.unsafeExposeInternals().stores.residentLoads].map(([key, load]) => [key, load.loadedFrom]));
+    Object.fromEntries([...m.unsafeExposeInternals().stores.residents.loads].map(([key, load]) => [key, load.loadedFrom]));
 
   it('are written on close and loaded by the next open, which answers as one built afresh', async () => {
     const dir = await tempDir();
@@ -578,7 +578,7 @@ describe('snapshots of the structures held in memory', () => {
     const fourth = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       await fourth.buildTaskContext(task);
-      const resident = fourth.unsafeExposeInternals().stores.residentLoads;
+      const resident = fourth.unsafeExposeInternals().stores.residents.loads;
       expect(loads(fourth)).toEqual({ columns: 'snapshot', keywords: 'built', names: 'built', adjacency: 'snapshot' });
       expect(resident.get('keywords')!.note).toMatch(/keywords\.snap is damaged \(its checksum does not match\); rebuilt from the stores/);
       expect(resident.get('names')!.note).toMatch(/names\.snap holds adjacency, not names/);

@@ -1425,7 +1425,7 @@ export class MemoryEngine {
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
       onProgress?.('writing snapshots …');
       await this.loadResident();
-      const snapshots = (await this.stores.writeSnapshots()).map(({ key, bytes }) => ({ structure: key, bytes }));
+      const snapshots = (await this.stores.residents.writeSnapshots()).map(({ key, bytes }) => ({ structure: key, bytes }));
       return { ...built, projection: this.stores.projection.kind, snapshots };
     });
   }
@@ -1479,7 +1479,7 @@ export class MemoryEngine {
       embedder: { id: this.embedder.id, dimensions: this.embedder.dimensions },
       generation: await this.stores.currentGeneration(),
       search: await this.stores.searchRunsOn(rows.length),
-      resident: Object.fromEntries(this.stores.residentLoads),
+      resident: Object.fromEntries(this.stores.residents.loads),
     };
   }
 

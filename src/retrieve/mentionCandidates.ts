@@ -128,17 +128,17 @@ interface NameOccurrence {
   mention: string;
 }
 
-/** One index per store, loaded once and kept in step with this process's writes (Stores.derived). */
+/** One index per store, loaded once and kept in step with this process's writes (Stores.residents). */
 export const nameIndex = (stores: Stores) =>
-  stores.derived(
-    'names',
-    async () => new NameIndex(await stores.table.names()),
-    (index, change) => {
+  stores.residents.get({
+    key: 'names',
+    build: async () => new NameIndex(await stores.table.names()),
+    follow: (index, change) => {
       index.remove(change.deleted);
       index.upsert(change.upserted.map(({ entry }) => ({ id: entry.id, title: entry.title, aliases: entry.aliases })));
     },
-    { fingerprint: 'names/1', write: (index) => index.snapshot(), read: (content) => NameIndex.fromSnapshot(content) },
-  );
+    snapshot: { fingerprint: 'names/1', write: (index) => index.snapshot(), read: (content) => NameIndex.fromSnapshot(content) },
+  });
 
 /**
  * Entries whose title or alias the task names ("… the refresh-token rotation decision …"): the

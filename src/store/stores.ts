@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
-import type { MemoryEntry, ResidentLoad, SearchRunsOn, StoreStats } from '../model/types.js';
+import type { MemoryEntry, SearchRunsOn, StoreStats } from '../model/types.js';
 import type { GraphStore } from './graph/graphStore.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
@@ -16,8 +16,7 @@ import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
 import { damagedFile, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
-import { appendChange, changesBetween, forgetChangesThrough, type ChangeRecord } from './snapshot/changeLog.js';
-import { readSnapshot, snapshotGeneration, writeSnapshot, type SnapshotContent } from './snapshot/snapshotFile.js';
+import { Residents, type StoreChange } from './resident/residents.js';
 import { Effectiveness, readSignals, writeSignals, type EffectivenessOptions, type FeedbackSignal } from '../feedback/effectiveness.js';
 
 const PROJECTION_FILE = 'projection.json';
@@ -134,50 +133,6 @@ function decodeVector(v: number | string, blobs: readonly Float32Array[]): Float
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
-/** What a write changed, for the structures held in memory to follow it (Stores.derived). */
-export interface StoreChange {
-  upserted: readonly StoredEntry[];
-  deleted: readonly string[];
-  /** Ratings the write added (a feedback write). */
-  signals?: readonly FeedbackSignal[];
-}
-
-interface Derived<T> {
-  generation: number;
-  value: Promise<T>;
-  follow?: (value: T, change: StoreChange) => void;
-  snapshot?: Snapshotting<T>;
-}
-
-/**
- * How a structure derived from the entries is written to a snapshot file and read back (see
- * Stores.derived). Only structures derived from the entries alone, which a write's change (its
- * ids) lets them follow, have one: a stale snapshot is brought up to date from the change log.
- */
-export interface Snapshotting<T> {
-  /** What the content depends on besides the generation: a snapshot written under another is not loaded. */
-  fingerprint: string;
-  write(value: T): SnapshotContent;
-  /** Undefined when the content lacks what this store now holds (it is rebuilt). */
-  read(content: SnapshotContent): T | undefined;
-}
-
-/** Snapshot files and the change log live here, in the database folder. */
-const SNAPSHOT_DIR = 'snapshots';
-const CHANGE_LOG = 'changes.jsonl';
-/** The structures written to snapshot files: Stores.columns, Stores.keywords and the name index (retrieve/mentionCandidates). */
-const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency'] as const;
-/** The entry edges' snapshot (GraphStore.adjacencySnapshot): usable only at the generation it was written at. */
-const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/3' };
-/**
- * A long-lived process writes the snapshots of what it holds this long after its last write
- * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
- * stores of at most `residentMaxEntries` entries (~1–2 s at 100K): at 1M writing them took 26.7 s,
- * much of it copying and flattening on the caller's thread, when a served store would answer
- * nothing; larger stores write them on close and `memcore index`.
- */
-export const SNAPSHOT_AFTER_IDLE_MS = 30_000;
-
 /** Waits for every promise, then throws the first failure: no write is still running when a caller sees the error. */
 async function settleAll(promises: Promise<unknown>[]): Promise<void> {
   const failed = (await Promise.allSettled(promises)).find((r) => r.status === 'rejected');
@@ -235,7 +190,25 @@ export class Stores {
     readonly scanThreadMinEntries: number,
     /** How ratings average (feedback/effectiveness.ts). */
     private readonly effectivenessOptions: EffectivenessOptions = {},
-  ) {}
+  ) {
+    this.residents = new Residents({
+      dir,
+      currentGeneration: () => this.currentGeneration(),
+      knownGeneration: () => this.meta.generation,
+      readStored: async (ids) =>
+        (await this.table.read({ ids: [...ids] }, { withVectors: true })).map((s) => ({
+          entry: s.entry,
+          vector: s.vector!,
+          vectorSmall: s.vectorSmall!,
+        })),
+      snapshotsAfterIdle: async () => (await this.table.count()) <= this.residentMaxEntries,
+      adjacencySnapshot: () => this.graph.adjacencySnapshot(),
+      writing: () => this.writesRunning > 0,
+    });
+  }
+
+  /** What the query path holds in memory of this folder, and its snapshot files. */
+  readonly residents: Residents;
 
   /** The small search vector of a full vector, under the current projection. */
   smallVector(full: Float32Array): Float32Array {
@@ -261,11 +234,11 @@ export class Stores {
     }
     await this.saveProjection(projection);
     const { from, to } = await this.bumpGeneration({});
-    await this.logChange(to, 'all');
-    this.followWrite({ upserted: [], deleted: [] }, from, to);
+    await this.residents.logChange(to, 'all');
+    this.residents.followWrite({ upserted: [], deleted: [] }, from, to);
     // Every small vector moved, which following a write cannot express for a whole store: the
     // columns are loaded again by the next query (the keyword and name indexes hold no vectors).
-    this.derivedByKey.delete('columns');
+    this.residents.forget('columns');
     return true;
   }
 
@@ -380,9 +353,9 @@ export class Stores {
       const change = await stores.applyToStores(intent, { replay: true, blobs });
       await stores.journal.done(name);
       const { to } = await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
-      await stores.logChange(to, change);
+      await stores.residents.logChange(to, change);
     }
-    stores.graph.seedAdjacency(() => stores.adjacencyFromSnapshot());
+    stores.graph.seedAdjacency(() => stores.residents.adjacencyFromSnapshot());
     return stores;
   }
 
@@ -415,8 +388,8 @@ export class Stores {
     const change = await this.applyToStores(intent, written);
     await this.journal.done(name);
     const { from, to } = await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
-    await this.logChange(to, change);
-    this.followWrite(change, from, to);
+    await this.residents.logChange(to, change);
+    this.residents.followWrite(change, from, to);
   }
 
   private async applyToStores(
@@ -455,256 +428,24 @@ export class Stores {
 
   /** What ratings say about entries, sources and cores (feedback/effectiveness.ts), kept in step with this process's feedback writes. */
   effectiveness(): Promise<Effectiveness> {
-    return this.derived(
-      'effectiveness',
-      async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions),
-      (e, change) => e.add(change.signals ?? []),
-    );
-  }
-
-  private readonly derivedByKey = new Map<string, Derived<unknown>>();
-
-  /**
-   * A structure derived from the stored entries (name index, entry columns, keyword index), built
-   * on first use. With `follow`, the writes of this process update it in place (follow must be
-   * idempotent: a build in flight during a write may or may not have seen it); without, or once
-   * the generation moved by another process's write, it is built again.
-   */
-  async derived<T>(
-    key: string,
-    build: () => Promise<T>,
-    follow?: (value: T, change: StoreChange) => void,
-    snapshot?: Snapshotting<T>,
-  ): Promise<T> {
-    const generation = await this.currentGeneration();
-    const cached = this.derivedByKey.get(key) as Derived<T> | undefined;
-    if (cached && cached.generation === generation) return cached.value;
-    // Held at an older generation (another process wrote since): brought up to date from the
-    // change log when it has every generation between, rebuilt otherwise.
-    const catchUp =
-      cached && cached.generation < generation && follow && snapshot
-        ? cached.value.then(async (value) =>
-            (await this.bringUpToDate(value, follow, cached.generation, generation))
-              ? value
-              : this.loadResident(key, build, snapshot, generation, follow),
-          )
-        : undefined;
-    const value = catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build());
-    const entry = { generation, value, follow, snapshot } as Derived<unknown>;
-    this.derivedByKey.set(key, entry);
-    value.catch(() => this.derivedByKey.get(key) === entry && this.derivedByKey.delete(key));
-    return value;
-  }
-
-  /** How each structure held in memory was last loaded (`stats().resident`). */
-  readonly residentLoads = new Map<string, ResidentLoad>();
-  /** The generation of each snapshot file as this process last read or wrote it. */
-  private readonly snapshotGenerations = new Map<string, number>();
-
-  private snapshotPath(key: string): string {
-    return join(this.dir, SNAPSHOT_DIR, `${key}.snap`);
-  }
-
-  /**
-   * A structure from its snapshot file when there is one of this generation, or of an older one
-   * that the change log brings up to date; from the stores otherwise (and then with a note saying
-   * why the file was not used). The stores stay the system of record: nothing here can make a
-   * structure differ from one built afresh, which test/resident.test.ts checks.
-   */
-  private async loadResident<T>(
-    key: string,
-    build: () => Promise<T>,
-    snapshot: Snapshotting<T>,
-    generation: number,
-    follow?: (value: T, change: StoreChange) => void,
-  ): Promise<T> {
-    const started = performance.now();
-    const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string) => {
-      this.residentLoads.set(key, { loadedFrom, ms: performance.now() - started, ...(note ? { note } : {}) });
-      return value;
-    };
-    const path = this.snapshotPath(key);
-    let note: string | undefined;
-    try {
-      const found = await readSnapshot(path, { kind: key, fingerprint: snapshot.fingerprint });
-      if (found && 'problem' in found) note = `${path} ${found.problem}; rebuilt from the stores`;
-      else if (found && found.generation > generation)
-        note = `${path} is of generation ${found.generation}, past the store's ${generation}; rebuilt from the stores`;
-      else if (found) {
-        this.snapshotGenerations.set(key, found.generation);
-        const value = snapshot.read(found.content);
-        if (value === undefined) note = `${path} lacks what this store now holds; rebuilt from the stores`;
-        else if (found.generation === generation) return done(value, 'snapshot');
-        else if (follow && (await this.bringUpToDate(value, follow, found.generation, generation))) return done(value, 'caught-up');
-        else
-          note = `${path} is of generation ${found.generation} and the change log does not reach it to ${generation}; rebuilt from the stores`;
-      }
-    } catch (e) {
-      note = `${path} could not be loaded (${(e as Error).message}); rebuilt from the stores`;
-    }
-    return done(await build(), 'built', note);
-  }
-
-  /**
-   * Applies the change log's net change from `from` to `to` to a structure held at `from`: the
-   * entries written since are read again (with their vectors), as a write of this process would
-   * hand them over. False when the log does not reach.
-   */
-  private async bringUpToDate<T>(value: T, follow: (value: T, change: StoreChange) => void, from: number, to: number): Promise<boolean> {
-    const net = await changesBetween(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
-    if (!net) return false;
-    const stored = net.upserted.length > 0 ? await this.table.read({ ids: net.upserted }, { withVectors: true }) : [];
-    const found = new Set(stored.map((s) => s.entry.id));
-    follow(value, {
-      upserted: stored.map((s) => ({ entry: s.entry, vector: s.vector!, vectorSmall: s.vectorSmall! })),
-      deleted: [...net.deleted, ...net.upserted.filter((id) => !found.has(id))],
+    return this.residents.get({
+      key: 'effectiveness',
+      build: async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions),
+      follow: (e, change) => e.add(change.signals ?? []),
     });
-    return true;
-  }
-
-  /**
-   * Writes the snapshot of every structure held whose file is not of the generation it holds
-   * (close, the idle timer, and `memcore index`); with `rewrite`, of every structure held (the
-   * bench). Returns what it wrote.
-   */
-  writeSnapshots(opts: { rewrite?: boolean } = {}): Promise<{ key: string; generation: number; bytes: number; ms: number }[]> {
-    // One at a time: the idle timer's and a close's would write the same temporary files.
-    const run = this.snapshotsWritten.then(() => this.writeSnapshotsNow(opts));
-    this.snapshotsWritten = run.catch(() => undefined);
-    return run;
-  }
-
-  private snapshotsWritten: Promise<unknown> = Promise.resolve();
-
-  private async writeSnapshotsNow(opts: { rewrite?: boolean }): Promise<{ key: string; generation: number; bytes: number; ms: number }[]> {
-    if (opts.rewrite) this.snapshotGenerations.clear();
-    this.clearSnapshotTimer();
-    const written: { key: string; generation: number; bytes: number; ms: number }[] = [];
-    await mkdir(join(this.dir, SNAPSHOT_DIR), { recursive: true });
-    for (const [key, d] of [...this.derivedByKey]) {
-      if (!d.snapshot || this.snapshotGenerations.get(key) === d.generation) continue;
-      const started = performance.now();
-      const generation = d.generation;
-      // Taken in one synchronous step: no write's follow can run halfway through it.
-      const content = await d.value.then(
-        (v) => d.snapshot!.write(v),
-        () => undefined,
-      );
-      if (!content || d.generation !== generation) continue;
-      const bytes = await writeSnapshot(this.snapshotPath(key), { kind: key, fingerprint: d.snapshot.fingerprint, generation }, content);
-      this.snapshotGenerations.set(key, generation);
-      written.push({ key, generation, bytes, ms: performance.now() - started });
-    }
-    // The entry edges follow the graph writes of this process, which the generation counts once a
-    // write is done: none may be running.
-    const generation = this.meta.generation;
-    if (this.writesRunning === 0 && this.snapshotGenerations.get(ADJACENCY.kind) !== generation) {
-      const started = performance.now();
-      const content = await this.graph.adjacencySnapshot();
-      if (content && this.writesRunning === 0 && this.meta.generation === generation) {
-        const bytes = await writeSnapshot(this.snapshotPath(ADJACENCY.kind), { ...ADJACENCY, generation }, content);
-        this.snapshotGenerations.set(ADJACENCY.kind, generation);
-        written.push({ key: ADJACENCY.kind, generation, bytes, ms: performance.now() - started });
-      }
-    }
-    if (written.length > 0) {
-      // The log is kept back to the oldest snapshot on disk.
-      const generations = await Promise.all(
-        SNAPSHOT_KEYS.map(async (key) => this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)))),
-      );
-      // A structure without a snapshot needs no line of the log.
-      const oldest = Math.min(...generations.filter((g) => g !== undefined));
-      if (Number.isFinite(oldest)) await forgetChangesThrough(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), oldest);
-    }
-    return written;
-  }
-
-  private snapshotTimer: NodeJS.Timeout | undefined;
-
-  private clearSnapshotTimer(): void {
-    clearTimeout(this.snapshotTimer);
-    this.snapshotTimer = undefined;
-  }
-
-  /** After a write: the snapshots are written once writes have paused (SNAPSHOT_AFTER_IDLE_MS). */
-  private scheduleSnapshots(): void {
-    this.clearSnapshotTimer();
-    const whenSmall = async () => {
-      if ((await this.table.count()) <= this.residentMaxEntries) await this.writeSnapshots();
-    };
-    this.snapshotTimer = setTimeout(() => void whenSmall().catch(() => undefined), SNAPSHOT_AFTER_IDLE_MS);
-    this.snapshotTimer.unref();
-  }
-
-  /**
-   * The entry edges' snapshot when it is of the current generation: the change log records ids,
-   * not edges, so an older one cannot be brought up to date (the graph is scanned instead).
-   */
-  private async adjacencyFromSnapshot(): Promise<SnapshotContent | undefined> {
-    const started = performance.now();
-    const path = this.snapshotPath(ADJACENCY.kind);
-    const found = await readSnapshot(path, ADJACENCY).catch((e: unknown) => ({ problem: `could not be loaded (${(e as Error).message})` }));
-    const generation = await this.currentGeneration();
-    const note = !found
-      ? undefined
-      : 'problem' in found
-        ? `${path} ${found.problem}`
-        : found.generation !== generation
-          ? `${path} is of generation ${found.generation}, the store of ${generation}`
-          : undefined;
-    if (found && !('problem' in found)) this.snapshotGenerations.set(ADJACENCY.kind, found.generation);
-    const usable = found && !('problem' in found) && found.generation === generation ? found.content : undefined;
-    this.residentLoads.set(ADJACENCY.kind, {
-      loadedFrom: usable ? 'snapshot' : 'built',
-      ms: performance.now() - started,
-      ...(note ? { note: `${note}; rebuilt from the graph` } : {}),
-    });
-    return usable;
-  }
-
-  /**
-   * Records a write's change (`all`: every entry moved) for structures held elsewhere (other
-   * processes, snapshot files) to follow.
-   */
-  private async logChange(generation: number, change: StoreChange | 'all'): Promise<void> {
-    const record: ChangeRecord =
-      change === 'all'
-        ? { generation, all: true }
-        : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
-    await mkdir(join(this.dir, SNAPSHOT_DIR), { recursive: true });
-    await appendChange(join(this.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
-  }
-
-  /** Carries the derived structures that were current before a write over to the generation after it. */
-  private followWrite(change: StoreChange, from: number, to: number): void {
-    if ([...this.derivedByKey.values()].some((d) => d.snapshot)) this.scheduleSnapshots();
-    for (const [key, d] of this.derivedByKey) {
-      if (d.generation === to) continue; // built after the write by a query that saw the new generation first
-      if (d.generation !== from || !d.follow) {
-        this.derivedByKey.delete(key);
-        continue;
-      }
-      const follow = d.follow;
-      d.value = d.value.then((v) => {
-        follow(v, change);
-        return v;
-      });
-      d.value.catch(() => this.derivedByKey.get(key) === d && this.derivedByKey.delete(key));
-      d.generation = to;
-    }
   }
 
   /** BM25 over every entry's title, aliases and content, in memory (see KeywordIndex). */
   keywords(): Promise<KeywordIndex> {
-    return this.derived(
-      'keywords',
-      async () => new KeywordIndex(await this.table.searchTexts()),
-      (index, change) => {
+    return this.residents.get({
+      key: 'keywords',
+      build: async () => new KeywordIndex(await this.table.searchTexts()),
+      follow: (index, change) => {
         index.remove(change.deleted);
         index.upsert(change.upserted.map((s) => ({ id: s.entry.id, text: searchText(s.entry), group: s.entry.coreId })));
       },
-      { fingerprint: 'keywords/1', write: (index) => index.snapshot(), read: (content) => KeywordIndex.fromSnapshot(content) },
-    );
+      snapshot: { fingerprint: 'keywords/1', write: (index) => index.snapshot(), read: (content) => KeywordIndex.fromSnapshot(content) },
+    });
   }
 
   /**
@@ -716,9 +457,9 @@ export class Stores {
     const smallDimensions = this.meta.smallDimensions;
     const exact = { maxEntries: this.residentMaxEntries, helperMinRows: this.scanThreadMinEntries };
     const small = { maxEntries: this.scanMaxEntries, smallDimensions, helperMinRows: this.scanThreadMinEntries };
-    return this.derived(
-      'columns',
-      async () => {
+    return this.residents.get({
+      key: 'columns',
+      build: async () => {
         const count = await this.table.count();
         const [scan, whole] = [count <= this.scanMaxEntries, count <= this.residentMaxEntries];
         const { rows, vectors, smallVectors, entries } = await this.table.columnRows(dimensions, {
@@ -731,7 +472,7 @@ export class Stores {
           exact,
         });
       },
-      (columns, change) => {
+      follow: (columns, change) => {
         const { upserted } = change;
         columns.remove(change.deleted);
         columns.upsert(
@@ -740,7 +481,7 @@ export class Stores {
           (i) => ({ vectorSmall: upserted[i]!.vectorSmall, record: entryRecord(upserted[i]!.entry) }),
         );
       },
-      {
+      snapshot: {
         // What is held depends on the limits: a snapshot taken under others is not loaded.
         fingerprint: `columns/1 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
         write: (columns) => columns.snapshot(),
@@ -751,7 +492,7 @@ export class Stores {
             exact,
           }),
       },
-    );
+    });
   }
 
   /**
@@ -759,8 +500,7 @@ export class Stores {
    * are loaded, what they will hold at this size (not loading them: that is the cold start).
    */
   async searchRunsOn(entries: number): Promise<StoreStats['search']> {
-    const loaded = this.derivedByKey.get('columns') as Derived<EntryColumns> | undefined;
-    const columns = loaded?.generation === (await this.currentGeneration()) ? await loaded.value.catch(() => undefined) : undefined;
+    const columns = await this.residents.current<EntryColumns>('columns');
     const on = (held: boolean): SearchRunsOn => (held ? 'memory' : 'lancedb');
     if (columns) return { exact: on(columns.holdsExactVectors), stage1: on(columns.holdsSmallVectors), entries: on(columns.holdsEntries) };
     return {
@@ -812,9 +552,8 @@ export class Stores {
 
   async close(): Promise<void> {
     // Best effort: a snapshot that cannot be written is rebuilt on the next open.
-    await this.writeSnapshots().catch(() => undefined);
-    const columns = this.derivedByKey.get('columns') as Derived<EntryColumns> | undefined;
-    await columns?.value.then(
+    await this.residents.writeSnapshots().catch(() => undefined);
+    await this.residents.heldValue<EntryColumns>('columns')?.then(
       (c) => c.close(),
       () => undefined,
     );

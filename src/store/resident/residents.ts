@@ -1,0 +1,342 @@
+/**
+ * The structures the query path holds in memory (entry columns, keyword index, name index,
+ * effectiveness) and the one way each is built, kept in step and invalidated: built on first use,
+ * followed by this process's writes, rebuilt (or brought up to date from the change log) when
+ * another process's write moved the store's generation, and written to snapshot files
+ * (`<db>/snapshots/`) that a fresh process loads instead of building (docs/storage.md#snapshots).
+ * The stores stay the system of record: nothing here can make a structure differ from one built
+ * afresh, which test/resident.test.ts checks.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResidentLoad } from '../../model/types.js';
+import type { FeedbackSignal } from '../../feedback/effectiveness.js';
+import type { StoredEntry } from '../lance/entriesTable.js';
+import { appendChange, changesBetween, forgetChangesThrough, type ChangeRecord } from '../snapshot/changeLog.js';
+import { readSnapshot, snapshotGeneration, writeSnapshot, type SnapshotContent } from '../snapshot/snapshotFile.js';
+
+/** What a write changed, for the structures held in memory to follow it. */
+export interface StoreChange {
+  upserted: readonly StoredEntry[];
+  deleted: readonly string[];
+  /** Ratings the write added (a feedback write). */
+  signals?: readonly FeedbackSignal[];
+}
+
+/** One structure held in memory: its name, how it is built from the stores, followed and snapshotted. */
+export interface Resident<T> {
+  /** Its name: the snapshot file's, and the key of `stats().resident`. */
+  key: string;
+  build(): Promise<T>;
+  /** Applies a write of this process (or the change log's net change) in place. */
+  follow?(value: T, change: StoreChange): void;
+  snapshot?: Snapshotting<T>;
+}
+
+/** What is held of a structure: at which generation, and how it goes on. */
+interface Held<T> {
+  generation: number;
+  value: Promise<T>;
+  follow?: (value: T, change: StoreChange) => void;
+  snapshot?: Snapshotting<T>;
+}
+
+/**
+ * How a structure derived from the entries is written to a snapshot file and read back. Only structures derived from the entries alone, which a write's change (its
+ * ids) lets them follow, have one: a stale snapshot is brought up to date from the change log.
+ */
+export interface Snapshotting<T> {
+  /** What the content depends on besides the generation: a snapshot written under another is not loaded. */
+  fingerprint: string;
+  write(value: T): SnapshotContent;
+  /** Undefined when the content lacks what this store now holds (it is rebuilt). */
+  read(content: SnapshotContent): T | undefined;
+}
+
+/** Snapshot files and the change log live here, in the database folder. */
+const SNAPSHOT_DIR = 'snapshots';
+const CHANGE_LOG = 'changes.jsonl';
+/** The structures written to snapshot files: the entry columns, the keyword and name indexes, and the entry edges. */
+const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency'] as const;
+/** The entry edges' snapshot (GraphStore.adjacencySnapshot): usable only at the generation it was written at. */
+const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/3' };
+/**
+ * A long-lived process writes the snapshots of what it holds this long after its last write
+ * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
+ * stores of at most `residentMaxEntries` entries (~1–2 s at 100K): at 1M writing them took 26.7 s,
+ * much of it copying and flattening on the caller's thread, when a served store would answer
+ * nothing; larger stores write them on close and `memcore index`.
+ */
+export const SNAPSHOT_AFTER_IDLE_MS = 30_000;
+
+/** What the structures need of the stores that hold the folder. */
+export interface ResidentHost {
+  readonly dir: string;
+  /** The store's generation, re-read when another process may have moved it. */
+  currentGeneration(): Promise<number>;
+  /** The generation as this process last saw it, without reading. */
+  knownGeneration(): number;
+  /** Entries as stored, with their vectors: a catch-up re-reads what the change log names. */
+  readStored(ids: readonly string[]): Promise<StoredEntry[]>;
+  /** Whether a long-lived process writes the snapshots once writes pause (a small enough store). */
+  snapshotsAfterIdle(): Promise<boolean>;
+  /** The entry edges the graph driver holds, as snapshot content; undefined while they are not loaded. */
+  adjacencySnapshot(): Promise<SnapshotContent | undefined>;
+  /** Whether a write of this process is under way (the entry edges are not snapshotted meanwhile). */
+  writing(): boolean;
+}
+
+/** Every structure held in memory for one database folder. */
+export class Residents {
+  private readonly held = new Map<string, Held<unknown>>();
+
+  constructor(private readonly host: ResidentHost) {}
+
+  /**
+   * The structure, built on first use. With `follow`, the writes of this process update it in
+   * place (follow must be idempotent: a build in flight during a write may or may not have seen
+   * it); without, or once the generation moved by another process's write, it is built again, or
+   * brought up to date from the change log when it has a snapshot scheme.
+   */
+  async get<T>(resident: Resident<T>): Promise<T> {
+    const { key, snapshot } = resident;
+    const build = () => resident.build();
+    const follow = resident.follow && ((value: T, change: StoreChange) => resident.follow!(value, change));
+    const generation = await this.host.currentGeneration();
+    const cached = this.held.get(key) as Held<T> | undefined;
+    if (cached && cached.generation === generation) return cached.value;
+    // Held at an older generation (another process wrote since): brought up to date from the
+    // change log when it has every generation between, rebuilt otherwise.
+    const catchUp =
+      cached && cached.generation < generation && follow && snapshot
+        ? cached.value.then(async (value) =>
+            (await this.bringUpToDate(value, follow, cached.generation, generation))
+              ? value
+              : this.loadResident(key, build, snapshot, generation, follow),
+          )
+        : undefined;
+    const value = catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build());
+    const entry = { generation, value, follow, snapshot } as Held<unknown>;
+    this.held.set(key, entry);
+    value.catch(() => this.held.get(key) === entry && this.held.delete(key));
+    return value;
+  }
+
+  /**
+   * The structure as held now, when it is of the store's current generation; undefined when it is
+   * not loaded (without loading it: that is the cold start).
+   */
+  async current<T>(key: string): Promise<T | undefined> {
+    const held = this.held.get(key) as Held<T> | undefined;
+    return held?.generation === (await this.host.currentGeneration()) ? held.value.catch(() => undefined) : undefined;
+  }
+
+  /** What is held of `key` at whatever generation (close releases it). */
+  heldValue<T>(key: string): Promise<T> | undefined {
+    return (this.held.get(key) as Held<T> | undefined)?.value;
+  }
+
+  /** Drops what is held of `key`: the next `get` builds it again. */
+  forget(key: string): void {
+    this.held.delete(key);
+  }
+
+  /** How each structure held in memory was last loaded (`stats().resident`). */
+  readonly loads = new Map<string, ResidentLoad>();
+  /** The generation of each snapshot file as this process last read or wrote it. */
+  private readonly snapshotGenerations = new Map<string, number>();
+
+  private snapshotPath(key: string): string {
+    return join(this.host.dir, SNAPSHOT_DIR, `${key}.snap`);
+  }
+
+  /**
+   * A structure from its snapshot file when there is one of this generation, or of an older one
+   * that the change log brings up to date; from the stores otherwise (and then with a note saying
+   * why the file was not used). The stores stay the system of record: nothing here can make a
+   * structure differ from one built afresh, which test/resident.test.ts checks.
+   */
+  private async loadResident<T>(
+    key: string,
+    build: () => Promise<T>,
+    snapshot: Snapshotting<T>,
+    generation: number,
+    follow?: (value: T, change: StoreChange) => void,
+  ): Promise<T> {
+    const started = performance.now();
+    const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string) => {
+      this.loads.set(key, { loadedFrom, ms: performance.now() - started, ...(note ? { note } : {}) });
+      return value;
+    };
+    const path = this.snapshotPath(key);
+    let note: string | undefined;
+    try {
+      const found = await readSnapshot(path, { kind: key, fingerprint: snapshot.fingerprint });
+      if (found && 'problem' in found) note = `${path} ${found.problem}; rebuilt from the stores`;
+      else if (found && found.generation > generation)
+        note = `${path} is of generation ${found.generation}, past the store's ${generation}; rebuilt from the stores`;
+      else if (found) {
+        this.snapshotGenerations.set(key, found.generation);
+        const value = snapshot.read(found.content);
+        if (value === undefined) note = `${path} lacks what this store now holds; rebuilt from the stores`;
+        else if (found.generation === generation) return done(value, 'snapshot');
+        else if (follow && (await this.bringUpToDate(value, follow, found.generation, generation))) return done(value, 'caught-up');
+        else
+          note = `${path} is of generation ${found.generation} and the change log does not reach it to ${generation}; rebuilt from the stores`;
+      }
+    } catch (e) {
+      note = `${path} could not be loaded (${(e as Error).message}); rebuilt from the stores`;
+    }
+    return done(await build(), 'built', note);
+  }
+
+  /**
+   * Applies the change log's net change from `from` to `to` to a structure held at `from`: the
+   * entries written since are read again (with their vectors), as a write of this process would
+   * hand them over. False when the log does not reach.
+   */
+  private async bringUpToDate<T>(value: T, follow: (value: T, change: StoreChange) => void, from: number, to: number): Promise<boolean> {
+    const net = await changesBetween(join(this.host.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
+    if (!net) return false;
+    const stored = net.upserted.length > 0 ? await this.host.readStored(net.upserted) : [];
+    const found = new Set(stored.map((s) => s.entry.id));
+    follow(value, {
+      upserted: stored,
+      deleted: [...net.deleted, ...net.upserted.filter((id) => !found.has(id))],
+    });
+    return true;
+  }
+
+  /**
+   * Writes the snapshot of every structure held whose file is not of the generation it holds
+   * (close, the idle timer, and `memcore index`); with `rewrite`, of every structure held (the
+   * bench). Returns what it wrote.
+   */
+  writeSnapshots(opts: { rewrite?: boolean } = {}): Promise<{ key: string; generation: number; bytes: number; ms: number }[]> {
+    // One at a time: the idle timer's and a close's would write the same temporary files.
+    const run = this.snapshotsWritten.then(() => this.writeSnapshotsNow(opts));
+    this.snapshotsWritten = run.catch(() => undefined);
+    return run;
+  }
+
+  private snapshotsWritten: Promise<unknown> = Promise.resolve();
+
+  private async writeSnapshotsNow(opts: { rewrite?: boolean }): Promise<{ key: string; generation: number; bytes: number; ms: number }[]> {
+    if (opts.rewrite) this.snapshotGenerations.clear();
+    this.clearSnapshotTimer();
+    const written: { key: string; generation: number; bytes: number; ms: number }[] = [];
+    await mkdir(join(this.host.dir, SNAPSHOT_DIR), { recursive: true });
+    for (const [key, d] of [...this.held]) {
+      if (!d.snapshot || this.snapshotGenerations.get(key) === d.generation) continue;
+      const started = performance.now();
+      const generation = d.generation;
+      // Taken in one synchronous step: no write's follow can run halfway through it.
+      const content = await d.value.then(
+        (v) => d.snapshot!.write(v),
+        () => undefined,
+      );
+      if (!content || d.generation !== generation) continue;
+      const bytes = await writeSnapshot(this.snapshotPath(key), { kind: key, fingerprint: d.snapshot.fingerprint, generation }, content);
+      this.snapshotGenerations.set(key, generation);
+      written.push({ key, generation, bytes, ms: performance.now() - started });
+    }
+    // The entry edges follow the graph writes of this process, which the generation counts once a
+    // write is done: none may be running.
+    const generation = this.host.knownGeneration();
+    if (!this.host.writing() && this.snapshotGenerations.get(ADJACENCY.kind) !== generation) {
+      const started = performance.now();
+      const content = await this.host.adjacencySnapshot();
+      if (content && !this.host.writing() && this.host.knownGeneration() === generation) {
+        const bytes = await writeSnapshot(this.snapshotPath(ADJACENCY.kind), { ...ADJACENCY, generation }, content);
+        this.snapshotGenerations.set(ADJACENCY.kind, generation);
+        written.push({ key: ADJACENCY.kind, generation, bytes, ms: performance.now() - started });
+      }
+    }
+    if (written.length > 0) {
+      // The log is kept back to the oldest snapshot on disk.
+      const generations = await Promise.all(
+        SNAPSHOT_KEYS.map(async (key) => this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)))),
+      );
+      // A structure without a snapshot needs no line of the log.
+      const oldest = Math.min(...generations.filter((g) => g !== undefined));
+      if (Number.isFinite(oldest)) await forgetChangesThrough(join(this.host.dir, SNAPSHOT_DIR, CHANGE_LOG), oldest);
+    }
+    return written;
+  }
+
+  private snapshotTimer: NodeJS.Timeout | undefined;
+
+  /** Stops the idle timer. */
+  clearSnapshotTimer(): void {
+    clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = undefined;
+  }
+
+  /** After a write: the snapshots are written once writes have paused (SNAPSHOT_AFTER_IDLE_MS). */
+  private scheduleSnapshots(): void {
+    this.clearSnapshotTimer();
+    const whenSmall = async () => {
+      if (await this.host.snapshotsAfterIdle()) await this.writeSnapshots();
+    };
+    this.snapshotTimer = setTimeout(() => void whenSmall().catch(() => undefined), SNAPSHOT_AFTER_IDLE_MS);
+    this.snapshotTimer.unref();
+  }
+
+  /**
+   * The entry edges' snapshot when it is of the current generation: the change log records ids,
+   * not edges, so an older one cannot be brought up to date (the graph is scanned instead).
+   */
+  async adjacencyFromSnapshot(): Promise<SnapshotContent | undefined> {
+    const started = performance.now();
+    const path = this.snapshotPath(ADJACENCY.kind);
+    const found = await readSnapshot(path, ADJACENCY).catch((e: unknown) => ({ problem: `could not be loaded (${(e as Error).message})` }));
+    const generation = await this.host.currentGeneration();
+    const note = !found
+      ? undefined
+      : 'problem' in found
+        ? `${path} ${found.problem}`
+        : found.generation !== generation
+          ? `${path} is of generation ${found.generation}, the store of ${generation}`
+          : undefined;
+    if (found && !('problem' in found)) this.snapshotGenerations.set(ADJACENCY.kind, found.generation);
+    const usable = found && !('problem' in found) && found.generation === generation ? found.content : undefined;
+    this.loads.set(ADJACENCY.kind, {
+      loadedFrom: usable ? 'snapshot' : 'built',
+      ms: performance.now() - started,
+      ...(note ? { note: `${note}; rebuilt from the graph` } : {}),
+    });
+    return usable;
+  }
+
+  /**
+   * Records a write's change (`all`: every entry moved) for structures held elsewhere (other
+   * processes, snapshot files) to follow.
+   */
+  async logChange(generation: number, change: StoreChange | 'all'): Promise<void> {
+    const record: ChangeRecord =
+      change === 'all'
+        ? { generation, all: true }
+        : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
+    await mkdir(join(this.host.dir, SNAPSHOT_DIR), { recursive: true });
+    await appendChange(join(this.host.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
+  }
+
+  /** Carries the structures that were current before a write over to the generation after it. */
+  followWrite(change: StoreChange, from: number, to: number): void {
+    if ([...this.held.values()].some((d) => d.snapshot)) this.scheduleSnapshots();
+    for (const [key, d] of this.held) {
+      if (d.generation === to) continue; // built after the write by a query that saw the new generation first
+      if (d.generation !== from || !d.follow) {
+        this.held.delete(key);
+        continue;
+      }
+      const follow = d.follow;
+      d.value = d.value.then((v) => {
+        follow(v, change);
+        return v;
+      });
+      d.value.catch(() => this.held.get(key) === d && this.held.delete(key));
+      d.generation = to;
+    }
+  }
+}
