@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AhoCorasick, findLinks, outermost } from '../src/ingest/autoLink.js';
-import { NameIndex } from '../src/retrieve/mentionCandidates.js';
+import { NameIndex } from '../src/store/resident/nameIndex.js';
 import { openMemory } from '../src/index.js';
 import { tempDir, wordHashEmbedder } from './helpers.js';
 

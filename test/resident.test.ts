@@ -3,7 +3,7 @@ import { openMemory } from '../src/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ENTRY_EDGE_TYPES, type EntryEdgeType } from '../src/model/types.js';
-import { nameIndex, NameIndex } from '../src/retrieve/mentionCandidates.js';
+import { NameIndex } from '../src/store/resident/nameIndex.js';
 import { EntryAdjacency } from '../src/store/graph/entryAdjacency.js';
 import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
 import { entryRecord } from '../src/store/resident/entryRecord.js';
@@ -630,7 +630,7 @@ async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeIntern
     expect(keywords.search(q, { limit: 10 })).toEqual(freshKeywords.search(q, { limit: 10 }));
     expect(keywords.search(q, { limit: 10, groups: ['synthetic'] })).toEqual(freshKeywords.search(q, { limit: 10, groups: ['synthetic'] }));
   }
-  const names = await nameIndex(stores);
+  const names = await stores.names();
   const titles = (columns.entries(ids) ?? []).slice(0, 12).map((e) => e.title);
   for (const task of ['why does the quokka scheduler wait for the Zephyr gateway', titles.join(' and '), ...titles])
     expect(names.match(task)).toEqual(freshNames.match(task));

@@ -30,7 +30,6 @@ import { exportDocument } from '../ops/export.js';
 import { copyStore, type BackupManifest } from '../ops/backup.js';
 import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { copyInto, dropRemoved, reembedFolder, swapFolders, type ReembedReport } from '../ops/reembed.js';
-import { nameIndex } from '../retrieve/mentionCandidates.js';
 import {
   CONFIDENCE_LEVELS,
   ENTRY_EDGE_TYPES,
@@ -1340,7 +1339,7 @@ export class MemoryEngine {
    * 0.86–0.89 s one by one, 0.90–0.92 s at once, and ~50 MB more RSS).
    */
   private loadResident(): Promise<unknown> {
-    return Promise.all([this.stores.columns(), this.stores.keywords(), nameIndex(this.stores), this.stores.graph.warm()]);
+    return Promise.all([this.stores.columns(), this.stores.keywords(), this.stores.names(), this.stores.graph.warm()]);
   }
 
   private async contextFor(where: string, task: string, options: TaskContextOptions): Promise<ContextBundle> {

@@ -10,6 +10,7 @@ import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, entriesOfIpc, searchText, type StoredEntry } from './lance/entriesTable.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
+import { NameIndex } from './resident/nameIndex.js';
 import { columnRow, EntryColumns } from './resident/entryColumns.js';
 import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
@@ -432,6 +433,19 @@ export class Stores {
       key: 'effectiveness',
       build: async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions),
       follow: (e, change) => e.add(change.signals ?? []),
+    });
+  }
+
+  /** Every entry's title and aliases, keyed for the mentions a task makes (see NameIndex). */
+  names(): Promise<NameIndex> {
+    return this.residents.get({
+      key: 'names',
+      build: async () => new NameIndex(await this.table.names()),
+      follow: (index, change) => {
+        index.remove(change.deleted);
+        index.upsert(change.upserted.map(({ entry }) => ({ id: entry.id, title: entry.title, aliases: entry.aliases })));
+      },
+      snapshot: { fingerprint: 'names/1', write: (index) => index.snapshot(), read: (content) => NameIndex.fromSnapshot(content) },
     });
   }
 
