@@ -1461,23 +1461,21 @@ export class MemoryEngine {
 
   async stats(): Promise<StoreStats> {
     using _reading = await this.reading();
-    const rows = await this.stores.table.read({});
-    const tally = (key: (e: MemoryEntry) => string) =>
-      rows.reduce<Record<string, number>>((acc, { entry }) => ((acc[key(entry)] = (acc[key(entry)] ?? 0) + 1), acc), {});
+    const { entries, cores, entryTypes } = await this.stores.table.tally();
     const graph = await this.stores.graph.counts();
-    if (graph.entries !== rows.length) {
-      throw new MemcoreError(`stores disagree: LanceDB holds ${rows.length} entries, Kuzu ${graph.entries}`, 'STORE');
+    if (graph.entries !== entries) {
+      throw new MemcoreError(`stores disagree: LanceDB holds ${entries} entries, Kuzu ${graph.entries}`, 'STORE');
     }
     return {
-      entries: rows.length,
-      cores: tally((e) => e.coreId),
-      entryTypes: tally((e) => e.entryType),
+      entries,
+      cores,
+      entryTypes,
       codeLocations: graph.codeLocations,
       goldenPaths: graph.goldenPaths,
       relations: graph.relations,
       embedder: { id: this.embedder.id, dimensions: this.embedder.dimensions },
       generation: await this.stores.currentGeneration(),
-      search: await this.stores.searchRunsOn(rows.length),
+      search: await this.stores.searchRunsOn(entries),
       resident: Object.fromEntries(this.stores.residents.loads),
     };
   }

@@ -510,6 +510,28 @@ export class EntriesTable {
     return { rows, vectors, smallVectors, entries: { ipc: entriesIpc, ...entriesOfIpc(entriesIpc) } };
   }
 
+  /**
+   * How many entries each core and each entry type holds (`stats()`): a read of those two columns
+   * only, where reading every row whole took 35 s at 1M entries.
+   */
+  async tally(): Promise<{ entries: number; cores: Record<string, number>; entryTypes: Record<string, number> }> {
+    const cores: Record<string, number> = {};
+    const entryTypes: Record<string, number> = {};
+    let entries = 0;
+    for await (const batch of this.table.query().select(['core_id', 'entry_type'])) {
+      const core = batch.getChild('core_id')!;
+      const type = batch.getChild('entry_type')!;
+      for (let i = 0; i < batch.numRows; i++) {
+        const c = core.get(i) as string;
+        const t = type.get(i) as string;
+        cores[c] = (cores[c] ?? 0) + 1;
+        entryTypes[t] = (entryTypes[t] ?? 0) + 1;
+      }
+      entries += batch.numRows;
+    }
+    return { entries, cores, entryTypes };
+  }
+
   /** Id, search text (title, aliases, content) and core of every entry, for the keyword index. */
   async searchTexts(): Promise<KeywordDocument[]> {
     const result = await this.table.query().select(['id', 'core_id', SEARCH_TEXT]).toArrow();
