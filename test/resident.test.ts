@@ -4,6 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ENTRY_EDGE_TYPES, type EntryEdgeType } from '../src/model/types.js';
 import { NameIndex } from '../src/store/resident/nameIndex.js';
+import { CodeLinks } from '../src/store/graph/codeLinks.js';
 import { EntryAdjacency } from '../src/store/graph/entryAdjacency.js';
 import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
 import { entryRecord } from '../src/store/resident/entryRecord.js';
@@ -456,8 +457,23 @@ function linkedDocument(n: number) {
     ...(i + 1 < n ? [{ type: 'RELATED' as const, from: e.id, to: `s${i + 1}`, weight: 0.8 }] : []),
     ...(i + 7 < n ? [{ type: 'DEPENDS_ON' as const, from: e.id, to: `s${i + 7}` }] : []),
     ...(i % 10 === 9 ? [{ type: 'SUPERSEDES' as const, from: e.id, to: `s${i - 1}` }] : []),
+    ...(i % 4 === 0 ? [{ type: 'REFERENCES_CODE' as const, from: e.id, to: `c${i % 12}`, relevance: 0.5 + (i % 5) / 10 }] : []),
+    ...(i % 25 === 0 ? [{ type: 'IMPLEMENTS' as const, from: e.id, to: `gp${i % 2}` }] : []),
   ]);
-  return { entries, relations };
+  const code_locations = Array.from({ length: 12 }, (_, i) => ({
+    id: `c${i}`,
+    codebase_id: 'app',
+    file_path: `src/mod${i % 3}/file${i}.ts`,
+    symbol: `fn${i}`,
+    start_line: 1 + i,
+  }));
+  const golden_paths = [0, 1].map((p) => ({
+    id: `gp${p}`,
+    name: `Path ${p}`,
+    concept: `concept ${p}`,
+    steps: [{ code: `c${p}` }, { code: `c${p + 2}` }],
+  }));
+  return { entries, relations, code_locations, golden_paths };
 }
 
 describe('snapshots of the structures held in memory', () => {
@@ -502,6 +518,8 @@ describe('snapshots of the structures held in memory', () => {
       await first.buildTaskContext(task);
       await writeMore(first);
       expected = comparable(await first.buildTaskContext(task));
+      // The code links were first asked for after a write, which drops the snapshots the graph was
+      // seeded from: scanned from the graph without a record.
       expect(loads(first)).toEqual({ columns: 'built', keywords: 'built', names: 'built', adjacency: 'built' });
     } finally {
       await first.close();
@@ -509,7 +527,13 @@ describe('snapshots of the structures held in memory', () => {
     const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       expect(comparable(await second.buildTaskContext(task))).toEqual(expected);
-      expect(loads(second)).toEqual({ columns: 'snapshot', keywords: 'snapshot', names: 'snapshot', adjacency: 'snapshot' });
+      expect(loads(second)).toEqual({
+        columns: 'snapshot',
+        keywords: 'snapshot',
+        names: 'snapshot',
+        adjacency: 'snapshot',
+        'code-links': 'snapshot',
+      });
       await expectAsBuiltAfresh(second.unsafeExposeInternals().stores, ['s5', 's6']);
       // and they follow writes as built ones do
       await second.upsert([{ id: 's7', core_id: 'other', title: 'Wombat cache', content: 'The wombat cache evicts on memory pressure.' }]);
@@ -563,8 +587,18 @@ describe('snapshots of the structures held in memory', () => {
     const third = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       await third.buildTaskContext(task);
-      // the writer's graph writes loaded the edges from their snapshot and followed them
-      expect(loads(third)).toEqual({ columns: 'caught-up', keywords: 'caught-up', names: 'caught-up', adjacency: 'snapshot' });
+      // the writer's graph writes loaded the edges from their snapshot and followed them; it never
+      // loaded the code links, whose snapshot is then of an older generation than the store
+      expect(loads(third)).toEqual({
+        columns: 'caught-up',
+        keywords: 'caught-up',
+        names: 'caught-up',
+        adjacency: 'snapshot',
+        'code-links': 'built',
+      });
+      expect(third.unsafeExposeInternals().stores.residents.loads.get('code-links')!.note).toMatch(
+        /code-links\.snap is of generation \d+, the store of \d+; rebuilt from the graph/,
+      );
       await expectAsBuiltAfresh(third.unsafeExposeInternals().stores, ['s5', 's6']);
     } finally {
       await third.close();
@@ -579,7 +613,13 @@ describe('snapshots of the structures held in memory', () => {
     try {
       await fourth.buildTaskContext(task);
       const resident = fourth.unsafeExposeInternals().stores.residents.loads;
-      expect(loads(fourth)).toEqual({ columns: 'snapshot', keywords: 'built', names: 'built', adjacency: 'snapshot' });
+      expect(loads(fourth)).toEqual({
+        columns: 'snapshot',
+        keywords: 'built',
+        names: 'built',
+        adjacency: 'snapshot',
+        'code-links': 'snapshot',
+      });
       expect(resident.get('keywords')!.note).toMatch(/keywords\.snap is damaged \(its checksum does not match\); rebuilt from the stores/);
       expect(resident.get('names')!.note).toMatch(/names\.snap holds adjacency, not names/);
       await expectAsBuiltAfresh(fourth.unsafeExposeInternals().stores, ['s5', 's6']);
@@ -645,7 +685,22 @@ async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeIntern
   expect(sortHits(await stores.graph.reach(sample, reach))).toEqual(sortHits(fresh.reach(sample, reach)));
   expect(sortEdges(await stores.graph.edgesAmong(ids, ENTRY_EDGE_TYPES))).toEqual(sortEdges(fresh.edgesAmong(ids, ENTRY_EDGE_TYPES)));
   expect(await stores.graph.supersededBy(ids)).toEqual(fresh.supersededBy(ids));
+  const relations = await stores.graph.allRelations();
+  const freshCode = new CodeLinks({
+    references: relations
+      .filter((r) => r.type === 'REFERENCES_CODE')
+      .map((r) => ({ entryId: r.from, codeId: r.to, relevance: r.relevance ?? 1 })),
+    implementations: relations.filter((r) => r.type === 'IMPLEMENTS').map((r) => ({ entryId: r.from, pathId: r.to })),
+    codeLocations: await stores.graph.allCodeLocations(),
+    goldenPaths: await stores.graph.allGoldenPaths(),
+  });
+  expect(await stores.graph.codeReferencesOf(ids)).toEqual(freshCode.codeReferencesOf(ids));
+  expect(sortById(await stores.graph.goldenPathsOf(ids))).toEqual(sortById(freshCode.goldenPathsOf(ids)));
+  for (const q of [{ filePath: 'src/mod1' }, { symbol: 'fn4' }, { codebaseId: 'app' }])
+    expect(await stores.graph.findByCodeReference(q)).toEqual(freshCode.findByCodeReference(q));
 }
+
+const sortById = <T extends { id: string }>(xs: T[]) => [...xs].sort((a, b) => a.id.localeCompare(b.id));
 
 const sortHits = (hits: { seedId: string; targetId: string; hops: number }[]) =>
   [...hits].sort((a, b) => `${a.seedId} ${a.targetId}`.localeCompare(`${b.seedId} ${b.targetId}`));

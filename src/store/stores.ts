@@ -5,7 +5,7 @@ import type { Embedder } from '../embed/embedder.js';
 import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
 import type { MemoryEntry, SearchRunsOn, StoreStats } from '../model/types.js';
-import type { GraphStore } from './graph/graphStore.js';
+import { GRAPH_STRUCTURES, type GraphStore } from './graph/graphStore.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, entriesOfIpc, searchText, type StoredEntry } from './lance/entriesTable.js';
@@ -203,7 +203,7 @@ export class Stores {
           vectorSmall: s.vectorSmall!,
         })),
       snapshotsAfterIdle: async () => (await this.table.count()) <= this.residentMaxEntries,
-      adjacencySnapshot: () => this.graph.adjacencySnapshot(),
+      graphSnapshot: (structure) => this.graph.heldSnapshot(structure),
       writing: () => this.writesRunning > 0,
     });
   }
@@ -356,7 +356,7 @@ export class Stores {
       const { to } = await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
       await stores.residents.logChange(to, change);
     }
-    stores.graph.seedAdjacency(() => stores.residents.adjacencyFromSnapshot());
+    for (const structure of GRAPH_STRUCTURES) stores.graph.seedFromSnapshot(structure, () => stores.residents.graphFromSnapshot(structure));
     return stores;
   }
 

@@ -1,5 +1,6 @@
 import type { CodeLocation, GoldenPath } from '../../model/types.js';
 import type { CodeReferenceQuery, EntryCodeReference } from './graphStore.js';
+import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 
 function listIn<T>(map: Map<string, T[]>, key: string): T[] {
   let list = map.get(key);
@@ -14,6 +15,13 @@ function listIn<T>(map: Map<string, T[]>, key: string): T[] {
  * table). Small next to the entries (code locations and paths number in the thousands), so a
  * write that touches code is answered by reloading, not by patching.
  */
+export interface CodeLinksData {
+  references: { entryId: string; codeId: string; relevance: number }[];
+  implementations: { entryId: string; pathId: string }[];
+  codeLocations: CodeLocation[];
+  goldenPaths: GoldenPath[];
+}
+
 export class CodeLinks {
   private readonly refsOf = new Map<string, { codeId: string; relevance: number }[]>();
   private readonly pathsOf = new Map<string, string[]>();
@@ -22,12 +30,7 @@ export class CodeLinks {
   /** The entries referencing each code location: what `findByCodeReference` answers from. */
   private readonly referencedBy = new Map<string, { entryId: string; relevance: number }[]>();
 
-  constructor(data: {
-    references: { entryId: string; codeId: string; relevance: number }[];
-    implementations: { entryId: string; pathId: string }[];
-    codeLocations: CodeLocation[];
-    goldenPaths: GoldenPath[];
-  }) {
+  constructor(data: CodeLinksData) {
     for (const r of data.references) {
       listIn(this.refsOf, r.entryId).push({ codeId: r.codeId, relevance: r.relevance });
       listIn(this.referencedBy, r.codeId).push({ entryId: r.entryId, relevance: r.relevance });
@@ -35,6 +38,21 @@ export class CodeLinks {
     for (const i of data.implementations) listIn(this.pathsOf, i.entryId).push(i.pathId);
     this.code = new Map(data.codeLocations.map((c) => [c.id, c]));
     this.paths = new Map(data.goldenPaths.map((p) => [p.id, p]));
+  }
+
+  /** What it holds, as the data it is built from, for a snapshot file (the values are small: thousands of locations). */
+  snapshot(): SnapshotContent {
+    const data: CodeLinksData = {
+      references: [...this.refsOf].flatMap(([entryId, refs]) => refs.map(({ codeId, relevance }) => ({ entryId, codeId, relevance }))),
+      implementations: [...this.pathsOf].flatMap(([entryId, paths]) => paths.map((pathId) => ({ entryId, pathId }))),
+      codeLocations: [...this.code.values()],
+      goldenPaths: [...this.paths.values()],
+    };
+    return { arrays: {}, values: { data } };
+  }
+
+  static fromSnapshot({ values }: SnapshotContent): CodeLinks {
+    return new CodeLinks(values.data as CodeLinksData);
   }
 
   codeReferencesOf(entryIds: readonly string[]): EntryCodeReference[] {

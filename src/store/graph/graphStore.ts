@@ -33,6 +33,10 @@ export interface GraphReach extends GraphHit {
 }
 
 /** A directed edge between two entries; `weight` is RELATED's weight, 1 for the other types. */
+/** What a graph driver holds in memory and can snapshot: the entry edges, and the entries' code references and golden paths. */
+export const GRAPH_STRUCTURES = ['adjacency', 'code-links'] as const;
+export type GraphStructure = (typeof GRAPH_STRUCTURES)[number];
+
 export interface GraphEdge {
   from: string;
   to: string;
@@ -124,14 +128,14 @@ export interface GraphStore {
   counts(): Promise<GraphCounts>;
   /** Loads what it holds in memory (entry edges, code links) ahead of the queries that need them. */
   warm(): Promise<void>;
-  /** The entry edges held in memory, as snapshot content; undefined while they are not loaded. */
-  adjacencySnapshot(): Promise<SnapshotContent | undefined>;
+  /** A structure the driver holds in memory (the entry edges, the code links), as snapshot content; undefined while it is not loaded. */
+  heldSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined>;
   /**
-   * Where the entry edges held in memory come from when first needed, instead of a scan of the
+   * Where a structure held in memory comes from when first needed, instead of a scan of the
    * graph: a snapshot of the graph as it is now (undefined: scan). Used at most once, and
    * forgotten on the first write through this store, after which it no longer describes the graph.
    */
-  seedAdjacency(load: () => Promise<SnapshotContent | undefined>): void;
+  seedFromSnapshot(structure: GraphStructure, load: () => Promise<SnapshotContent | undefined>): void;
   /** Writes everything committed into the database file itself, so that a copy of the file holds it (backup). */
   checkpoint(): Promise<void>;
   close(): Promise<void>;

@@ -18,6 +18,7 @@ import type {
   GraphEdge,
   GraphHit,
   GraphRemoval,
+  GraphStructure,
   GraphStore,
   ReachOptions,
   RelationRef,
@@ -174,8 +175,8 @@ export class KuzuGraphStore implements GraphStore {
   private readonly statements = new Map<string, Promise<PreparedStatement>>();
   /** Entry-to-entry edges in memory (see EntryAdjacency): loaded on first use, kept in step by writes. */
   private adjacency: Promise<EntryAdjacency> | undefined;
-  /** See seedAdjacency. */
-  private adjacencySeed: (() => Promise<SnapshotContent | undefined>) | undefined;
+  /** See seedFromSnapshot. */
+  private readonly seeds = new Map<GraphStructure, () => Promise<SnapshotContent | undefined>>();
   /** Entries' code references and golden paths in memory (see CodeLinks): reloaded after a write that touches code. */
   private codeLinks: Promise<CodeLinks> | undefined;
 
@@ -234,13 +235,20 @@ export class KuzuGraphStore implements GraphStore {
     await Promise.all([this.entryEdges(), this.loadCodeLinks()]);
   }
 
-  seedAdjacency(load: () => Promise<SnapshotContent | undefined>): void {
-    this.adjacencySeed = load;
+  seedFromSnapshot(structure: GraphStructure, load: () => Promise<SnapshotContent | undefined>): void {
+    this.seeds.set(structure, load);
   }
 
-  async adjacencySnapshot(): Promise<SnapshotContent | undefined> {
-    const adjacency = await this.adjacency?.catch(() => undefined);
-    return adjacency?.snapshot();
+  async heldSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined> {
+    const held = await (structure === 'adjacency' ? this.adjacency : this.codeLinks)?.catch(() => undefined);
+    return held?.snapshot();
+  }
+
+  /** The snapshot a structure is seeded from, taken once; undefined when there is none or it does not load. */
+  private async fromSeed(structure: GraphStructure): Promise<SnapshotContent | undefined> {
+    const seed = this.seeds.get(structure);
+    this.seeds.delete(structure);
+    return seed?.().catch(() => undefined);
   }
 
   async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
@@ -248,7 +256,7 @@ export class KuzuGraphStore implements GraphStore {
     // New entries and entry edges skip the existence query, which grows with the table (~2 s for
     // 5,000 entries, ~1.5 s for 2,300 edges at 100K entries): the adjacency knows what exists.
     const adjacency = entryEdges.length > 0 || batch.entries.length > 0 ? await this.entryEdges() : undefined;
-    this.adjacencySeed = undefined;
+    this.seeds.clear();
     await this.exec('BEGIN TRANSACTION');
     try {
       await this.mergeNodes(
@@ -346,7 +354,7 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
-    this.adjacencySeed = undefined;
+    this.seeds.clear();
     if (ids.length === 0) return;
     await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
     (await this.adjacency)?.removeEntries(ids);
@@ -354,7 +362,7 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async remove(batch: GraphRemoval): Promise<void> {
-    this.adjacencySeed = undefined;
+    this.seeds.clear();
     if (batch.codeLocations.length + batch.goldenPaths.length + batch.relations.length === 0) return;
     await this.exec('BEGIN TRANSACTION');
     try {
@@ -397,6 +405,12 @@ export class KuzuGraphStore implements GraphStore {
   /** Loads every entry's code references and golden paths, with the code and paths themselves (four scans). */
   private loadCodeLinks(): Promise<CodeLinks> {
     this.codeLinks ??= (async () => {
+      const snapshot = await this.fromSeed('code-links');
+      try {
+        if (snapshot) return CodeLinks.fromSnapshot(snapshot);
+      } catch {
+        // scanned for instead
+      }
       const references = (
         await this.run('MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e, c.id AS c, r.relevance AS relevance')
       ).map((r) => ({ entryId: String(r.e), codeId: String(r.c), relevance: Number(r.relevance ?? 1) }));
@@ -419,13 +433,12 @@ export class KuzuGraphStore implements GraphStore {
   /** Loads the entry ids and entry-to-entry edges once (a scan of the entry table and of the three edge tables). */
   private entryEdges(): Promise<EntryAdjacency> {
     this.adjacency ??= (async () => {
-      const seed = this.adjacencySeed;
-      this.adjacencySeed = undefined;
+      // A snapshot that does not load is scanned for instead.
+      const snapshot = await this.fromSeed('adjacency').catch(() => undefined);
       try {
-        const snapshot = await seed?.();
         if (snapshot) return EntryAdjacency.fromSnapshot(snapshot);
       } catch {
-        // a snapshot that does not load is scanned for instead
+        // nor is one that does not decode
       }
       const ids = (await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id));
       const edges = await this.run(

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { ResidentLoad } from '../../model/types.js';
 import type { FeedbackSignal } from '../../feedback/effectiveness.js';
 import type { StoredEntry } from '../lance/entriesTable.js';
+import { GRAPH_STRUCTURES, type GraphStructure } from '../graph/graphStore.js';
 import { appendChange, changesBetween, forgetChangesThrough, type ChangeRecord } from '../snapshot/changeLog.js';
 import { readSnapshot, snapshotGeneration, writeSnapshot, type SnapshotContent } from '../snapshot/snapshotFile.js';
 
@@ -57,9 +58,15 @@ export interface Snapshotting<T> {
 const SNAPSHOT_DIR = 'snapshots';
 const CHANGE_LOG = 'changes.jsonl';
 /** The structures written to snapshot files: the entry columns, the keyword and name indexes, and the entry edges. */
-const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency'] as const;
-/** The entry edges' snapshot (GraphStore.adjacencySnapshot): usable only at the generation it was written at. */
-const ADJACENCY = { kind: 'adjacency', fingerprint: 'adjacency/3' };
+const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', ...GRAPH_STRUCTURES] as const;
+/**
+ * The snapshots of what the graph driver holds (GraphStore.heldSnapshot): the entry edges and the
+ * code links, usable only at the generation they were written at.
+ */
+const GRAPH_SNAPSHOTS: Record<GraphStructure, { kind: GraphStructure; fingerprint: string }> = {
+  adjacency: { kind: 'adjacency', fingerprint: 'adjacency/3' },
+  'code-links': { kind: 'code-links', fingerprint: 'code-links/1' },
+};
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
@@ -80,8 +87,8 @@ export interface ResidentHost {
   readStored(ids: readonly string[]): Promise<StoredEntry[]>;
   /** Whether a long-lived process writes the snapshots once writes pause (a small enough store). */
   snapshotsAfterIdle(): Promise<boolean>;
-  /** The entry edges the graph driver holds, as snapshot content; undefined while they are not loaded. */
-  adjacencySnapshot(): Promise<SnapshotContent | undefined>;
+  /** A structure the graph driver holds, as snapshot content; undefined while it is not loaded. */
+  graphSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined>;
   /** Whether a write of this process is under way (the entry edges are not snapshotted meanwhile). */
   writing(): boolean;
 }
@@ -240,16 +247,17 @@ export class Residents {
       this.snapshotGenerations.set(key, generation);
       written.push({ key, generation, bytes, ms: performance.now() - started });
     }
-    // The entry edges follow the graph writes of this process, which the generation counts once a
-    // write is done: none may be running.
-    const generation = this.host.knownGeneration();
-    if (!this.host.writing() && this.snapshotGenerations.get(ADJACENCY.kind) !== generation) {
+    // The graph's structures follow the graph writes of this process, which the generation counts
+    // once a write is done: none may be running.
+    for (const header of Object.values(GRAPH_SNAPSHOTS)) {
+      const generation = this.host.knownGeneration();
+      if (this.host.writing() || this.snapshotGenerations.get(header.kind) === generation) continue;
       const started = performance.now();
-      const content = await this.host.adjacencySnapshot();
+      const content = await this.host.graphSnapshot(header.kind);
       if (content && !this.host.writing() && this.host.knownGeneration() === generation) {
-        const bytes = await writeSnapshot(this.snapshotPath(ADJACENCY.kind), { ...ADJACENCY, generation }, content);
-        this.snapshotGenerations.set(ADJACENCY.kind, generation);
-        written.push({ key: ADJACENCY.kind, generation, bytes, ms: performance.now() - started });
+        const bytes = await writeSnapshot(this.snapshotPath(header.kind), { ...header, generation }, content);
+        this.snapshotGenerations.set(header.kind, generation);
+        written.push({ key: header.kind, generation, bytes, ms: performance.now() - started });
       }
     }
     if (written.length > 0) {
@@ -283,13 +291,15 @@ export class Residents {
   }
 
   /**
-   * The entry edges' snapshot when it is of the current generation: the change log records ids,
-   * not edges, so an older one cannot be brought up to date (the graph is scanned instead).
+   * The snapshot of a structure the graph driver holds, when it is of the current generation: the
+   * change log records ids, not edges or code links, so an older one cannot be brought up to date
+   * (the graph is scanned instead).
    */
-  async adjacencyFromSnapshot(): Promise<SnapshotContent | undefined> {
+  async graphFromSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined> {
     const started = performance.now();
-    const path = this.snapshotPath(ADJACENCY.kind);
-    const found = await readSnapshot(path, ADJACENCY).catch((e: unknown) => ({ problem: `could not be loaded (${(e as Error).message})` }));
+    const header = GRAPH_SNAPSHOTS[structure];
+    const path = this.snapshotPath(header.kind);
+    const found = await readSnapshot(path, header).catch((e: unknown) => ({ problem: `could not be loaded (${(e as Error).message})` }));
     const generation = await this.host.currentGeneration();
     const note = !found
       ? undefined
@@ -298,9 +308,9 @@ export class Residents {
         : found.generation !== generation
           ? `${path} is of generation ${found.generation}, the store of ${generation}`
           : undefined;
-    if (found && !('problem' in found)) this.snapshotGenerations.set(ADJACENCY.kind, found.generation);
+    if (found && !('problem' in found)) this.snapshotGenerations.set(header.kind, found.generation);
     const usable = found && !('problem' in found) && found.generation === generation ? found.content : undefined;
-    this.loads.set(ADJACENCY.kind, {
+    this.loads.set(header.kind, {
       loadedFrom: usable ? 'snapshot' : 'built',
       ms: performance.now() - started,
       ...(note ? { note: `${note}; rebuilt from the graph` } : {}),
