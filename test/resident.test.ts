@@ -706,3 +706,56 @@ const sortHits = (hits: { seedId: string; targetId: string; hops: number }[]) =>
   [...hits].sort((a, b) => `${a.seedId} ${a.targetId}`.localeCompare(`${b.seedId} ${b.targetId}`));
 const sortEdges = (edges: { from: string; to: string; type: string }[]) =>
   [...edges].sort((a, b) => `${a.type} ${a.from} ${a.to}`.localeCompare(`${b.type} ${b.from} ${b.to}`));
+
+describe('entry edges loaded from a snapshot, decoded as they are read', () => {
+  /** A store-like graph: a chain, dependencies, supersessions and a hub every entry links to. */
+  const graph = (n: number) => {
+    const ids = Array.from({ length: n }, (_, i) => `e${i}`);
+    const edges = ids.flatMap((id, i) => [
+      ...(i > 0 ? [{ from: id, to: 'e0', type: 'RELATED' as const, weight: 0.5 }] : []),
+      ...(i + 1 < n ? [{ from: id, to: `e${i + 1}`, type: 'RELATED' as const, weight: 0.8 }] : []),
+      ...(i + 3 < n ? [{ from: id, to: `e${i + 3}`, type: 'DEPENDS_ON' as const, weight: 1 }] : []),
+      ...(i % 7 === 6 ? [{ from: id, to: `e${i - 1}`, type: 'SUPERSEDES' as const, weight: 1 }] : []),
+    ]);
+    return { ids, edges };
+  };
+  const answers = (a: InstanceType<typeof EntryAdjacency>, ids: string[]) => ({
+    reach: sortHits(a.reach(['e10', 'e40', 'e0'], { depth: 2, edgeTypes: ENTRY_EDGE_TYPES, hubDegree: 50 })),
+    incoming: sortHits(a.reach(['e20'], { depth: 3, edgeTypes: ['DEPENDS_ON'], direction: 'incoming' })),
+    among: sortEdges(a.edgesAmong(ids.slice(0, 30), ENTRY_EDGE_TYPES)),
+    superseded: a.supersededBy(ids),
+    degrees: ids.map((id) => a.degree(id)),
+    entries: ids.map((id) => a.hasEntry(id)),
+    has: [
+      a.has({ from: 'e5', to: 'e6', type: 'RELATED' }),
+      a.has({ from: 'e6', to: 'e5', type: 'RELATED' }),
+      a.has({ from: 'e13', to: 'e12', type: 'SUPERSEDES' }),
+    ],
+  });
+
+  it('answer as the adjacency they were taken from, before and after writes, and snapshot again alike', () => {
+    const { ids, edges } = graph(120);
+    const built = new EntryAdjacency(ids, edges);
+    const loaded = EntryAdjacency.fromSnapshot(built.snapshot());
+    const all = [...ids, 'nope'];
+    expect(answers(loaded, all)).toEqual(answers(built, all));
+    // Writes on lists decoded and not: a new edge to a list never read, a weight change, a removal of
+    // entries whose lists were never decoded (and of the hub), new entries.
+    for (const a of [built, loaded]) {
+      a.upsert([
+        { from: 'e100', to: 'e101', type: 'RELATED', weight: 0.1 },
+        { from: 'e111', to: 'e90', type: 'SUPERSEDES', weight: 1 },
+        { from: 'e5', to: 'e6', type: 'RELATED', weight: 0.2 },
+      ]);
+      a.removeEntries(['e77', 'e78', 'e0']);
+      a.addEntries(['new']);
+      a.upsert([{ from: 'new', to: 'e50', type: 'DEPENDS_ON', weight: 1 }]);
+    }
+    expect(answers(loaded, [...all, 'new'])).toEqual(answers(built, [...all, 'new']));
+    const again = EntryAdjacency.fromSnapshot(loaded.snapshot());
+    expect(answers(again, [...all, 'new'])).toEqual(answers(built, [...all, 'new']));
+    expect(sortEdges(again.edgesAmong([...ids, 'new'], ENTRY_EDGE_TYPES))).toEqual(
+      sortEdges(built.edgesAmong([...ids, 'new'], ENTRY_EDGE_TYPES)),
+    );
+  });
+});

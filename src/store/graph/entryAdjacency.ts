@@ -7,6 +7,24 @@ type HeldEdge = GraphEdge & { serial: number };
 
 const NO_EDGES: readonly HeldEdge[] = [];
 
+/** A snapshot's edges and lists as read (see `EntryAdjacency.snapshot`), with what has been decoded of them. */
+interface SnapshotLists {
+  ids: string[];
+  /** The slot of each entry whose list has not been decoded yet. */
+  slotOf: Map<string, number>;
+  listStart: ArrayLike<number>;
+  listMembers: ArrayLike<number>;
+  /** The via list of each superseded entry not decoded yet. */
+  viaOf: Map<string, number>;
+  viaStart: ArrayLike<number>;
+  viaMembers: ArrayLike<number>;
+  from: ArrayLike<number>;
+  to: ArrayLike<number>;
+  type: ArrayLike<number>;
+  weight: ArrayLike<number>;
+  decoded: (HeldEdge | undefined)[];
+}
+
 /**
  * The entry ids and entry-to-entry edges (RELATED, DEPENDS_ON, SUPERSEDES) in memory, for the
  * reads every query makes (reach from the seeds, edges among candidates, supersession) and for
@@ -24,6 +42,12 @@ export class EntryAdjacency {
    */
   private readonly supersededVia = new Map<string, HeldEdge[]>();
   private readonly entries: Set<string>;
+  /**
+   * The lists of a snapshot not yet asked for: loaded as they are read, so that opening a store
+   * builds no edge object until a query walks to it (one object an edge cost 130–240 ms for 670K
+   * edges on a fresh process's first query). Undefined once every list is decoded.
+   */
+  private lazy: SnapshotLists | undefined;
 
   constructor(entryIds: Iterable<string> = [], edges: Iterable<GraphEdge> = []) {
     this.entries = new Set(entryIds);
@@ -36,8 +60,8 @@ export class EntryAdjacency {
    * the shorter one.
    */
   private find(e: Pick<GraphEdge, 'from' | 'to' | 'type'>): HeldEdge | undefined {
-    const atFrom = this.edgesOf.get(e.from);
-    const atTo = this.edgesOf.get(e.to);
+    const atFrom = this.edgesAt(e.from);
+    const atTo = this.edgesAt(e.to);
     if (!atFrom || !atTo) return undefined;
     for (const held of atFrom.length <= atTo.length ? atFrom : atTo) {
       if (held.from === e.from && held.to === e.to && held.type === e.type) return held;
@@ -50,6 +74,7 @@ export class EntryAdjacency {
    * every list in its order (a walk visits edges in list order, which ties in ranking follow).
    */
   snapshot(): SnapshotContent {
+    this.decodeAll();
     // Ids numbered in the order of the edge lists, so that an edge's ends are known from the lists
     // it is in, and every edge numbered once, at its `from` end: looking ids or edges up in maps
     // cost seconds at 1M entries and 3M edges.
@@ -107,33 +132,78 @@ export class EntryAdjacency {
     };
     const isEntry = a('isEntry');
     const adjacency = new EntryAdjacency(ids.filter((_, i) => isEntry[i] === 1));
-    const [from, to, type, weight] = [a('from'), a('to'), a('type'), a('weight')];
-    const edges = Array.from(from, (f, i): HeldEdge => ({
-      from: ids[f]!,
-      to: ids[to[i]!]!,
-      type: ENTRY_EDGE_TYPES[type[i]!]!,
-      weight: weight[i]!,
-      serial: i,
-    }));
-    // `owner(i)`: the id of list i (the edge lists belong to ids 0…n−1, in order).
-    const restore = (
-      into: Map<string, HeldEdge[]>,
-      lists: number,
-      owner: (i: number) => number,
-      start: ArrayLike<number>,
-      members: ArrayLike<number>,
-    ) => {
-      for (let i = 0; i < lists; i++) {
-        const list: HeldEdge[] = [];
-        for (let k = start[i]!; k < start[i + 1]!; k++) list.push(edges[members[k]!]!);
-        into.set(ids[owner(i)]!, list);
-      }
-    };
     const listStart = a('listStart');
-    restore(adjacency.edgesOf, listStart.length - 1, (i) => i, listStart, a('listMembers'));
+    const owned = listStart.length - 1;
     const viaOwners = a('viaOwners');
-    restore(adjacency.supersededVia, viaOwners.length, (i) => viaOwners[i]!, a('viaStart'), a('viaMembers'));
+    const from = a('from');
+    adjacency.lazy = {
+      ids,
+      slotOf: new Map(ids.slice(0, owned).map((id, i) => [id, i])),
+      listStart,
+      listMembers: a('listMembers'),
+      viaOf: new Map(Array.from(viaOwners, (owner, i) => [ids[owner]!, i])),
+      viaStart: a('viaStart'),
+      viaMembers: a('viaMembers'),
+      from,
+      to: a('to'),
+      type: a('type'),
+      weight: a('weight'),
+      decoded: new Array<HeldEdge | undefined>(from.length),
+    };
     return adjacency;
+  }
+
+  /** The edge numbered `serial` in the snapshot, one object however many lists hold it. */
+  private snapshotEdge(lazy: SnapshotLists, serial: number): HeldEdge {
+    let edge = lazy.decoded[serial];
+    if (!edge) {
+      edge = {
+        from: lazy.ids[lazy.from[serial]!]!,
+        to: lazy.ids[lazy.to[serial]!]!,
+        type: ENTRY_EDGE_TYPES[lazy.type[serial]!]!,
+        weight: lazy.weight[serial]!,
+        serial,
+      };
+      lazy.decoded[serial] = edge;
+    }
+    return edge;
+  }
+
+  /** Every edge touching the entry, decoding its snapshot list the first time it is asked for. */
+  private edgesAt(id: string): HeldEdge[] | undefined {
+    const held = this.edgesOf.get(id);
+    const lazy = this.lazy;
+    if (held || !lazy) return held;
+    const slot = lazy.slotOf.get(id);
+    if (slot === undefined) return undefined;
+    lazy.slotOf.delete(id);
+    const list: HeldEdge[] = [];
+    for (let k = lazy.listStart[slot]!; k < lazy.listStart[slot + 1]!; k++) list.push(this.snapshotEdge(lazy, lazy.listMembers[k]!));
+    this.edgesOf.set(id, list);
+    return list;
+  }
+
+  /** The SUPERSEDES edges ending at the entry, decoded alike. */
+  private supersedingAt(id: string): HeldEdge[] | undefined {
+    const held = this.supersededVia.get(id);
+    const lazy = this.lazy;
+    if (held || !lazy) return held;
+    const i = lazy.viaOf.get(id);
+    if (i === undefined) return undefined;
+    lazy.viaOf.delete(id);
+    const list: HeldEdge[] = [];
+    for (let k = lazy.viaStart[i]!; k < lazy.viaStart[i + 1]!; k++) list.push(this.snapshotEdge(lazy, lazy.viaMembers[k]!));
+    this.supersededVia.set(id, list);
+    return list;
+  }
+
+  /** Decodes every list not yet asked for (a snapshot, or a write that must see them all). */
+  private decodeAll(): void {
+    const lazy = this.lazy;
+    if (!lazy) return;
+    for (const id of [...lazy.slotOf.keys()]) this.edgesAt(id);
+    for (const id of [...lazy.viaOf.keys()]) this.supersedingAt(id);
+    this.lazy = undefined;
   }
 
   hasEntry(id: string): boolean {
@@ -162,7 +232,7 @@ export class EntryAdjacency {
     this.listOf(edge.from).push(edge);
     if (edge.to !== edge.from) this.listOf(edge.to).push(edge);
     if (edge.type === 'SUPERSEDES') {
-      const list = this.supersededVia.get(edge.to);
+      const list = this.supersedingAt(edge.to);
       if (list) list.push(edge);
       else this.supersededVia.set(edge.to, [edge]);
     }
@@ -176,7 +246,7 @@ export class EntryAdjacency {
   removeEntries(ids: Iterable<string>): void {
     const gone = new Set(ids);
     const removed = new Set<HeldEdge>();
-    for (const id of gone) for (const e of this.edgesOf.get(id) ?? NO_EDGES) removed.add(e);
+    for (const id of gone) for (const e of this.edgesAt(id) ?? NO_EDGES) removed.add(e);
     const touched = new Set<string>();
     const touchedVia = new Set<string>();
     for (const e of removed) {
@@ -187,14 +257,17 @@ export class EntryAdjacency {
     for (const id of touched)
       this.edgesOf.set(
         id,
-        this.edgesOf.get(id)!.filter((e) => !removed.has(e)),
+        this.edgesAt(id)!.filter((e) => !removed.has(e)),
       );
     for (const id of touchedVia)
       this.supersededVia.set(
         id,
-        this.supersededVia.get(id)!.filter((e) => !removed.has(e)),
+        this.supersedingAt(id)!.filter((e) => !removed.has(e)),
       );
     for (const id of gone) {
+      // A list never decoded goes with its entry.
+      this.lazy?.slotOf.delete(id);
+      this.lazy?.viaOf.delete(id);
       this.supersededVia.delete(id);
       this.edgesOf.delete(id);
       this.entries.delete(id);
@@ -207,7 +280,10 @@ export class EntryAdjacency {
 
   /** Edges touching the entry, of every type. */
   degree(id: string): number {
-    return this.edgesOf.get(id)?.length ?? 0;
+    const held = this.edgesOf.get(id);
+    if (held) return held.length;
+    const slot = this.lazy?.slotOf.get(id);
+    return slot === undefined ? 0 : this.lazy!.listStart[slot + 1]! - this.lazy!.listStart[slot]!;
   }
 
   /**
@@ -228,8 +304,9 @@ export class EntryAdjacency {
       for (let frontier = [seedId], hops = 1; frontier.length > 0 && hops <= opts.depth; hops++) {
         const next: string[] = [];
         for (const node of frontier) {
-          const edges = this.edgesOf.get(node) ?? NO_EDGES;
-          if (edges.length > hubDegree) continue;
+          // A hub is skipped by its degree, before its list is decoded.
+          if (this.degree(node) > hubDegree) continue;
+          const edges = this.edgesAt(node) ?? NO_EDGES;
           for (const e of edges) {
             if (!types.has(e.type)) continue;
             // Along the edge, against it, or (a self loop aside) to its other end.
@@ -260,7 +337,7 @@ export class EntryAdjacency {
     const found: GraphEdge[] = [];
     for (const id of wanted) {
       if (id === hub) continue;
-      for (const e of this.edgesOf.get(id) ?? NO_EDGES) {
+      for (const e of this.edgesAt(id) ?? NO_EDGES) {
         if (!types.has(e.type)) continue;
         const from = e.from === id ? wanted.has(e.to) : e.to === id && e.from === hub;
         if (from) found.push({ from: e.from, to: e.to, type: e.type, weight: e.weight });
@@ -274,7 +351,7 @@ export class EntryAdjacency {
     const by = new Map<string, string>();
     for (const id of ids) {
       let newer: string | undefined;
-      for (const e of this.supersededVia.get(id) ?? NO_EDGES) {
+      for (const e of this.supersedingAt(id) ?? NO_EDGES) {
         if (e.from !== id && (newer === undefined || e.from < newer)) newer = e.from;
       }
       if (newer !== undefined) by.set(id, newer);
@@ -283,7 +360,7 @@ export class EntryAdjacency {
   }
 
   private listOf(id: string): HeldEdge[] {
-    let list = this.edgesOf.get(id);
+    let list = this.edgesAt(id);
     if (!list) this.edgesOf.set(id, (list = []));
     return list;
   }
