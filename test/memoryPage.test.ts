@@ -191,6 +191,11 @@ describe('the memory page', () => {
     await open('/graph?core=auth-jwt');
     await page.waitForSelector('#graph[data-rendered="true"]');
     await shot('graph-core');
+    // Past the limit, the page says it draws a sample and offers other limits.
+    await open('/graph?core=auth-jwt&max=5');
+    await page.waitForSelector('#graph[data-rendered="true"]');
+    expect(await page.innerText('#graph-note')).toMatch(/Showing the 5 most linked of 12 entries \(a sample\)/);
+    expect(await page.locator('#graph-note a', { hasText: '2,000' }).getAttribute('href')).toBe('/graph?core=auth-jwt&max=2000');
   });
 
   it('shows a golden path as ordered steps with code locations and its concept', async () => {

@@ -11,6 +11,9 @@ interface GraphJson {
   focus?: string;
 }
 
+/** What a sampled graph offers to draw instead (the server's default is 2,000, its most 10,000). */
+const DRAW_LIMITS = [500, 2000, 5000, 10_000];
+const DEFAULT_DRAWN = 2000;
 /** Past this many nodes a force layout takes seconds; rings by degree draw at once. */
 const FORCE_LAYOUT_MAX = 300;
 /** Titles are drawn only for graphs a reader can take in; larger ones show them on hover. */
@@ -68,7 +71,8 @@ export async function graphPage(root: HTMLElement): Promise<void> {
     );
     return;
   }
-  const graph = await api<GraphJson>('/graph', focus ? { focus, depth: params.get('depth') ?? undefined } : { core: core! });
+  const max = params.get('max') ?? undefined;
+  const graph = await api<GraphJson>('/graph', focus ? { focus, depth: params.get('depth') ?? undefined, max } : { core: core!, max });
   const title = focus ? `Around ${graph.nodes.find((n) => n.id === focus)?.title ?? focus}` : `Core ${core}`;
   document.title = `${title} — memcore`;
   const canvas = h('div', {
@@ -99,6 +103,22 @@ export async function graphPage(root: HTMLElement): Promise<void> {
             ' Depth: ',
             ...[1, 2, 3].map((d) =>
               d === depth ? h('strong', {}, ` ${d} `) : h('a', { href: href('/graph', { focus, depth: d }) }, ` ${d} `),
+            ),
+          )
+        : null,
+      graph.sampled || max !== undefined
+        ? h(
+            'span',
+            { class: 'depth' },
+            ' Draw at most: ',
+            ...DRAW_LIMITS.map((n) =>
+              String(n) === (max ?? String(DEFAULT_DRAWN))
+                ? h('strong', {}, ` ${n.toLocaleString('en')} `)
+                : h(
+                    'a',
+                    { href: href('/graph', focus ? { focus, depth, max: n } : { core: core!, max: n }) },
+                    ` ${n.toLocaleString('en')} `,
+                  ),
             ),
           )
         : null,
