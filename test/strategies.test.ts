@@ -326,8 +326,43 @@ describe('keyword and hybrid search', () => {
       expect(vector).not.toContain('keyword');
       expect(keyword).toEqual(['keyword']);
       expect(hybrid.slice(0, 2).sort()).toEqual(['keyword', 'paraphrase']);
-      const weighted = await m.hybridSearch('zebra crossing', { limit: 5, fusion: 'weighted', weights: [1, 0] });
+      const weighted = await m.hybridSearch('zebra crossing', { limit: 5, fusion: 'weighted', fusionWeights: [1, 0] });
       expect(weighted[0]!.entry.id).toBe('paraphrase');
+      // One fusion, said three ways: the new name, the former one, and the object buildTaskContext takes.
+      const ids = (hits: { entry: { id: string }; score: number }[]) => hits.map((h) => [h.entry.id, h.score]);
+      expect(ids(await m.hybridSearch('zebra crossing', { limit: 5, fusion: 'weighted', weights: [1, 0] }))).toEqual(ids(weighted));
+      expect(ids(await m.hybridSearch('zebra crossing', { limit: 5, fusion: { method: 'weighted', weights: [1, 0] } }))).toEqual(
+        ids(weighted),
+      );
+      const rrf = await m.hybridSearch('zebra crossing', { limit: 5, fusion: 'rrf', k: 10, fusionWeights: [2, 1] });
+      expect(ids(await m.hybridSearch('zebra crossing', { limit: 5, fusion: { method: 'rrf', k: 10, weights: [2, 1] } }))).toEqual(
+        ids(rrf),
+      );
+      await expect(m.hybridSearch('zebra', { fusionWeights: [1, 0], weights: [1, 0] })).rejects.toThrow(
+        /give the fusion weights once, as fusionWeights; got fusionWeights and weights/,
+      );
+      await expect(m.hybridSearch('zebra', { fusion: { method: 'rrf', k: 5 }, k: 6 })).rejects.toThrow(/give k once/);
+      await expect(m.hybridSearch('zebra', { fusion: { metod: 'rrf' } as never })).rejects.toThrow(
+        /hybridSearch.fusion: unknown option "metod" \(did you mean "method"\?\)/,
+      );
+      await expect(m.hybridSearch('zebra', { fusion: { method: 'borda' } as never })).rejects.toThrow(
+        /fusion must be rrf or weighted, got "borda"/,
+      );
+      await expect(m.hybridSearch('zebra', { fusionWeights: [1] as never })).rejects.toThrow(
+        /fusionWeights must be \[vectorWeight, keywordWeight\]/,
+      );
+      // The scoring weights of buildTaskContext: scoringWeights, or their former name weights.
+      // Scores move with the clock (recency) in the last places.
+      const scored = (b: Awaited<ReturnType<typeof m.buildTaskContext>>) => b.entries.map((e) => [e.entry.id, e.score.toFixed(6)]);
+      const noKeyword = await m.buildTaskContext('zebra crossing', { maxEntries: 5, scoringWeights: { keyword: 0 } });
+      expect(scored(await m.buildTaskContext('zebra crossing', { maxEntries: 5, weights: { keyword: 0 } }))).toEqual(scored(noKeyword));
+      expect(scored(noKeyword)).not.toEqual(scored(await m.buildTaskContext('zebra crossing', { maxEntries: 5 })));
+      await expect(m.buildTaskContext('zebra', { weights: {}, scoringWeights: {} })).rejects.toThrow(
+        /give scoringWeights \(weights is its former name\), not both/,
+      );
+      await expect(m.buildTaskContext('zebra', { scoringWeights: { simlarity: 1 } as never })).rejects.toThrow(
+        /scoringWeights: unknown option "simlarity"/,
+      );
       // buildTaskContext uses both lists too
       const bundle = await m.buildTaskContext('zebra crossing', { maxEntries: 5, threshold: 0.5 });
       expect(bundle.entries.map((e) => e.entry.id)).toContain('keyword');

@@ -63,7 +63,7 @@ import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from '../retriev
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
-import type { FusionOptions } from '../retrieve/fuse.js';
+import { FUSION_OPTIONS, type FusionOptions } from '../retrieve/fuse.js';
 import { makeHit, type Hit } from '../retrieve/candidate.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
@@ -179,14 +179,17 @@ export interface KeywordSearchOptions extends SearchFilterOptions {
 
 export interface HybridSearchOptions extends Omit<MatryoshkaSearchOptions, 'smallDims'> {
   /**
-   * 'weighted' (default: each list's score min-max normalised, times its weight) or 'rrf' (k = 60).
+   * 'weighted' (default: each list's score min-max normalised, times its weight) or 'rrf' (k = 60),
+   * or the fusion as `buildTaskContext` takes it: `{ method, weights: [vector, keyword], k }`.
    * Default weights: [0.3, 1] for weighted, which measured best with the local embedder (SciFact,
    * docs/evaluation.md); [1, 1] for RRF. With a strong embedding model try RRF or equal weights.
    */
-  fusion?: FusionOptions['method'];
-  /** [vector, keyword]; a mention list, when on, weighs 2. */
+  fusion?: FusionOptions['method'] | FusionOptions;
+  /** [vector, keyword]; a mention list, when on, weighs 2. Also `fusion.weights`. */
+  fusionWeights?: [number, number];
+  /** The former name of `fusionWeights`, still accepted (not with it). */
   weights?: [number, number];
-  /** RRF constant. Default 60. */
+  /** RRF constant. Default 60. Also `fusion.k`. */
   k?: number;
   /** Stage-1 over-retrieval of each list (vector_small candidates, keyword hits). Default 100, or `limit` when more. */
   candidates?: number;
@@ -197,6 +200,35 @@ export interface HybridSearchOptions extends Omit<MatryoshkaSearchOptions, 'smal
    * (and mentions) alone with a note in `notes`. Default false.
    */
   strict?: boolean;
+}
+
+/**
+ * hybridSearch's fusion from its options: a method name with `fusionWeights` (or its former name
+ * `weights`) and `k`, or an object as buildTaskContext takes it; each said once. The mention list,
+ * when on, weighs 2.
+ */
+function hybridFusion(options: HybridSearchOptions): FusionOptions {
+  const given = options.fusion;
+  const asObject = typeof given === 'object' && given !== null ? given : undefined;
+  if (asObject) checkOptionNames('hybridSearch.fusion', asObject, FUSION_OPTIONS);
+  const method = asObject ? asObject.method : given;
+  if (method !== undefined && method !== 'rrf' && method !== 'weighted')
+    throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(method)}`);
+  const named = [
+    ['fusionWeights', options.fusionWeights],
+    ['weights', options.weights],
+    ['fusion.weights', asObject?.weights],
+  ].filter(([, w]) => w !== undefined) as [string, unknown][];
+  if (named.length > 1)
+    throw invalidInput(`hybridSearch: give the fusion weights once, as fusionWeights; got ${named.map(([n]) => n).join(' and ')}`);
+  const [name, weights] = named[0] ?? ['fusionWeights', undefined];
+  if (weights !== undefined && !(Array.isArray(weights) && weights.length === 2 && weights.every((w) => typeof w === 'number' && w >= 0)))
+    throw invalidInput(`${name} must be [vectorWeight, keywordWeight], both ≥ 0`);
+  if (options.k !== undefined && asObject?.k !== undefined) throw invalidInput('hybridSearch: give k once (k or fusion.k)');
+  const k = options.k ?? asObject?.k;
+  const resolved = method ?? 'weighted';
+  const pair = (weights as [number, number] | undefined) ?? (resolved === 'weighted' ? [0.3, 1] : [1, 1]);
+  return { method: resolved, weights: [...pair, 2], ...(k !== undefined ? { k } : {}) };
 }
 
 /** Hits, best first, and notes on how they were found (a part that was unavailable). */
@@ -229,7 +261,14 @@ const KEYWORD_SEARCH_OPTIONS = [
 ];
 const HYBRID_SEARCH_OPTIONS = [
   ...MATRYOSHKA_SEARCH_OPTIONS.filter((o) => o !== 'smallDims'),
-  ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()(['fusion', 'weights', 'k', 'mentions', 'strict']),
+  ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()([
+    'fusion',
+    'fusionWeights',
+    'weights',
+    'k',
+    'mentions',
+    'strict',
+  ]),
 ];
 const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction', 'sensitivity']);
 const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
@@ -1190,14 +1229,7 @@ export class MemoryEngine {
     const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
     const filter = resolveFilter(options);
     const threshold = resolveThreshold(options.threshold, -1);
-    if (options.fusion !== undefined && options.fusion !== 'rrf' && options.fusion !== 'weighted')
-      throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(options.fusion)}`);
-    if (
-      options.weights !== undefined &&
-      !(Array.isArray(options.weights) && options.weights.length === 2 && options.weights.every((w) => typeof w === 'number' && w >= 0))
-    ) {
-      throw invalidInput('weights must be [vectorWeight, keywordWeight], both ≥ 0');
-    }
+    const fusion = hybridFusion(options);
     const notes: string[] = [];
     const note = capNote(query);
     if (note) notes.push(note.replace('the task', 'the query'));
@@ -1207,9 +1239,6 @@ export class MemoryEngine {
       notes,
     });
     const words = capText(query, SEARCHED_CHARS);
-    const method = options.fusion ?? 'weighted';
-    const weights = options.weights ?? (method === 'weighted' ? [0.3, 1] : [1, 1]);
-    const fusion: FusionOptions = { method, weights: [...weights, 2], ...(options.k !== undefined ? { k: options.k } : {}) };
     const hits = await this.current(limit, { ...options, filter, queryVector: vector, rankedBy: 'fused' }, async (n) =>
       (
         await hybridCandidates(this.stores, words, vector, {

@@ -111,6 +111,8 @@ export interface TaskContextOptions extends SearchFilterOptions {
   /** Attach code references and golden paths. Default true. */
   includeCode?: boolean;
   /** Override scoring weights (see ScoringWeights). */
+  scoringWeights?: Partial<ScoringWeights>;
+  /** The former name of `scoringWeights`, still accepted (not with it). */
   weights?: Partial<ScoringWeights>;
   /**
    * How the graph counts in the score: 'pagerank' (default: personalised PageRank from the seeds
@@ -123,8 +125,8 @@ export interface TaskContextOptions extends SearchFilterOptions {
   /**
    * How importance and recency meet the evidence that an entry is relevant (similarity, keywords,
    * mentions, graph, confidence): 'sum' (default) adds them as weighted terms
-   * (`weights.importance`, `weights.recency`); 'product' multiplies relevance by importance
-   * (1–10 as 0.1–1) and by recency (1 when new, halving every `weights.recencyHalfLifeDays`), the
+   * (`scoringWeights.importance`, `scoringWeights.recency`); 'product' multiplies relevance by importance
+   * (1–10 as 0.1–1) and by recency (1 when new, halving every `scoringWeights.recencyHalfLifeDays`), the
    * generative-agents form, in which an old or trivial entry needs far more evidence to rank.
    * The product equalled the sum on three development sets and lost 3.9 R@10 on LoCoMo, whose
    * entries carry dates (docs/evaluation.md).
@@ -165,6 +167,7 @@ export const TASK_CONTEXT_OPTIONS = optionNames<TaskContextOptions>()([
   'maxEntries',
   'maxTokens',
   'includeCode',
+  'scoringWeights',
   'weights',
   'graphRanking',
   'diversity',
@@ -247,7 +250,11 @@ export function resolveTaskContextOptions(
 ) {
   checkOptionNames(where, o, allowed);
   checkOptionNames(`${where}.fusion`, o.fusion, FUSION_OPTIONS);
-  if (o.weights !== undefined) checkWeights(`${where}.weights`, o.weights);
+  if (o.weights !== undefined && o.scoringWeights !== undefined)
+    throw invalidInput(`${where}: give scoringWeights (weights is its former name), not both`);
+  const scoringWeights = o.scoringWeights ?? o.weights;
+  if (scoringWeights !== undefined)
+    checkWeights(`${where}.${o.scoringWeights !== undefined ? 'scoringWeights' : 'weights'}`, scoringWeights);
   if (o.llmFilter !== undefined && typeof o.llmFilter === 'object')
     checkOptionNames(`${where}.llmFilter`, o.llmFilter, RELEVANCE_FILTER_OPTIONS);
   if (o.strict !== undefined && typeof o.strict !== 'boolean')
@@ -268,6 +275,7 @@ export function resolveTaskContextOptions(
     throw invalidInput(`diversity must be a number from 0 to 1, got ${JSON.stringify(o.diversity)}`);
   return {
     filter: resolveFilter(o, o.projectCore),
+    scoringWeights,
     threshold: resolveThreshold(o.threshold, 0.2),
     candidates: positiveInt('candidates', o.candidates, 100),
     seeds: positiveInt('seeds', o.seeds, 4),
@@ -428,12 +436,12 @@ export async function buildTaskContext(
     const edges = expansion?.edges ?? (await stores.graph.edgesAmong(ids, o.relationTypes));
     throwIfAborted(signal);
     const seedWeights = new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity]));
-    graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(options.weights).edgeWeights });
+    graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(o.scoringWeights).edgeWeights });
   }
   const effectiveness = await stores.effectiveness();
   const now = (options.asOf ?? new Date()).getTime();
   let scored = scoreCandidates(kept, {
-    weights: options.weights,
+    weights: o.scoringWeights,
     now: options.asOf,
     graphScores,
     combination: o.scoreCombination,
