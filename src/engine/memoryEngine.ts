@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Embedder } from '../embed/embedder.js';
-import { LOCAL_EMBEDDER_OPTIONS, localEmbedder, type LocalEmbedderOptions } from '../embed/localEmbedder.js';
+import { LOCAL_EMBEDDER_OPTIONS, localEmbedder } from '../embed/localEmbedder.js';
 import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
@@ -11,7 +11,6 @@ import {
   deriveEntryId,
   validateMemoryDocument,
   type EntryRecord,
-  type MemoryDocument,
   type MemoryDocumentRecord,
   type RelationRecord,
 } from '../model/memoryFile.js';
@@ -35,17 +34,14 @@ import {
   ENTRY_EDGE_TYPES,
   SENSITIVITY_LEVELS,
   type Sensitivity,
-  type CodeLocation,
   type ContextBundle,
   type EntryEdgeType,
   type GoldenPath,
   type MemoryEntry,
-  type PathHop,
-  type Reason,
   type ScoredEntry,
   type StoreStats,
 } from '../model/types.js';
-import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
+import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import {
   buildTaskContext,
@@ -63,7 +59,6 @@ import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from '../retriev
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { keywordCandidates } from '../retrieve/keywordCandidates.js';
 import { hybridCandidates } from '../retrieve/hybridCandidates.js';
-import { FUSION_OPTIONS, type FusionOptions } from '../retrieve/fuse.js';
 import { makeHit, type Hit } from '../retrieve/candidate.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
@@ -73,363 +68,82 @@ import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
 import { resolveConfig } from '../config/config.js';
 import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
-import { checkOptionNames, optionNames } from '../model/options.js';
+import { checkOptionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
 import { importMarkdown, type ImportMarkdownOptions, type ImportReport } from '../import/importMarkdown.js';
 import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../import/importCode.js';
 import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/checkCode.js';
-import { withFingerprints } from '../code/fingerprintLocations.js';
 import { withFreshness } from '../code/bundleFreshness.js';
 import { CodeIndex } from '../code/codeIndex.js';
 import { codeFreshness } from '../code/codeFreshness.js';
 import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
 import { readSignals, type Effectiveness, type FeedbackSignal } from '../feedback/effectiveness.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
-import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
 import { estimateTokens } from '../retrieve/score.js';
 import { formatContext } from '../format/formatContext.js';
 
-/** Which embedder a database uses. An Embedder object plugs in any model. */
-export type EmbedderConfig = Embedder | ({ provider: 'local' } & LocalEmbedderOptions) | ({ provider: 'openai' } & OpenAIEmbedderOptions);
+import {
+  hybridFusion,
+  OPEN_MEMORY_OPTIONS,
+  SEMANTIC_SEARCH_OPTIONS,
+  MATRYOSHKA_SEARCH_OPTIONS,
+  KEYWORD_SEARCH_OPTIONS,
+  HYBRID_SEARCH_OPTIONS,
+  TRAVERSE_OPTIONS,
+  RELATED_TO_CODE_OPTIONS,
+  SENSITIVITY_OPTION,
+  CODE_REFERENCE_QUERY,
+  INGEST_OPTIONS,
+  IMPORT_MARKDOWN_OPTIONS,
+  IMPORT_CODE_OPTIONS,
+  CHECK_CODE_OPTIONS,
+  INDEX_OPTIONS,
+  REMEMBER_FIELDS,
+  CODE_REFERENCE_FIELDS,
+  rankScore,
+  checkIngestOptions,
+  fingerprinted,
+  checkLimit,
+  type EmbedderConfig,
+  type OpenMemoryOptions,
+  type SemanticSearchOptions,
+  type MatryoshkaSearchOptions,
+  type KeywordSearchOptions,
+  type HybridSearchOptions,
+  type SearchResults,
+  type FeedbackInput,
+  type SensitivityOption,
+  type RelatedToCodeOptions,
+  type IndexOptions,
+  type IndexResult,
+  type TraverseOptions,
+  type SearchHit,
+  type TraverseHit,
+  type RelatedToCodeHit,
+  type CodeReferenceHit,
+} from './engineOptions.js';
+export type {
+  EmbedderConfig,
+  OpenMemoryOptions,
+  SemanticSearchOptions,
+  MatryoshkaSearchOptions,
+  KeywordSearchOptions,
+  HybridSearchOptions,
+  SearchResults,
+  FeedbackInput,
+  SensitivityOption,
+  RelatedToCodeOptions,
+  IndexOptions,
+  IndexResult,
+  TraverseOptions,
+  SearchHit,
+  TraverseHit,
+  RelatedToCodeHit,
+  CodeReferenceHit,
+} from './engineOptions.js';
 
-/**
- * Options in code take precedence over MEMCORE_* environment variables, which take precedence
- * over memcore.config.json|yaml (in the database folder, else the working directory), then
- * defaults (see docs/configuration.md).
- */
-export interface OpenMemoryOptions {
-  /** Database folder; created when missing. Default `./.memcore`. */
-  path?: string;
-  /** Where MEMCORE_* settings are read from. Default `process.env`; `{}` ignores the environment. */
-  env?: NodeJS.ProcessEnv;
-  /** Where a memcore.config file is looked for besides the database folder. Default `process.cwd()`. */
-  cwd?: string;
-  /** Default: the offline local model. */
-  embedder?: EmbedderConfig;
-  /**
-   * The folder code locations are relative to (config `repo`, MEMCORE_REPO). With it, bundles mark
-   * each code reference fresh, moved, drifted or orphaned, and rank entries whose every reference
-   * is orphaned lower (docs/code.md). Default none.
-   */
-  repo?: string;
-  /** Context bundle cache (TTL LRU). `{ ttlMs: 0 }` turns it off. Default 500 bundles, 5 minutes. */
-  cache?: ContextCacheOptions;
-  /**
-   * Length of `vector_small`, the stage-1 search vector, for a new database (default: a quarter of
-   * the embedder's dimensions, at most 128). For Matryoshka-trained models pick one of the sizes
-   * the model was trained for (e.g. 64, 128, 256 for nomic-embed-text).
-   */
-  smallDimensions?: number;
-  /**
-   * Stores of at most this many entries are held whole in memory once the first query loads them,
-   * and the bundle's entries are read from there rather than from LanceDB (~4 ms for a dozen rows
-   * at 100K entries). Costs a held entry about its text's size. Up to the same size,
-   * `semanticSearch` runs exactly from memory on a second 8-bit level of the full vectors (one
-   * byte a dimension more); past it, as a LanceDB scan. Default 250,000; 0 always reads LanceDB.
-   */
-  residentMaxEntries?: number;
-  /**
-   * Stores of at most this many entries run stage 1 as a scan of their small vectors held in
-   * memory (8-bit, ~0.8 ms per 100K entries, the true nearest small vectors) rather than LanceDB's
-   * IVF index (approximate: at 1M entries and default probes it kept 0.835 of the top 10). Costs a
-   * held entry ~132 bytes at 128-d. Default 2,000,000; 0 always searches LanceDB.
-   */
-  scanMaxEntries?: number;
-  /**
-   * Stores of at least this many entries run that scan on a helper thread (one per open store,
-   * started on the first such query), while the keyword search runs on the caller's: at 100K
-   * entries the query's p50 drops by ~1.5 ms. Default 32,768; 0 at any size; above
-   * `scanMaxEntries`, never (a machine with one core gains nothing from it).
-   */
-  scanThreadMinEntries?: number;
-  /** The chat model for `buildTaskContext(task, { llmFilter })`: connection options or a JsonChat. */
-  llm?: LlmOptions | JsonChat;
-}
-
-export interface SemanticSearchOptions extends SearchFilterOptions {
-  /** Hits at most. Default 10. */
-  limit?: number;
-  /** Minimum cosine similarity. Default: none. */
-  threshold?: number;
-  signal?: AbortSignal;
-}
-
-export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
-  /**
-   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default: measured on the
-   * store's own vectors the first time it is needed after a load, so as to keep 99% of the exact
-   * top 10 of 64 sampled entries (stage1Calibration), scaled as the store grows, from 600 to
-   * 10,000; one per 400 entries when stage 1 is LanceDB's (past `scanMaxEntries`). How many are
-   * needed depends on how much of the vectors' variance the small dimensions keep: on the
-   * synthetic bench's vectors, 100 keep 64% of the exact top 10 at 100K and 600 all of it; at
-   * 300K, 750 keep 98.7% and 1,000 99.9%. The rerank is in memory (~1 µs a candidate).
-   */
-  candidates?: number;
-  /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
-  smallDims?: number;
-}
-
-export interface KeywordSearchOptions extends SearchFilterOptions {
-  /** Hits at most. Default 10. */
-  limit?: number;
-  signal?: AbortSignal;
-}
-
-export interface HybridSearchOptions extends Omit<MatryoshkaSearchOptions, 'smallDims'> {
-  /**
-   * 'weighted' (default: each list's score min-max normalised, times its weight) or 'rrf' (k = 60),
-   * or the fusion as `buildTaskContext` takes it: `{ method, weights: [vector, keyword], k }`.
-   * Default weights: [0.3, 1] for weighted, which measured best with the local embedder (SciFact,
-   * docs/evaluation.md); [1, 1] for RRF. With a strong embedding model try RRF or equal weights.
-   */
-  fusion?: FusionOptions['method'] | FusionOptions;
-  /** [vector, keyword]; a mention list, when on, weighs 2. Also `fusion.weights`. */
-  fusionWeights?: [number, number];
-  /** The former name of `fusionWeights`, still accepted (not with it). */
-  weights?: [number, number];
-  /** RRF constant. Default 60. Also `fusion.k`. */
-  k?: number;
-  /** Stage-1 over-retrieval of each list (vector_small candidates, keyword hits). Default 100, or `limit` when more. */
-  candidates?: number;
-  /** Also fuse in the entries whose title or alias the query names (weight 2). Default false. */
-  mentions?: boolean;
-  /**
-   * When the embedder fails (a server down, a timeout), throw rather than answer from keywords
-   * (and mentions) alone with a note in `notes`. Default false.
-   */
-  strict?: boolean;
-}
-
-/**
- * hybridSearch's fusion from its options: a method name with `fusionWeights` (or its former name
- * `weights`) and `k`, or an object as buildTaskContext takes it; each said once. The mention list,
- * when on, weighs 2.
- */
-function hybridFusion(options: HybridSearchOptions): FusionOptions {
-  const given = options.fusion;
-  const asObject = typeof given === 'object' && given !== null ? given : undefined;
-  if (asObject) checkOptionNames('hybridSearch.fusion', asObject, FUSION_OPTIONS);
-  const method = asObject ? asObject.method : given;
-  if (method !== undefined && method !== 'rrf' && method !== 'weighted')
-    throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(method)}`);
-  const named = [
-    ['fusionWeights', options.fusionWeights],
-    ['weights', options.weights],
-    ['fusion.weights', asObject?.weights],
-  ].filter(([, w]) => w !== undefined) as [string, unknown][];
-  if (named.length > 1)
-    throw invalidInput(`hybridSearch: give the fusion weights once, as fusionWeights; got ${named.map(([n]) => n).join(' and ')}`);
-  const [name, weights] = named[0] ?? ['fusionWeights', undefined];
-  if (weights !== undefined && !(Array.isArray(weights) && weights.length === 2 && weights.every((w) => typeof w === 'number' && w >= 0)))
-    throw invalidInput(`${name} must be [vectorWeight, keywordWeight], both ≥ 0`);
-  if (options.k !== undefined && asObject?.k !== undefined) throw invalidInput('hybridSearch: give k once (k or fusion.k)');
-  const k = options.k ?? asObject?.k;
-  const resolved = method ?? 'weighted';
-  const pair = (weights as [number, number] | undefined) ?? (resolved === 'weighted' ? [0.3, 1] : [1, 1]);
-  return { method: resolved, weights: [...pair, 2], ...(k !== undefined ? { k } : {}) };
-}
-
-/** Hits, best first, and notes on how they were found (a part that was unavailable). */
-export type SearchResults = SearchHit[] & { notes: string[] };
-
-const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
-  'path',
-  'env',
-  'cwd',
-  'embedder',
-  'repo',
-  'cache',
-  'smallDimensions',
-  'residentMaxEntries',
-  'scanMaxEntries',
-  'scanThreadMinEntries',
-  'llm',
-]);
-const SEMANTIC_SEARCH_OPTIONS = [
-  ...SEARCH_FILTER_OPTIONS,
-  ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal']),
-];
-const MATRYOSHKA_SEARCH_OPTIONS = [
-  ...SEMANTIC_SEARCH_OPTIONS,
-  ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims']),
-];
-const KEYWORD_SEARCH_OPTIONS = [
-  ...SEARCH_FILTER_OPTIONS,
-  ...optionNames<Omit<KeywordSearchOptions, keyof SearchFilterOptions>>()(['limit', 'signal']),
-];
-const HYBRID_SEARCH_OPTIONS = [
-  ...MATRYOSHKA_SEARCH_OPTIONS.filter((o) => o !== 'smallDims'),
-  ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()([
-    'fusion',
-    'fusionWeights',
-    'weights',
-    'k',
-    'mentions',
-    'strict',
-  ]),
-];
-const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction', 'sensitivity']);
-const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
-const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
-const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
-const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync', 'repo']);
-const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()([
-  'core',
-  'type',
-  'conventions',
-  'autoLink',
-  'parseTimeoutMs',
-  'signal',
-  'onProgress',
-]);
-const IMPORT_CODE_OPTIONS = optionNames<ImportCodeOptions>()(['codebase', 'autoLink', 'signal', 'onProgress']);
-const CHECK_CODE_OPTIONS = optionNames<CheckCodeOptions>()(['repo', 'codebase', 'fix']);
-const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
-const REMEMBER_FIELDS = optionNames<RememberInput>()([
-  'title',
-  'content',
-  'core',
-  'type',
-  'id',
-  'confidence',
-  'importance',
-  'tags',
-  'aliases',
-  'source',
-  'sensitivity',
-  'pinned',
-  'related',
-  'dependsOn',
-  'supersedes',
-  'code',
-  'autoLink',
-]);
-const CODE_REFERENCE_FIELDS = optionNames<import('./remember.js').CodeReferenceInput>()([
-  'file',
-  'symbol',
-  'startLine',
-  'endLine',
-  'codebase',
-  'language',
-  'relevance',
-]);
-
-/** A rating of an entry (`feedback`). */
-export interface FeedbackInput {
-  entryId: string;
-  /** true (useful), false (not useful), or a share from 0 to 1. */
-  useful: boolean | number;
-  /** The bundle the entry came in: a rating per entry and bundle counts once. */
-  bundleId?: string;
-  note?: string;
-}
-
-/** Which sensitivity levels a read returns: default `['public', 'internal']`, secrets only when asked for. */
-export interface SensitivityOption {
-  sensitivity?: Sensitivity[];
-}
-
-export interface RelatedToCodeOptions extends SensitivityOption {
-  /** Hits at most. Default 10. */
-  limit?: number;
-  signal?: AbortSignal;
-}
-
-export interface IndexOptions {
-  /** Build LanceDB's ANN index on vector_small from this many entries. Default 50,000. */
-  annMinRows?: number;
-  /** Hears how far the refit has come, every 10,000 entries, and when the index build starts. */
-  onProgress?: (message: string) => void;
-}
-
-/** What `index()` built. */
-export interface IndexResult {
-  /** Columns given scalar indexes. */
-  scalar: string[];
-  /** Whether an ANN index on vector_small was built. */
-  ann: boolean;
-  rows: number;
-  /** How the small vectors derive from the full ones. */
-  projection: 'prefix' | 'pca';
-  /** The snapshot files written, one per structure held in memory whose file was out of date. */
-  snapshots: { structure: string; bytes: number }[];
-}
-
-export interface TraverseOptions extends SensitivityOption {
-  /** Hops at most. Default 2. */
-  depth?: number;
-  /** Default all entry edges: RELATED, DEPENDS_ON, SUPERSEDES. */
-  relationTypes?: EntryEdgeType[];
-  /** Follow edges along their direction, against it, or both (default). */
-  direction?: Direction;
-}
-
-export interface SearchHit {
-  entry: MemoryEntry;
-  /**
-   * What the list is ordered by: the cosine similarity (semantic, matryoshka), the BM25 score
-   * relative to the best hit (keyword), or the fused score (hybrid).
-   */
-  score: number;
-  /** Cosine similarity to the query (0 for a keyword-only search). */
-  similarity: number;
-  why: Reason[];
-}
-
-/** The score a search's list is ordered by (SearchHit.score). */
-function rankScore(h: Hit, rankedBy: 'similarity' | 'keyword' | 'fused'): number {
-  if (rankedBy === 'fused') return h.fused ?? 0;
-  if (rankedBy === 'keyword') return h.why.find((r) => r.kind === 'keyword')?.score ?? 0;
-  return h.similarity;
-}
-
-export interface TraverseHit {
-  entry: MemoryEntry;
-  hops: number;
-  /** Edges from the start entry to this one. */
-  path: PathHop[];
-}
-
-export interface RelatedToCodeHit {
-  entry: MemoryEntry;
-  /** Cosine similarity of the entry to the query. */
-  similarity: number;
-  /** References of the entry into the file, most relevant first. */
-  references: { code: CodeLocation; relevance: number }[];
-}
-
-export interface CodeReferenceHit {
-  entry: MemoryEntry;
-  relevance: number;
-  code: CodeLocation;
-}
-
-function checkIngestOptions(where: string, options: IngestOptions, allowed: readonly string[]): void {
-  checkOptionNames(where, options, allowed);
-  if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean')
-    checkOptionNames(`${where}.autoLink`, options.autoLink, AUTO_LINK_OPTIONS);
-  if (options.repo !== undefined && (typeof options.repo !== 'string' || options.repo === ''))
-    throw invalidInput(`${where}: repo must be the path of a folder`);
-}
-
-/** The document with its code locations fingerprinted against `repo`, when one is given. */
-async function fingerprinted(where: string, document: MemoryDocument, repo: string | undefined): Promise<MemoryDocument> {
-  return repo === undefined ? document : withFingerprints(document, await requireFolder(`${where}: repo`, repo));
-}
-
-function checkLimit(v: unknown, name = 'limit'): number {
-  if (v === undefined) return 10;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000)
-    throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-/**
- * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
- * the same folder share it (and see each other's writes at once); it closes with the last engine.
- */
 const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
 
 /** The Embedder an EmbedderConfig names (reembed), checked as openMemory checks it. */
