@@ -61,3 +61,14 @@ export function cliProcesses(env: () => Record<string, string>): CliProcesses {
     },
   };
 }
+
+/** The environment of a CLI process whose embedder is the test's OpenAI-compatible server (test/openaiServer.ts). */
+export function fakeEmbedderEnv(baseURL: string, dimensions = 8): Record<string, string> {
+  return {
+    ...(process.env as Record<string, string>),
+    MEMCORE_EMBEDDER: 'openai',
+    MEMCORE_EMBED_BASE_URL: baseURL,
+    MEMCORE_EMBED_MODEL: 'fake',
+    MEMCORE_EMBED_DIMENSIONS: String(dimensions),
+  };
+}

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir } from './helpers.js';
-import { cliProcesses, nodeArgs } from './cliProcess.js';
+import { cliProcesses, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
 
 const { memcore, serve, killAll } = cliProcesses(() => env);
 const node = nodeArgs;
@@ -22,13 +22,7 @@ let embeddings: FakeOpenAI;
 let env: Record<string, string>;
 beforeAll(async () => {
   embeddings = await startFakeOpenAI(8);
-  env = {
-    ...(process.env as Record<string, string>),
-    MEMCORE_EMBEDDER: 'openai',
-    MEMCORE_EMBED_BASE_URL: embeddings.baseURL,
-    MEMCORE_EMBED_MODEL: 'fake',
-    MEMCORE_EMBED_DIMENSIONS: '8',
-  };
+  env = fakeEmbedderEnv(embeddings.baseURL);
 });
 afterAll(async () => embeddings.close());
 

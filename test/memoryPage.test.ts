@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
-import { cliProcesses, type ServeReady } from './cliProcess.js';
+import { cliProcesses, fakeEmbedderEnv, type ServeReady } from './cliProcess.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDirForFile } from './helpers.js';
 
@@ -61,13 +61,7 @@ const dialogs: string[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: apt-get install chromium (or set MEMCORE_CHROMIUM)`);
   embeddings = await startFakeOpenAI(8);
-  env = {
-    ...(process.env as Record<string, string>),
-    MEMCORE_EMBEDDER: 'openai',
-    MEMCORE_EMBED_BASE_URL: embeddings.baseURL,
-    MEMCORE_EMBED_MODEL: 'fake',
-    MEMCORE_EMBED_DIMENSIONS: '8',
-  };
+  env = fakeEmbedderEnv(embeddings.baseURL);
   const dir = await tempDirForFile();
   db = join(dir, 'store');
   const hostile = join(dir, 'hostile.yaml');

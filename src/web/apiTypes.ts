@@ -34,3 +34,6 @@ export interface ContextView {
   lowConfidence: boolean;
   notes: string[];
 }
+
+/** A value as JSON carries it: dates become ISO strings. */
+export type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };

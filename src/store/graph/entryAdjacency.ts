@@ -171,29 +171,30 @@ export class EntryAdjacency {
 
   /** Every edge touching the entry, decoding its snapshot list the first time it is asked for. */
   private edgesAt(id: string): HeldEdge[] | undefined {
-    const held = this.edgesOf.get(id);
     const lazy = this.lazy;
-    if (held || !lazy) return held;
-    const slot = lazy.slotOf.get(id);
-    if (slot === undefined) return undefined;
-    lazy.slotOf.delete(id);
-    const list: HeldEdge[] = [];
-    for (let k = lazy.listStart[slot]!; k < lazy.listStart[slot + 1]!; k++) list.push(this.snapshotEdge(lazy, lazy.listMembers[k]!));
-    this.edgesOf.set(id, list);
-    return list;
+    return this.edgesOf.get(id) ?? (lazy && this.decodeList(this.edgesOf, lazy.slotOf, lazy.listStart, lazy.listMembers, id));
   }
 
   /** The SUPERSEDES edges ending at the entry, decoded alike. */
   private supersedingAt(id: string): HeldEdge[] | undefined {
-    const held = this.supersededVia.get(id);
     const lazy = this.lazy;
-    if (held || !lazy) return held;
-    const i = lazy.viaOf.get(id);
+    return this.supersededVia.get(id) ?? (lazy && this.decodeList(this.supersededVia, lazy.viaOf, lazy.viaStart, lazy.viaMembers, id));
+  }
+
+  /** Moves list `pending[id]` of a snapshot (its edges `members[start[i]…start[i+1]]`) into `held`. */
+  private decodeList(
+    held: Map<string, HeldEdge[]>,
+    pending: Map<string, number>,
+    start: ArrayLike<number>,
+    members: ArrayLike<number>,
+    id: string,
+  ): HeldEdge[] | undefined {
+    const i = pending.get(id);
     if (i === undefined) return undefined;
-    lazy.viaOf.delete(id);
+    pending.delete(id);
     const list: HeldEdge[] = [];
-    for (let k = lazy.viaStart[i]!; k < lazy.viaStart[i + 1]!; k++) list.push(this.snapshotEdge(lazy, lazy.viaMembers[k]!));
-    this.supersededVia.set(id, list);
+    for (let k = start[i]!; k < start[i + 1]!; k++) list.push(this.snapshotEdge(this.lazy!, members[k]!));
+    held.set(id, list);
     return list;
   }
 

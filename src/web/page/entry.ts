@@ -1,27 +1,11 @@
 import { api, entryHref, h, href, pathHref, typeChip, fill } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { codeSpan } from '../../format/formatBundle.js';
-import type { CodeLocation } from '../../model/types.js';
+import type { CodeLocation, MemoryEntry } from '../../model/types.js';
+import type { Jsonified } from '../apiTypes.js';
 
 interface EntryJson {
-  entry: {
-    id: string;
-    coreId: string;
-    title: string;
-    aliases: string[];
-    content: string;
-    entryType: string;
-    confidence: string;
-    importance: number;
-    tags: string[];
-    source: string | null;
-    sensitivity: string;
-    createdAt: string;
-    updatedAt: string;
-    validFrom: string | null;
-    validTo: string | null;
-    pinned: boolean;
-  };
+  entry: Jsonified<MemoryEntry>;
   links: { type: string; from: string; to: string }[];
   code: { code: CodeLocation; relevance: number; freshness?: string }[];
   goldenPaths: { id: string; name: string; concept: string | null }[];
