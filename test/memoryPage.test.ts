@@ -148,6 +148,21 @@ describe('the memory page', () => {
     expect(await page.innerText('main')).toContain('Refresh-token rotation, request to response');
     await shot('entry');
 
+    // From the box with the keyboard: ↓ marks the first hit, ↓ the second, Enter opens it.
+    await open('/?q=rotate+refresh+tokens');
+    await page.locator('.hit').first().waitFor();
+    const second = await page.locator('.hit .title').nth(1).innerText();
+    await page.focus('#q');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('.hit[aria-selected="true"] .title').innerText()).toBe(second);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/entry\//);
+    await page.waitForSelector('#app[data-ready]');
+    expect(await page.innerText('#entry-title')).toBe(second);
+    await page.goto(`${origin}/entry/auth-refresh-rotation`);
+    await page.waitForSelector('#app[data-ready]');
+
     await page.click('.links a:has-text("Refresh tokens are long-lived and reusable")');
     await page.waitForURL(`${origin}/entry/auth-refresh-long-lived`);
     await page.waitForSelector('#app[data-ready]');

@@ -50,15 +50,16 @@ export async function searchPage(root: HTMLElement): Promise<void> {
         { q, mode: mode.value, core: core.value, type: type.value },
         controller.signal,
       );
+      selected = -1;
       summary.textContent = `${answer.hits.length} hit${answer.hits.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms${answer.notes.length ? ` — ${answer.notes.join('; ')}` : ''}`;
       results.replaceChildren(
         h(
           'ol',
-          { class: 'hits' },
+          { class: 'hits', role: 'listbox', 'aria-label': 'Hits' },
           ...answer.hits.map((hit) =>
             h(
               'li',
-              { class: 'hit' },
+              { class: 'hit', role: 'option', 'aria-selected': 'false' },
               h('a', { href: entryHref(hit.id), class: 'title' }, hit.title),
               h(
                 'div',
@@ -81,6 +82,21 @@ export async function searchPage(root: HTMLElement): Promise<void> {
     timer = window.setTimeout(() => void run(), 120);
   };
   box.addEventListener('input', soon);
+  // ↓ and ↑ move through the hits, Enter opens the one marked (the first when none is).
+  let selected = -1;
+  box.addEventListener('keydown', (event) => {
+    const hits = [...results.querySelectorAll<HTMLElement>('.hit')];
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      if (hits.length === 0) return;
+      event.preventDefault();
+      selected = Math.max(0, Math.min(hits.length - 1, selected + (event.key === 'ArrowDown' ? 1 : -1)));
+      hits.forEach((hit, i) => hit.setAttribute('aria-selected', String(i === selected)));
+      hits[selected]!.scrollIntoView({ block: 'nearest' });
+    } else if (event.key === 'Enter' && hits.length > 0) {
+      const link = hits[Math.max(0, selected)]!.querySelector<HTMLAnchorElement>('a.title');
+      if (link) location.href = link.href;
+    }
+  });
   for (const select of [mode, core, type]) select.addEventListener('change', () => void run());
 
   // The filters list what the memory holds; the search runs whether or not they have arrived.
