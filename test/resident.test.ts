@@ -390,25 +390,7 @@ describe('structures held in memory follow the writes', () => {
       const stores = m.unsafeExposeInternals().stores;
       const loaded = await Promise.all([stores.columns(), stores.keywords()]);
 
-      await m.upsert([
-        {
-          id: 's3',
-          core_id: 'moved',
-          title: 'Zephyr gateway',
-          content: 'The zephyr gateway rewrites headers.',
-          importance: 9,
-          confidence: 'high',
-          tags: ['edge'],
-        },
-        {
-          id: 'new',
-          core_id: 'synthetic',
-          title: 'Quokka scheduler',
-          aliases: ['QS'],
-          content: 'Quokka runs the nightly jobs after the zephyr gateway drains.',
-        },
-      ]);
-      await m.delete(['s5', 's6']);
+      await writeMore(m);
 
       const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
       expect(columns).toBe(loaded[0]); // followed in place, not reloaded
@@ -445,6 +427,29 @@ describe('structures held in memory follow the writes', () => {
   });
 });
 
+/** Writes that move an entry to another core, add one with an alias, and delete two. */
+const writeMore = async (m: Engine) => {
+  await m.upsert([
+    {
+      id: 's3',
+      core_id: 'moved',
+      title: 'Zephyr gateway',
+      content: 'The zephyr gateway rewrites headers.',
+      importance: 9,
+      confidence: 'high',
+      tags: ['edge'],
+    },
+    {
+      id: 'new',
+      core_id: 'synthetic',
+      title: 'Quokka scheduler',
+      aliases: ['QS'],
+      content: 'Quokka runs the nightly jobs after the zephyr gateway drains.',
+    },
+  ]);
+  await m.delete(['s5', 's6']);
+};
+
 /** Entries linked every way the adjacency holds (a chain, dependencies, supersessions, a hub), over two cores. */
 function linkedDocument(n: number) {
   const entries = syntheticEntries(n).map((e, i) => ({
@@ -478,27 +483,6 @@ function linkedDocument(n: number) {
 
 describe('snapshots of the structures held in memory', () => {
   const task = 'cache eviction leaks memory when the disk fills up';
-  const writeMore = async (m: Engine) => {
-    await m.upsert([
-      {
-        id: 's3',
-        core_id: 'moved',
-        title: 'Zephyr gateway',
-        content: 'The zephyr gateway rewrites headers.',
-        importance: 9,
-        confidence: 'high',
-        tags: ['edge'],
-      },
-      {
-        id: 'new',
-        core_id: 'synthetic',
-        title: 'Quokka scheduler',
-        aliases: ['QS'],
-        content: 'Quokka runs the nightly jobs after the zephyr gateway drains.',
-      },
-    ]);
-    await m.delete(['s5', 's6']);
-  };
   // Scores move with the clock (recency): what was chosen, and why, may not.
   const comparable = (b: Awaited<ReturnType<Engine['buildTaskContext']>>) => ({
     entries: b.entries.map((e) => [e.entry.id, e.similarity, e.why]),

@@ -5,7 +5,7 @@
  * concurrently, and the context cache is keyed by the store's generation, which a write moves
  * before it answers: no client is served a bundle from before a write it has been told is done.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createSocketServer, type Socket } from 'node:net';
@@ -18,7 +18,7 @@ import { invalidInput } from '../model/errors.js';
 import { createMcpServer } from './mcpServer.js';
 import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type PageLogin, type Welcome } from './controlSocket.js';
 import type { ServerStatus } from './tools.js';
-import { createPageServer, type PageServer } from '../web/pageServer.js';
+import { bearerMatches, createPageServer, type PageServer } from '../web/pageServer.js';
 
 /** Runs one CLI command line against the owner's engine (the CLI's `main`, handed in to keep the layers apart). */
 export type CliRunner = (
@@ -78,13 +78,6 @@ async function tokenFor(dir: string, given: string | undefined): Promise<string>
   await writeFile(file, token + '\n', { mode: 0o600 });
   await chmod(file, 0o600);
   return token;
-}
-
-function bearerMatches(req: IncomingMessage, token: string): boolean {
-  const header = req.headers.authorization ?? '';
-  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 export async function startOwner(engine: MemoryEngine, options: OwnerOptions): Promise<Owner> {

@@ -40,7 +40,8 @@ export interface PageServer {
   handle(req: IncomingMessage, res: ServerResponse, port: number): Promise<void>;
 }
 
-function sameSecret(given: string, expected: string): boolean {
+/** Whether `given` is the secret, compared in constant time. */
+export function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
@@ -64,6 +65,12 @@ const sendJson = (res: ServerResponse, status: number, body: unknown) =>
 const DENIED_PAGE = (message: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memcore: sign in</title></head><body><h1>Sign in to memcore</h1><p>${message}</p><p>Run <code>memcore ui</code> in the project for an address that signs you in.</p></body></html>`;
 
+/** Whether the request carries `Authorization: Bearer <token>` (MCP over HTTP, scripts). */
+export function bearerMatches(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? '';
+  return header.startsWith('Bearer ') && sameSecret(header.slice(7), token);
+}
+
 export function createPageServer(options: PageServerOptions): PageServer {
   const { engine, status, token, log } = options;
   const logins = new Map<string, number>();
@@ -82,8 +89,7 @@ export function createPageServer(options: PageServerOptions): PageServer {
   }
 
   function signedIn(req: IncomingMessage, cookieName: string): boolean {
-    const header = req.headers.authorization ?? '';
-    if (header.startsWith('Bearer ') && sameSecret(header.slice(7), token)) return true;
+    if (bearerMatches(req, token)) return true;
     const session = cookieValue(req, cookieName);
     return session !== undefined && [...sessions].some((s) => sameSecret(session, s));
   }
