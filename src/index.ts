@@ -7,7 +7,6 @@ export type {
   KeywordSearchOptions,
   HybridSearchOptions,
   TraverseOptions,
-  SearchHit,
   TraverseHit,
   RelatedToCodeHit,
   CodeReferenceHit,
@@ -15,7 +14,21 @@ export type {
   IndexOptions,
   IndexResult,
 } from './engine/memoryEngine.js';
-export type { TaskContextOptions, SearchFilterOptions } from './retrieve/taskContext.js';
+export type { TaskContextOptions } from './retrieve/taskContext.js';
+export type { SearchFilterOptions, SearchOptions, GraphRanker } from './recipe/searchOptions.js';
+export type {
+  SearchRecipe,
+  PresetName,
+  VectorSource,
+  VectorStage1,
+  RecipeSources,
+  RecipeFusion,
+  RecipeExpansion,
+  RecipeScoring,
+  Reranker,
+} from './recipe/searchRecipe.js';
+export { PRESET_NAMES } from './recipe/searchRecipe.js';
+export { withOverrides, presetOptions } from './recipe/presets.js';
 export type { ScoringWeights } from './retrieve/score.js';
 export { DEFAULT_WEIGHTS } from './retrieve/score.js';
 export type { IngestReport, IngestOptions } from './ingest/indexer.js';

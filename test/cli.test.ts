@@ -56,7 +56,7 @@ describe('memcore CLI', () => {
     const gp = await run('golden-path', 'gp-error-path', '--db', db, '--json');
     expect((JSON.parse(gp.out) as { steps: { order: number }[] }).steps.map((s) => s.order)).toEqual([1, 2, 3]);
 
-    for (const mode of ['semantic', 'matryoshka', 'keyword', 'hybrid']) {
+    for (const mode of ['semantic', 'matryoshka', 'keyword', 'hybrid', 'find', 'context']) {
       const hits = JSON.parse(
         (await run('search', 'refresh token rotation', '--db', db, '--mode', mode, '--json', '--limit', '3')).out,
       ) as unknown;
@@ -64,6 +64,11 @@ describe('memcore CLI', () => {
       expect(list.map((h) => h.entry.id)).toContain('auth-refresh-rotation');
     }
     expect((await run('search', 'x', '--db', db, '--mode', 'fuzzy')).code).toBe(EXIT.usage);
+    const misplaced = await run('search', 'x', '--db', db, '--mode', 'semantic', '--candidates', '50');
+    expect([misplaced.code, misplaced.err]).toEqual([
+      EXIT.usage,
+      expect.stringContaining('--candidates does not apply to --mode semantic'),
+    ]);
 
     const trav = JSON.parse(
       (

@@ -339,14 +339,14 @@ describe('keyword and hybrid search', () => {
         ids(rrf),
       );
       await expect(m.hybridSearch('zebra', { fusionWeights: [1, 0], weights: [1, 0] })).rejects.toThrow(
-        /give the fusion weights once, as fusionWeights; got fusionWeights and weights/,
+        /give fusionWeights \(weights is its former name\), not both/,
       );
       await expect(m.hybridSearch('zebra', { fusion: { method: 'rrf', k: 5 }, k: 6 })).rejects.toThrow(/give k once/);
       await expect(m.hybridSearch('zebra', { fusion: { metod: 'rrf' } as never })).rejects.toThrow(
         /hybridSearch.fusion: unknown option "metod" \(did you mean "method"\?\)/,
       );
       await expect(m.hybridSearch('zebra', { fusion: { method: 'borda' } as never })).rejects.toThrow(
-        /fusion must be rrf or weighted, got "borda"/,
+        /fusion\.method must be rrf or weighted, got "borda"/,
       );
       await expect(m.hybridSearch('zebra', { fusionWeights: [1] as never })).rejects.toThrow(
         /fusionWeights must be \[vectorWeight, keywordWeight\]/,

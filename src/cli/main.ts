@@ -29,6 +29,8 @@ import {
 } from '../model/types.js';
 import type { EmbedderConfig, MemoryEngine, OpenMemoryOptions, SearchHit } from '../engine/memoryEngine.js';
 import type { TaskContextOptions } from '../retrieve/taskContext.js';
+import { PRESET_NAMES, type PresetName } from '../recipe/searchRecipe.js';
+import { presetOptions } from '../recipe/presets.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js';
 import { connectToOwner, PROTOCOL, readLines, type CliMessage, type PageLogin } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
@@ -161,7 +163,7 @@ Commands:
   context --diff [<range>]  the context for a change: git diff of the working tree, of a range
                             (main..HEAD, HEAD~3) or of the index (--staged) in --repo (default config
                             repo or the working directory); entries on the changed code come first
-  search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword)
+  search "<query>"          search entries (--mode hybrid | semantic | matryoshka | keyword | find | context)
   find "<query>"            search seeds expanded through the graph, scored (no code)
   traverse <id>             entries reachable from an entry (--depth, --relations, --direction)
   code-refs                 entries that reference code (--file, --symbol, --codebase)
@@ -235,7 +237,7 @@ context and find options:
   --format <style>          text (default), prompt (<memory> block), markdown or json (context)
 
 search options:
-  --mode <mode>             hybrid (default), semantic, matryoshka or keyword
+  --mode <preset>           hybrid (default), semantic, matryoshka, keyword, find or context (docs/api.md)
   --limit <n>               default 10
   --candidates <n>          stage-1 candidates (default: matryoshka measured on the store, 600-10000; hybrid 100)
   --fusion <weighted|rrf>   hybrid fusion (default weighted, vector 0.3 : keyword 1)
@@ -705,43 +707,37 @@ const COMMANDS: Record<string, Command> = {
     args: [1, 1],
     uses: 'reads',
     async run({ engine }, [query], v, io) {
-      const base = {
-        ...filterOptions(v as FilterValues),
-        ...(v.limit !== undefined ? { limit: int('limit', v.limit as string) } : {}),
+      const mode = v.mode as PresetName;
+      if (!PRESET_NAMES.includes(mode)) throw new UsageError(`--mode must be one of ${PRESET_NAMES.join(', ')}, got "${String(v.mode)}"`);
+      const accepts = presetOptions(mode);
+      const given = {
+        ...(v.candidates !== undefined ? { candidates: int('candidates', v.candidates as string) } : {}),
+        ...(v.fusion !== undefined ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}),
+        ...(v.mentions ? { mentions: true } : {}),
       };
-      const candidates = v.candidates !== undefined ? { candidates: int('candidates', v.candidates as string) } : {};
+      for (const option of Object.keys(given))
+        if (!accepts.includes(option)) throw new UsageError(`--${option} does not apply to --mode ${mode}`);
       if (v.fusion !== undefined && v.fusion !== 'rrf' && v.fusion !== 'weighted')
         throw new UsageError(`--fusion must be rrf or weighted, got "${String(v.fusion)}"`);
-      if (!['semantic', 'matryoshka', 'keyword', 'hybrid'].includes(v.mode as string))
-        throw new UsageError(`--mode must be hybrid, semantic, matryoshka or keyword, got "${String(v.mode)}"`);
+      const limit = v.limit !== undefined ? int('limit', v.limit as string) : undefined;
+      const overrides = {
+        ...filterOptions(v as FilterValues),
+        ...given,
+        ...(limit !== undefined ? (accepts.includes('limit') ? { limit } : { maxEntries: limit }) : {}),
+      };
       const memory = await engine();
       let hits: SearchHit[];
       let result: unknown;
-      switch (v.mode) {
-        case 'semantic':
-          result = hits = await memory.semanticSearch(query!, base);
-          break;
-        case 'matryoshka': {
-          const r = await memory.matryoshkaSearch(query!, { ...base, ...candidates });
-          hits = r.hits;
-          result = r;
-          if (!v.json) io.err(`stage 1: ${r.stage1Candidates} candidates on ${r.smallDimensions}-d vectors`);
-          break;
-        }
-        case 'keyword':
-          result = hits = await memory.keywordSearch(query!, base);
-          break;
-        default: {
-          // hybrid (the mode was checked above, before the folder was opened)
-          const r = await memory.hybridSearch(query!, {
-            ...base,
-            ...candidates,
-            ...(v.fusion ? { fusion: v.fusion as 'rrf' | 'weighted' } : {}),
-            ...(v.mentions ? { mentions: true } : {}),
-          });
-          for (const note of r.notes) io.err(`note: ${note}`);
-          result = hits = r;
-        }
+      if (mode === 'matryoshka') {
+        // Its JSON keeps the stage-1 count and the small-vector length.
+        const r = await memory.matryoshkaSearch(query!, overrides);
+        hits = r.hits;
+        result = r;
+        if (!v.json) io.err(`stage 1: ${r.stage1Candidates} candidates on ${r.smallDimensions}-d vectors`);
+      } else {
+        const r = await memory.search(query!, { recipe: mode, overrides });
+        for (const note of r.notes) io.err(`note: ${note}`);
+        result = hits = r;
       }
       print(io, v.json === true, result, () =>
         hits.length === 0

@@ -6,11 +6,12 @@
  */
 import type { Embedder } from '../embed/embedder.js';
 import { codeLanguage, codeSymbols } from '../import/codeSymbols.js';
-import type { JsonChat } from '../llm/chatClient.js';
 import { invalidInput } from '../model/errors.js';
 import type { CodeLocation, CodeMatch, ContextBundle } from '../model/types.js';
 import { makeHit, type Hit } from '../retrieve/candidate.js';
-import { buildTaskContext, type TaskContextOptions } from '../retrieve/taskContext.js';
+import { buildTaskContext } from '../retrieve/taskContext.js';
+import type { RecipeRun } from '../retrieve/runRecipe.js';
+import type { SearchRecipe } from '../recipe/searchRecipe.js';
 import type { Stores } from '../store/stores.js';
 import { CodeIndex } from './codeIndex.js';
 import { runGit } from './git.js';
@@ -140,8 +141,8 @@ export async function contextForDiff(
   stores: Stores,
   embedder: Embedder,
   source: DiffSource,
-  options: TaskContextOptions = {},
-  chat?: JsonChat,
+  recipe: SearchRecipe,
+  run: Omit<RecipeRun, 'codeHits'> = {},
 ): Promise<DiffContextBundle> {
   const { text, newSide, oldSide } = await readDiff(source);
   const { files, skipped } = parseDiff(text);
@@ -158,7 +159,7 @@ export async function contextForDiff(
     changes.push({ path: file.path, oldPath: file.oldPath, change: file.change, symbols: [...new Set(touchedSymbols(file, content))] });
   }
   const codeHits = await entriesOnChangedCode(stores, changes, files);
-  const bundle = await buildTaskContext(stores, embedder, diffTask(changes, files), options, chat, codeHits);
+  const bundle = await buildTaskContext(stores, embedder, diffTask(changes, files), recipe, { ...run, codeHits });
   for (const s of skipped) bundle.notes.push(`skipped ${s.path}: ${s.reason}`);
   return { ...bundle, changes };
 }

@@ -9,11 +9,9 @@ import type { IngestOptions } from '../ingest/indexer.js';
 import { invalidInput, requireFolder } from '../model/errors.js';
 import type { MemoryDocument } from '../model/memoryFile.js';
 import type { RememberInput } from './remember.js';
-import type { Sensitivity, CodeLocation, EntryEdgeType, MemoryEntry, PathHop, Reason } from '../model/types.js';
+import type { Sensitivity, CodeLocation, EntryEdgeType, MemoryEntry, PathHop, SearchHit } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
-import { SEARCH_FILTER_OPTIONS, type SearchFilterOptions } from '../retrieve/taskContext.js';
-import { FUSION_OPTIONS, type FusionOptions } from '../retrieve/fuse.js';
-import type { Hit } from '../retrieve/candidate.js';
+import type { SearchFilterOptions, SearchOptions } from '../recipe/searchOptions.js';
 import type { ContextCacheOptions } from '../cache/contextCache.js';
 import type { JsonChat, LlmOptions } from '../llm/chatClient.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
@@ -80,88 +78,38 @@ export interface OpenMemoryOptions {
   llm?: LlmOptions | JsonChat;
 }
 
-export interface SemanticSearchOptions extends SearchFilterOptions {
-  /** Hits at most. Default 10. */
-  limit?: number;
-  /** Minimum cosine similarity. Default: none. */
-  threshold?: number;
-  signal?: AbortSignal;
-}
+type Filters = keyof SearchFilterOptions;
 
-export interface MatryoshkaSearchOptions extends SemanticSearchOptions {
-  /**
-   * Stage-1 candidates taken on `vector_small` before the exact rerank. Default: measured on the
-   * store's own vectors the first time it is needed after a load, so as to keep 99% of the exact
-   * top 10 of 64 sampled entries (stage1Calibration), scaled as the store grows, from 600 to
-   * 10,000; one per 400 entries when stage 1 is LanceDB's (past `scanMaxEntries`). How many are
-   * needed depends on how much of the vectors' variance the small dimensions keep: on the
-   * synthetic bench's vectors, 100 keep 64% of the exact top 10 at 100K and 600 all of it; at
-   * 300K, 750 keep 98.7% and 1,000 99.9%. The rerank is in memory (~1 µs a candidate).
-   */
-  candidates?: number;
-  /** Checked against the stored small-vector length (set per database by `smallDimensions`). */
-  smallDims?: number;
-}
-
-export interface KeywordSearchOptions extends SearchFilterOptions {
-  /** Hits at most. Default 10. */
-  limit?: number;
-  signal?: AbortSignal;
-}
-
-export interface HybridSearchOptions extends Omit<MatryoshkaSearchOptions, 'smallDims'> {
-  /**
-   * 'weighted' (default: each list's score min-max normalised, times its weight) or 'rrf' (k = 60),
-   * or the fusion as `buildTaskContext` takes it: `{ method, weights: [vector, keyword], k }`.
-   * Default weights: [0.3, 1] for weighted, which measured best with the local embedder (SciFact,
-   * docs/evaluation.md); [1, 1] for RRF. With a strong embedding model try RRF or equal weights.
-   */
-  fusion?: FusionOptions['method'] | FusionOptions;
-  /** [vector, keyword]; a mention list, when on, weighs 2. Also `fusion.weights`. */
-  fusionWeights?: [number, number];
-  /** The former name of `fusionWeights`, still accepted (not with it). */
-  weights?: [number, number];
-  /** RRF constant. Default 60. Also `fusion.k`. */
-  k?: number;
-  /** Stage-1 over-retrieval of each list (vector_small candidates, keyword hits). Default 100, or `limit` when more. */
-  candidates?: number;
-  /** Also fuse in the entries whose title or alias the query names (weight 2). Default false. */
-  mentions?: boolean;
-  /**
-   * When the embedder fails (a server down, a timeout), throw rather than answer from keywords
-   * (and mentions) alone with a note in `notes`. Default false.
-   */
-  strict?: boolean;
-}
+/** semanticSearch: nearest by exact cosine. Defaults: limit 10, no threshold. */
+export type SemanticSearchOptions = Pick<SearchOptions, Filters | 'limit' | 'threshold' | 'signal'>;
 
 /**
- * hybridSearch's fusion from its options: a method name with `fusionWeights` (or its former name
- * `weights`) and `k`, or an object as buildTaskContext takes it; each said once. The mention list,
- * when on, weighs 2.
+ * matryoshkaSearch. `candidates` default: measured on the store's own vectors the first time it
+ * is needed after a load, so as to keep 99% of the exact top 10 of 64 sampled entries
+ * (stage1Calibration), scaled as the store grows, from 600 to 10,000; one per 400 entries when
+ * stage 1 is LanceDB's (past `scanMaxEntries`). How many are needed depends on how much of the
+ * vectors' variance the small dimensions keep: on the synthetic bench's vectors, 100 keep 64% of
+ * the exact top 10 at 100K and 600 all of it; at 300K, 750 keep 98.7% and 1,000 99.9%. The rerank
+ * is in memory (~1 µs a candidate).
  */
-export function hybridFusion(options: HybridSearchOptions): FusionOptions {
-  const given = options.fusion;
-  const asObject = typeof given === 'object' && given !== null ? given : undefined;
-  if (asObject) checkOptionNames('hybridSearch.fusion', asObject, FUSION_OPTIONS);
-  const method = asObject ? asObject.method : given;
-  if (method !== undefined && method !== 'rrf' && method !== 'weighted')
-    throw invalidInput(`fusion must be rrf or weighted, got ${JSON.stringify(method)}`);
-  const named = [
-    ['fusionWeights', options.fusionWeights],
-    ['weights', options.weights],
-    ['fusion.weights', asObject?.weights],
-  ].filter(([, w]) => w !== undefined) as [string, unknown][];
-  if (named.length > 1)
-    throw invalidInput(`hybridSearch: give the fusion weights once, as fusionWeights; got ${named.map(([n]) => n).join(' and ')}`);
-  const [name, weights] = named[0] ?? ['fusionWeights', undefined];
-  if (weights !== undefined && !(Array.isArray(weights) && weights.length === 2 && weights.every((w) => typeof w === 'number' && w >= 0)))
-    throw invalidInput(`${name} must be [vectorWeight, keywordWeight], both ≥ 0`);
-  if (options.k !== undefined && asObject?.k !== undefined) throw invalidInput('hybridSearch: give k once (k or fusion.k)');
-  const k = options.k ?? asObject?.k;
-  const resolved = method ?? 'weighted';
-  const pair = (weights as [number, number] | undefined) ?? (resolved === 'weighted' ? [0.3, 1] : [1, 1]);
-  return { method: resolved, weights: [...pair, 2], ...(k !== undefined ? { k } : {}) };
-}
+export type MatryoshkaSearchOptions = Pick<SearchOptions, Filters | 'limit' | 'threshold' | 'signal' | 'candidates' | 'smallDims'>;
+
+/** keywordSearch: BM25. Default limit 10. */
+export type KeywordSearchOptions = Pick<SearchOptions, Filters | 'limit' | 'signal'>;
+
+/**
+ * hybridSearch. Defaults: fusion 'weighted' (each list's score min-max normalised, times its
+ * weight) with weights [0.3, 1], which measured best with the local embedder (SciFact,
+ * docs/evaluation.md); [1, 1] for 'rrf' (k 60); candidates 100; mentions off (weight 2 when on).
+ * With a strong embedding model try RRF or equal weights.
+ */
+export type HybridSearchOptions = Pick<
+  SearchOptions,
+  Filters | 'limit' | 'threshold' | 'signal' | 'candidates' | 'fusion' | 'fusionWeights' | 'k' | 'mentions' | 'strict'
+> & {
+  /** The former name of `fusionWeights`, still accepted (not with it). */
+  weights?: [number, number];
+};
 
 /** Hits, best first, and notes on how they were found (a part that was unavailable). */
 export type SearchResults = SearchHit[] & { notes: string[] };
@@ -179,29 +127,6 @@ export const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
   'scanThreadMinEntries',
   'llm',
 ]);
-export const SEMANTIC_SEARCH_OPTIONS = [
-  ...SEARCH_FILTER_OPTIONS,
-  ...optionNames<Omit<SemanticSearchOptions, keyof SearchFilterOptions>>()(['limit', 'threshold', 'signal']),
-];
-export const MATRYOSHKA_SEARCH_OPTIONS = [
-  ...SEMANTIC_SEARCH_OPTIONS,
-  ...optionNames<Omit<MatryoshkaSearchOptions, keyof SemanticSearchOptions>>()(['candidates', 'smallDims']),
-];
-export const KEYWORD_SEARCH_OPTIONS = [
-  ...SEARCH_FILTER_OPTIONS,
-  ...optionNames<Omit<KeywordSearchOptions, keyof SearchFilterOptions>>()(['limit', 'signal']),
-];
-export const HYBRID_SEARCH_OPTIONS = [
-  ...MATRYOSHKA_SEARCH_OPTIONS.filter((o) => o !== 'smallDims'),
-  ...optionNames<Omit<HybridSearchOptions, keyof MatryoshkaSearchOptions>>()([
-    'fusion',
-    'fusionWeights',
-    'weights',
-    'k',
-    'mentions',
-    'strict',
-  ]),
-];
 export const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction', 'sensitivity']);
 export const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
 export const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
@@ -296,25 +221,6 @@ export interface TraverseOptions extends SensitivityOption {
   relationTypes?: EntryEdgeType[];
   /** Follow edges along their direction, against it, or both (default). */
   direction?: Direction;
-}
-
-export interface SearchHit {
-  entry: MemoryEntry;
-  /**
-   * What the list is ordered by: the cosine similarity (semantic, matryoshka), the BM25 score
-   * relative to the best hit (keyword), or the fused score (hybrid).
-   */
-  score: number;
-  /** Cosine similarity to the query (0 for a keyword-only search). */
-  similarity: number;
-  why: Reason[];
-}
-
-/** The score a search's list is ordered by (SearchHit.score). */
-export function rankScore(h: Hit, rankedBy: 'similarity' | 'keyword' | 'fused'): number {
-  if (rankedBy === 'fused') return h.fused ?? 0;
-  if (rankedBy === 'keyword') return h.why.find((r) => r.kind === 'keyword')?.score ?? 0;
-  return h.similarity;
 }
 
 export interface TraverseHit {

@@ -39,30 +39,25 @@ import {
   type GoldenPath,
   type MemoryEntry,
   type ScoredEntry,
+  type SearchHit,
   type StoreStats,
 } from '../model/types.js';
 import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
+import { buildTaskContext, type TaskContextOptions } from '../retrieve/taskContext.js';
+import { runRecipe, type RecipeOutcome } from '../retrieve/runRecipe.js';
+import { makeHit } from '../retrieve/candidate.js';
+import { hydrateHits } from '../retrieve/hydrateHits.js';
 import {
-  buildTaskContext,
-  embedOrExplain,
   resolveFilter,
   resolveSensitivity,
-  resolveTaskContextOptions,
-  resolveThreshold,
   SEARCH_FILTER_OPTIONS,
-  TASK_CONTEXT_OPTIONS,
   type SearchFilterOptions,
-  type TaskContextOptions,
-} from '../retrieve/taskContext.js';
-import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from '../retrieve/vectorCandidates.js';
-import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
-import { keywordCandidates } from '../retrieve/keywordCandidates.js';
-import { hybridCandidates } from '../retrieve/hybridCandidates.js';
-import { makeHit, type Hit } from '../retrieve/candidate.js';
-import type { EntryFilter } from '../model/entryFilter.js';
-import { hydrateHits } from '../retrieve/hydrateHits.js';
-import { dropSuperseded } from '../retrieve/dropSuperseded.js';
+  type SearchOptions,
+} from '../recipe/searchOptions.js';
+import type { PresetName, SearchRecipe } from '../recipe/searchRecipe.js';
+import { withOverrides } from '../recipe/presets.js';
+import { exactNearest } from '../retrieve/vectorCandidates.js';
 import { expandWithPaths } from '../store/graph/expandWithPaths.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
@@ -79,18 +74,13 @@ import { codeFreshness } from '../code/codeFreshness.js';
 import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
 import { readSignals, type Effectiveness, type FeedbackSignal } from '../feedback/effectiveness.js';
 import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
-import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from '../retrieve/queryText.js';
+import { EMBEDDED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
 import { estimateTokens } from '../retrieve/score.js';
 import { formatContext } from '../format/formatContext.js';
 
 import {
-  hybridFusion,
   OPEN_MEMORY_OPTIONS,
-  SEMANTIC_SEARCH_OPTIONS,
-  MATRYOSHKA_SEARCH_OPTIONS,
-  KEYWORD_SEARCH_OPTIONS,
-  HYBRID_SEARCH_OPTIONS,
   TRAVERSE_OPTIONS,
   RELATED_TO_CODE_OPTIONS,
   SENSITIVITY_OPTION,
@@ -102,7 +92,6 @@ import {
   INDEX_OPTIONS,
   REMEMBER_FIELDS,
   CODE_REFERENCE_FIELDS,
-  rankScore,
   checkIngestOptions,
   fingerprinted,
   checkLimit,
@@ -119,7 +108,6 @@ import {
   type IndexOptions,
   type IndexResult,
   type TraverseOptions,
-  type SearchHit,
   type TraverseHit,
   type RelatedToCodeHit,
   type CodeReferenceHit,
@@ -138,11 +126,11 @@ export type {
   IndexOptions,
   IndexResult,
   TraverseOptions,
-  SearchHit,
   TraverseHit,
   RelatedToCodeHit,
   CodeReferenceHit,
 } from './engineOptions.js';
+export type { SearchHit } from '../model/types.js';
 
 const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
 
@@ -819,57 +807,36 @@ export class MemoryEngine {
   }
 
   /**
+   * Any search, described as a recipe: a preset (`semantic`, `matryoshka`, `keyword`, `hybrid`
+   * (default), `find` or `context`) with `overrides` from SearchOptions, checked once by the table
+   * every boundary shares. The methods below are these presets; `find` and `context` return the
+   * bundle's entries (and go through the bundle cache). See docs/api.md, "Recipes".
+   */
+  async search(text: string, options: { recipe?: PresetName; overrides?: SearchOptions } = {}): Promise<SearchResults> {
+    checkOptionNames('search', options, ['recipe', 'overrides']);
+    const recipe = withOverrides(options.recipe ?? 'hybrid', options.overrides, 'search');
+    const { hits, notes } = await this.run(text, recipe, options.overrides?.signal);
+    return Object.assign([...hits], { notes });
+  }
+
+  /** Runs a recipe: a context through the bundle cache, any other search directly. */
+  private async run(text: string, recipe: SearchRecipe, signal: AbortSignal | undefined): Promise<RecipeOutcome> {
+    if (recipe.expansion || recipe.scoring) {
+      const bundle = await this.contextFor(text, recipe, signal);
+      return { hits: bundle.entries, notes: bundle.notes ?? [], stage1: 0, bundle };
+    }
+    using _reading = await this.reading();
+    return runRecipe(this.stores, this.queryEmbedder, text, recipe, { signal, chat: this.chat });
+  }
+
+  /**
    * Nearest entries to the query by exact cosine similarity on the full vector, filters applied
    * before the limit. Up to `residentMaxEntries`, from memory (a bounded 8-bit scan, then the few
    * rows that can rank read with their float vectors: ~4 ms at 100K entries); past it, a LanceDB
    * scan. `stats().search.exact` says which.
    */
   async semanticSearch(query: string, options: SemanticSearchOptions = {}): Promise<SearchHit[]> {
-    using _reading = await this.reading();
-    checkOptionNames('semanticSearch', options, SEMANTIC_SEARCH_OPTIONS);
-    const limit = checkLimit(options.limit);
-    const filter = resolveFilter(options);
-    const threshold = resolveThreshold(options.threshold, -1);
-    const vector = await this.embedQuery(query, options.signal);
-    const keep = async (hits: Hit[]) =>
-      (await dropSuperseded(this.stores.graph, this.stores.table, hits, { asOf: options.asOf, signal: options.signal })).kept;
-    const { hits } = await exactNearest(this.stores, vector, { filter, limit, threshold, keep, signal: options.signal });
-    return hits.map(({ entry, similarity, why }) => ({ entry, score: similarity, similarity, why }));
-  }
-
-  /**
-   * The first `limit` hits that no newer entry supersedes (as of `asOf`). Supersession is a graph
-   * fact, so the search over-fetches and asks for more only when too many hits were superseded.
-   */
-  private async current(
-    limit: number,
-    options: {
-      filter: EntryFilter;
-      queryVector?: Float32Array;
-      exactOrder?: boolean;
-      asOf?: Date;
-      signal?: AbortSignal;
-      rankedBy: 'similarity' | 'keyword' | 'fused';
-    },
-    fetch: (n: number) => Promise<Hit[]>,
-  ): Promise<SearchHit[]> {
-    for (let n = limit + 16; ; n *= 4) {
-      const got = await fetch(n);
-      const { kept } = await dropSuperseded(this.stores.graph, this.stores.table, got, { asOf: options.asOf, signal: options.signal });
-      if (kept.length >= limit || got.length < n) {
-        if (!options.exactOrder) {
-          const read = await hydrateHits(this.stores, kept.slice(0, limit), options);
-          return read.map((h) => ({ entry: h.entry, score: rankScore(h, options.rankedBy), similarity: h.similarity, why: h.why }));
-        }
-        // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their
-        // exact vectors and the list is ordered by the exact cosine it reports.
-        const read = await hydrateHits(this.stores, kept.slice(0, limit + EXACT_ORDER_MARGIN), options);
-        return read
-          .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
-          .slice(0, limit)
-          .map(({ entry, similarity, why }) => ({ entry, score: similarity, similarity, why }));
-      }
-    }
+    return (await this.run(query, withOverrides('semantic', options), options.signal)).hits;
   }
 
   /**
@@ -881,51 +848,13 @@ export class MemoryEngine {
     query: string,
     options: MatryoshkaSearchOptions = {},
   ): Promise<{ hits: SearchHit[]; stage1Candidates: number; smallDimensions: number }> {
-    using _reading = await this.reading();
-    checkOptionNames('matryoshkaSearch', options, MATRYOSHKA_SEARCH_OPTIONS);
-    const limit = checkLimit(options.limit);
-    if (options.smallDims !== undefined && options.smallDims !== this.stores.meta.smallDimensions) {
-      throw invalidInput(
-        `this database stores ${this.stores.meta.smallDimensions}-d small vectors; smallDims ${JSON.stringify(options.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(options.smallDims)}`,
-      );
-    }
-    // The default depends on the store's size: bad options are refused before that loads the columns.
-    const candidates =
-      options.candidates === undefined ? await stage1CandidatesFor(this.stores, limit) : checkLimit(options.candidates, 'candidates');
-    if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
-    const filter = resolveFilter(options);
-    const threshold = resolveThreshold(options.threshold, -1);
-    const vector = await this.embedQuery(query, options.signal);
-    let stage1Candidates = 0;
-    const hits = await this.current(
-      limit,
-      { ...options, filter, queryVector: vector, exactOrder: true, rankedBy: 'similarity' },
-      async (n) => {
-        const r = await twoStageCandidates(this.stores, vector, {
-          filter,
-          candidates: Math.max(candidates, n),
-          limit: n,
-          threshold,
-          signal: options.signal,
-        });
-        stage1Candidates = r.stage1;
-        return r.hits;
-      },
-    );
-    return { hits, stage1Candidates, smallDimensions: this.stores.meta.smallDimensions };
+    const { hits, stage1 } = await this.run(query, withOverrides('matryoshka', options), options.signal);
+    return { hits, stage1Candidates: stage1, smallDimensions: this.stores.meta.smallDimensions };
   }
 
   /** BM25 keyword search over title, aliases and content (an index held in memory). */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<SearchHit[]> {
-    using _reading = await this.reading();
-    checkOptionNames('keywordSearch', options, KEYWORD_SEARCH_OPTIONS);
-    if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
-    const limit = checkLimit(options.limit);
-    const filter = resolveFilter(options);
-    const words = capText(query, SEARCHED_CHARS);
-    return this.current(limit, { ...options, filter, rankedBy: 'keyword' }, (n) =>
-      keywordCandidates(this.stores, words, { filter, limit: n, signal: options.signal }),
-    );
+    return (await this.run(query, withOverrides('keyword', options), options.signal)).hits;
   }
 
   /**
@@ -934,37 +863,7 @@ export class MemoryEngine {
    * `notes`, unless `strict`.
    */
   async hybridSearch(query: string, options: HybridSearchOptions = {}): Promise<SearchResults> {
-    using _reading = await this.reading();
-    checkOptionNames('hybridSearch', options, HYBRID_SEARCH_OPTIONS);
-    if (typeof query !== 'string' || query.trim() === '') throw invalidInput('query must be a non-empty string');
-    if (options.strict !== undefined && typeof options.strict !== 'boolean')
-      throw invalidInput(`strict must be true or false, got ${JSON.stringify(options.strict)}`);
-    const limit = checkLimit(options.limit);
-    const candidates = checkLimit(options.candidates ?? Math.max(100, limit), 'candidates');
-    const filter = resolveFilter(options);
-    const threshold = resolveThreshold(options.threshold, -1);
-    const fusion = hybridFusion(options);
-    const notes: string[] = [];
-    const note = capNote(query);
-    if (note) notes.push(note.replace('the task', 'the query'));
-    const vector = await embedOrExplain(this.queryEmbedder, capText(query, EMBEDDED_CHARS), {
-      strict: options.strict === true,
-      signal: options.signal,
-      notes,
-    });
-    const words = capText(query, SEARCHED_CHARS);
-    const hits = await this.current(limit, { ...options, filter, queryVector: vector, rankedBy: 'fused' }, async (n) =>
-      (
-        await hybridCandidates(this.stores, words, vector, {
-          filter,
-          candidates: Math.max(candidates, n),
-          threshold,
-          mentions: options.mentions === true,
-          signal: options.signal,
-          fusion,
-        })
-      ).fused.slice(0, n),
-    );
+    const { hits, notes } = await this.run(query, withOverrides('hybrid', options), options.signal);
     return Object.assign(hits, { notes });
   }
 
@@ -1033,12 +932,7 @@ export class MemoryEngine {
 
   /** Pattern 1: hybrid seeds expanded through the graph and scored; no code attached. */
   async findWithContext(query: string, options: Omit<TaskContextOptions, 'includeCode'> = {}): Promise<ScoredEntry[]> {
-    checkOptionNames(
-      'findWithContext',
-      options,
-      TASK_CONTEXT_OPTIONS.filter((o) => o !== 'includeCode'),
-    );
-    return (await this.contextFor('findWithContext', query, { ...options, includeCode: false })).entries;
+    return (await this.contextFor(query, withOverrides('find', options), options.signal)).entries;
   }
 
   /** Pattern 2: entries that reference a file (path substring), ranked by similarity to the query. */
@@ -1071,8 +965,8 @@ export class MemoryEngine {
   }
 
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
-  buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
-    return this.contextFor('buildTaskContext', task, options);
+  async buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
+    return this.contextFor(task, withOverrides('context', options), options.signal);
   }
 
   /**
@@ -1085,20 +979,19 @@ export class MemoryEngine {
     return Promise.all([this.stores.columns(), this.stores.keywords(), this.stores.names(), this.stores.graph.warm()]);
   }
 
-  private async contextFor(where: string, task: string, options: TaskContextOptions): Promise<ContextBundle> {
+  /** A context recipe's bundle, through the cache; a `context` one (buildTaskContext) is logged for `gaps`. */
+  private async contextFor(task: string, recipe: SearchRecipe, signal: AbortSignal | undefined): Promise<ContextBundle> {
     using _reading = await this.reading();
     if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
-    // Checked before the cache key is made: a bad option must fail even when a bundle is cached.
-    resolveTaskContextOptions(options, where);
-    const key = ContextCache.key(task, options, await this.stores.currentGeneration());
+    const key = ContextCache.key(task, recipe, await this.stores.currentGeneration());
     const bundle = await this.cache.getOrCompute(
       key,
-      (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, { ...options, signal }, this.chat),
-      options.signal,
+      (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, recipe, { signal, chat: this.chat }),
+      signal,
     );
-    if (where === 'buildTaskContext') await this.gapLog.record(bundle, options.cores);
+    if (recipe.preset === 'context') await this.gapLog.record(bundle, recipe.filter.cores);
     // After the cache: files change without a write to the store.
-    return this.repo && options.includeCode !== false ? withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
+    return this.repo && recipe.attachCode ? withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
   }
 
   /**
@@ -1119,10 +1012,10 @@ export class MemoryEngine {
         throw invalidInput('contextForDiff: staged must be true or false');
       source = { ...source, repo: await requireFolder('contextForDiff', source.repo) };
     } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
-    resolveTaskContextOptions(options, 'contextForDiff');
-    const bundle = await contextForDiff(this.stores, this.queryEmbedder, source, options, this.chat);
+    const recipe = withOverrides('context', options, 'contextForDiff');
+    const bundle = await contextForDiff(this.stores, this.queryEmbedder, source, recipe, { signal: options.signal, chat: this.chat });
     const repo = typeof source === 'string' ? this.repo : source.repo;
-    return repo && options.includeCode !== false ? withFreshness(bundle, repo, [this.stores.dir]) : bundle;
+    return repo && recipe.attachCode ? withFreshness(bundle, repo, [this.stores.dir]) : bundle;
   }
 
   /**

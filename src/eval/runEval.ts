@@ -13,33 +13,38 @@ import { readMeta } from '../store/meta.js';
 import { capText } from '../embed/chunkText.js';
 import { EMBEDDED_CHARS } from '../retrieve/queryText.js';
 import { embeddingText } from '../ingest/indexer.js';
+import type { PresetName } from '../recipe/searchRecipe.js';
+import type { SearchOptions } from '../recipe/searchOptions.js';
 
 export const STRATEGIES = ['vector', 'matryoshka', 'keyword', 'hybrid', 'graph', 'graph-ppr', 'context'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
+/** Each strategy is a preset with the overrides it measures (beside each query's cores and k). */
+const STRATEGY_RECIPES: Record<Exclude<Strategy, 'context'>, { recipe: PresetName; overrides: (k: number) => SearchOptions }> = {
+  vector: { recipe: 'semantic', overrides: (k) => ({ limit: k }) },
+  matryoshka: { recipe: 'matryoshka', overrides: (k) => ({ limit: k, candidates: Math.max(100, k * 2) }) },
+  keyword: { recipe: 'keyword', overrides: (k) => ({ limit: k }) },
+  hybrid: { recipe: 'hybrid', overrides: (k) => ({ limit: k, candidates: Math.max(100, k * 2) }) },
+  graph: {
+    recipe: 'find',
+    overrides: (k) => ({ maxEntries: k, candidates: Math.max(100, k * 2), threshold: -1, graphRanking: 'proximity' }),
+  },
+  'graph-ppr': {
+    recipe: 'find',
+    overrides: (k) => ({ maxEntries: k, candidates: Math.max(100, k * 2), threshold: -1, graphRanking: 'pagerank' }),
+  },
+};
+
 /** Ranked entry ids for one query under one strategy. */
 async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number, context: EvalContextOptions): Promise<string[]> {
   const cores = q.cores ? { cores: q.cores } : {};
-  const candidates = Math.max(100, k * 2);
   const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id);
-  const graph = { ...cores, maxEntries: k, candidates, threshold: -1 };
-  switch (s) {
-    case 'vector':
-      return ids(await m.semanticSearch(q.text, { ...cores, limit: k }));
-    case 'matryoshka':
-      return ids((await m.matryoshkaSearch(q.text, { ...cores, limit: k, candidates })).hits);
-    case 'keyword':
-      return ids(await m.keywordSearch(q.text, { ...cores, limit: k }));
-    case 'hybrid':
-      return ids(await m.hybridSearch(q.text, { ...cores, limit: k, candidates }));
-    case 'graph':
-      return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'proximity' }));
-    case 'graph-ppr':
-      return ids(await m.findWithContext(q.text, { ...graph, graphRanking: 'pagerank' }));
-    case 'context':
-      if (q.diff) return ids((await m.contextForDiff(q.text, { ...context, ...cores, maxEntries: k })).entries);
-      return ids((await m.buildTaskContext(q.text, { ...context, ...cores, maxEntries: k })).entries);
+  if (s === 'context') {
+    if (q.diff) return ids((await m.contextForDiff(q.text, { ...context, ...cores, maxEntries: k })).entries);
+    return ids((await m.buildTaskContext(q.text, { ...context, ...cores, maxEntries: k })).entries);
   }
+  const { recipe, overrides } = STRATEGY_RECIPES[s];
+  return ids(await m.search(q.text, { recipe, overrides: { ...cores, ...overrides(k) } }));
 }
 
 /** A query whose gold was not all in the top k, with where each gold id ranked (null: not retrieved). */

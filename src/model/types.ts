@@ -119,6 +119,18 @@ export type Reason =
   | { kind: 'feedback'; effectiveness: number; signals: number; of: 'entry' | 'source' | 'core' }
   | { kind: 'graph'; seedId: string; hops: number; path: PathHop[] };
 
+export interface SearchHit {
+  entry: MemoryEntry;
+  /**
+   * What the list is ordered by: the cosine similarity (semantic, matryoshka), the BM25 score
+   * relative to the best hit (keyword), or the fused score (hybrid).
+   */
+  score: number;
+  /** Cosine similarity to the query (0 for a keyword-only search). */
+  similarity: number;
+  why: Reason[];
+}
+
 export interface ScoredEntry {
   entry: MemoryEntry;
   /** Final score used for ordering (higher is better). */

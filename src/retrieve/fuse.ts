@@ -10,7 +10,7 @@ export interface FusionOptions {
    */
   method?: FusionMethod;
   /** Weight of each list, in the order given. Default 1 each. */
-  weights?: number[];
+  weights?: readonly number[];
   /** RRF constant. Default 60. */
   k?: number;
 }

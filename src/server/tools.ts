@@ -10,7 +10,8 @@ import { invalidInput, MemcoreError } from '../model/errors.js';
 import { resolveConfig } from '../config/config.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType } from '../model/types.js';
 import type { MemoryEngine, SearchHit } from '../engine/memoryEngine.js';
-import type { SearchFilterOptions } from '../retrieve/taskContext.js';
+import type { SearchFilterOptions } from '../recipe/searchOptions.js';
+import type { PresetName } from '../recipe/searchRecipe.js';
 import type { RememberInput } from '../engine/remember.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -224,18 +225,8 @@ export const TOOLS: MemoryTool[] = [
     async run(engine, input) {
       const query = input.query as string;
       const options = { ...filtersOf(input), ...(input.limit !== undefined ? { limit: input.limit as number } : {}) };
-      switch (input.mode ?? 'hybrid') {
-        case 'semantic':
-          return hitsAnswer(await engine.semanticSearch(query, options));
-        case 'matryoshka':
-          return hitsAnswer((await engine.matryoshkaSearch(query, options)).hits);
-        case 'keyword':
-          return hitsAnswer(await engine.keywordSearch(query, options));
-        default: {
-          const hits = await engine.hybridSearch(query, options);
-          return hitsAnswer([...hits], hits.notes);
-        }
-      }
+      const hits = await engine.search(query, { recipe: (input.mode as PresetName | undefined) ?? 'hybrid', overrides: options });
+      return hitsAnswer([...hits], hits.notes);
     },
   },
   {

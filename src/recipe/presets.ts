@@ -1,0 +1,275 @@
+/**
+ * The named searches, and the only place search defaults live. `withOverrides(preset, options)`
+ * checks a caller's options once (names against the preset's list, values against the one table
+ * in searchOptions.ts) and returns a frozen recipe.
+ */
+import { OptionError, checkOptionNames } from '../model/options.js';
+import type { EntryEdgeType } from '../model/types.js';
+import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
+import { checkFilter, checkSearchOption, SEARCH_FILTER_OPTIONS, type SearchOptions } from './searchOptions.js';
+import { PRESET_NAMES, type PresetName, type SearchRecipe, type VectorStage1 } from './searchRecipe.js';
+
+type OptionName = keyof SearchOptions;
+
+interface Preset {
+  /** The engine method that runs it, for messages. */
+  readonly method: string;
+  /** The options a caller may set. */
+  readonly accepts: readonly OptionName[];
+  /** A former option name still accepted, and the name it became. */
+  readonly aliases?: Readonly<Record<string, OptionName>>;
+  /** Stage 1 of the vector source, or no vector source. */
+  readonly vector: VectorStage1 | 'none';
+  /** Expansion, scoring, a budget and code: the run makes a context bundle. */
+  readonly context: boolean;
+  readonly exactOrder: boolean;
+  readonly defaults: Readonly<
+    Required<Pick<SearchOptions, 'threshold' | 'candidates' | 'keyword' | 'mentions' | 'strict' | 'includeCode'>> & {
+      fusion: FusionMethod;
+      /** Per fusion method: the weights of the vector, keyword, mention and code lists. */
+      fusionWeights: Readonly<Record<FusionMethod, readonly [number, number, number, number]>>;
+      limit: number;
+    }
+  >;
+}
+
+const FILTERS = SEARCH_FILTER_OPTIONS as readonly OptionName[];
+const LIST_RRF = [1, 1, 2, 3] as const;
+
+const LIST_DEFAULTS = {
+  limit: 10,
+  threshold: -1,
+  candidates: 100,
+  keyword: false,
+  mentions: false,
+  strict: true,
+  includeCode: false,
+  fusion: 'rrf',
+  fusionWeights: { rrf: LIST_RRF, weighted: LIST_RRF },
+} as const;
+
+const CONTEXT_OPTIONS: readonly OptionName[] = [
+  ...FILTERS,
+  'projectCore',
+  'threshold',
+  'candidates',
+  'keyword',
+  'mentions',
+  'fusion',
+  'seeds',
+  'depth',
+  'relationTypes',
+  'maxEntries',
+  'maxTokens',
+  'scoringWeights',
+  'graphRanking',
+  'diversity',
+  'scoreCombination',
+  'strict',
+  'relevanceFloor',
+  'llmFilter',
+  'signal',
+];
+
+const CONTEXT_DEFAULTS = {
+  ...LIST_DEFAULTS,
+  // Expansion walks from the seeds: a seed of similarity under 0.2 is noise that the walk spreads.
+  threshold: 0.2,
+  keyword: true,
+  mentions: true,
+  strict: false,
+  includeCode: true,
+  limit: 12,
+} as const;
+
+/** Defaults of a context's expansion and scoring (presets `find` and `context`). */
+const CONTEXT_SHAPE = {
+  seeds: 4,
+  depth: 2,
+  relationTypes: ['RELATED', 'DEPENDS_ON'] as readonly EntryEdgeType[],
+  graphRanking: 'pagerank',
+  diversity: 0,
+  scoreCombination: 'sum',
+} as const;
+
+export const PRESETS: Readonly<Record<PresetName, Preset>> = {
+  semantic: {
+    method: 'semanticSearch',
+    accepts: [...FILTERS, 'limit', 'threshold', 'signal'],
+    vector: 'exact',
+    context: false,
+    exactOrder: true,
+    defaults: LIST_DEFAULTS,
+  },
+  matryoshka: {
+    method: 'matryoshkaSearch',
+    accepts: [...FILTERS, 'limit', 'threshold', 'signal', 'candidates', 'smallDims'],
+    vector: 'calibrated',
+    context: false,
+    exactOrder: true,
+    defaults: LIST_DEFAULTS,
+  },
+  keyword: {
+    method: 'keywordSearch',
+    accepts: [...FILTERS, 'limit', 'signal'],
+    vector: 'none',
+    context: false,
+    exactOrder: false,
+    defaults: { ...LIST_DEFAULTS, keyword: true },
+  },
+  hybrid: {
+    method: 'hybridSearch',
+    accepts: [...FILTERS, 'limit', 'threshold', 'signal', 'candidates', 'fusion', 'fusionWeights', 'k', 'mentions', 'strict'],
+    aliases: { weights: 'fusionWeights' },
+    vector: 'candidates',
+    context: false,
+    exactOrder: false,
+    // Weighted 0.3 : 1 measured best with the local embedder (SciFact, docs/evaluation.md).
+    defaults: {
+      ...LIST_DEFAULTS,
+      keyword: true,
+      strict: false,
+      fusion: 'weighted',
+      fusionWeights: { weighted: [0.3, 1, 2, 3], rrf: LIST_RRF },
+    },
+  },
+  find: {
+    method: 'findWithContext',
+    accepts: CONTEXT_OPTIONS,
+    aliases: { weights: 'scoringWeights' },
+    vector: 'candidates',
+    context: true,
+    exactOrder: false,
+    defaults: { ...CONTEXT_DEFAULTS, includeCode: false },
+  },
+  context: {
+    method: 'buildTaskContext',
+    accepts: [...CONTEXT_OPTIONS, 'includeCode'],
+    aliases: { weights: 'scoringWeights' },
+    vector: 'candidates',
+    context: true,
+    exactOrder: false,
+    defaults: CONTEXT_DEFAULTS,
+  },
+};
+
+/** The options a preset accepts, former names included: for option lists and help. */
+export function presetOptions(name: PresetName): readonly string[] {
+  const preset = PRESETS[name];
+  return [...preset.accepts, ...Object.keys(preset.aliases ?? {})];
+}
+
+/** `options` with each former name replaced by its new one; both given is an error. */
+function withCurrentNames(where: string, preset: Preset, options: Record<string, unknown>): SearchOptions {
+  const out = { ...options };
+  for (const [old, current] of Object.entries(preset.aliases ?? {})) {
+    if (out[old] === undefined) continue;
+    if (out[current] !== undefined)
+      throw new OptionError(`${where}.${old}`, out[old], [current], `${where}: give ${current} (${old} is its former name), not both`);
+    out[current] = out[old];
+    delete out[old];
+  }
+  return out as SearchOptions;
+}
+
+/**
+ * The preset with the caller's options applied, checked once and frozen. `where` names the method
+ * in messages (default the preset's). Throws an OptionError (`{ option, got, allowed }`) for an
+ * unknown option, a bad value, or options that contradict each other.
+ */
+export function withOverrides(name: PresetName, options: object = {}, where?: string): SearchRecipe {
+  if (!PRESET_NAMES.includes(name))
+    throw new OptionError('recipe', name, PRESET_NAMES, `recipe must be one of ${PRESET_NAMES.join(', ')}, got ${JSON.stringify(name)}`);
+  const preset = PRESETS[name];
+  const method = where ?? preset.method;
+  checkOptionNames(method, options, presetOptions(name));
+  for (const [key, value] of Object.entries(options))
+    checkSearchOption(preset.aliases?.[key] ?? (key as OptionName), value, key, `${method}.${key}`);
+  const o = withCurrentNames(method, preset, options as Record<string, unknown>);
+  checkFilter(o, method);
+  const d = preset.defaults;
+
+  const fusionGiven: FusionOptions = typeof o.fusion === 'string' ? { method: o.fusion } : (o.fusion ?? {});
+  if (o.fusionWeights !== undefined && fusionGiven.weights !== undefined)
+    throw new OptionError(
+      `${method}.fusionWeights`,
+      o.fusionWeights,
+      ['fusionWeights', 'fusion.weights'],
+      `${method}: give the fusion weights once, as fusionWeights or fusion.weights`,
+    );
+  if (o.k !== undefined && fusionGiven.k !== undefined)
+    throw new OptionError(`${method}.k`, o.k, ['k', 'fusion.k'], `${method}: give k once (k or fusion.k)`);
+  const fusionMethod = fusionGiven.method ?? d.fusion;
+  const givenWeights = o.fusionWeights ?? fusionGiven.weights;
+  const base = d.fusionWeights[fusionMethod];
+  const weights = base.map((w, i) => givenWeights?.[i] ?? w) as [number, number, number, number];
+  const k = o.k ?? fusionGiven.k;
+
+  const limit = (preset.context ? o.maxEntries : o.limit) ?? d.limit;
+  if (o.candidates !== undefined && preset.vector === 'calibrated' && o.candidates < limit)
+    throw new OptionError(
+      `${method}.candidates`,
+      o.candidates,
+      [`at least limit (${limit})`],
+      `candidates (${o.candidates}) must be at least limit (${limit})`,
+    );
+  const stage1 = preset.vector === 'calibrated' && o.candidates !== undefined ? 'candidates' : preset.vector;
+
+  const filter = Object.fromEntries(FILTERS.flatMap((f) => (o[f] === undefined ? [] : [[f, o[f]]])));
+  const recipe: SearchRecipe = {
+    preset: name,
+    filter,
+    ...(o.projectCore !== undefined ? { projectCore: o.projectCore } : {}),
+    sources: {
+      ...(stage1 !== 'none'
+        ? { vector: { stage1, threshold: o.threshold ?? d.threshold, ...(o.smallDims !== undefined ? { smallDims: o.smallDims } : {}) } }
+        : {}),
+      keyword: o.keyword ?? d.keyword,
+      mentions: o.mentions ?? d.mentions,
+      candidates: o.candidates ?? d.candidates,
+    },
+    fusion: { method: fusionMethod, weights, ...(k !== undefined ? { k } : {}) },
+    ...(preset.context
+      ? {
+          expansion: {
+            seeds: o.seeds ?? CONTEXT_SHAPE.seeds,
+            depth: o.depth ?? CONTEXT_SHAPE.depth,
+            edgeTypes: o.relationTypes ?? CONTEXT_SHAPE.relationTypes,
+            ranker: o.graphRanking ?? CONTEXT_SHAPE.graphRanking,
+          },
+          scoring: {
+            ...(o.scoringWeights !== undefined ? { weights: o.scoringWeights } : {}),
+            diversity: o.diversity ?? CONTEXT_SHAPE.diversity,
+            combination: o.scoreCombination ?? CONTEXT_SHAPE.scoreCombination,
+            ...(o.relevanceFloor !== undefined ? { relevanceFloor: o.relevanceFloor } : {}),
+          },
+        }
+      : {}),
+    ...(o.llmFilter !== undefined && o.llmFilter !== false
+      ? {
+          reranker: {
+            kind: 'llm' as const,
+            options: {
+              ...(o.llmFilter !== true && o.llmFilter.model ? { model: o.llmFilter.model } : {}),
+              maxSelect: (o.llmFilter !== true && o.llmFilter.maxSelect) || 10,
+              overRetrieve: (o.llmFilter !== true && o.llmFilter.overRetrieve) || 50,
+              timeoutMs: (o.llmFilter !== true && o.llmFilter.timeoutMs) || 8_000,
+            },
+          },
+        }
+      : {}),
+    budget: { maxEntries: limit, ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}) },
+    attachCode: o.includeCode ?? d.includeCode,
+    exactOrder: preset.exactOrder,
+    strict: o.strict ?? d.strict,
+  };
+  return frozenCopy(recipe);
+}
+
+/** A deep copy, frozen: the caller's arrays and objects stay theirs to change. */
+function frozenCopy<T>(value: T): T {
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (value instanceof AbortSignal || value === null || typeof value !== 'object') return value;
+  const copy = Array.isArray(value) ? value.map(frozenCopy) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, frozenCopy(v)]));
+  return Object.freeze(copy) as T;
+}
