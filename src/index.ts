@@ -26,7 +26,9 @@ export type {
   RecipeExpansion,
   RecipeScoring,
   Reranker,
+  RecipeReranker,
 } from './recipe/searchRecipe.js';
+export { llmRelevance } from './llm/relevanceFilter.js';
 export { PRESET_NAMES } from './recipe/searchRecipe.js';
 export { withOverrides, presetOptions } from './recipe/presets.js';
 export type { ScoringWeights } from './retrieve/score.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OptionError } from '../src/model/options.js';
-import { PRESET_NAMES, presetOptions, withOverrides, type SearchHit } from '../src/index.js';
+import { PRESET_NAMES, presetOptions, withOverrides, type Reranker, type SearchHit } from '../src/index.js';
 import { EXAMPLE_FILE, tempDir, withEngine } from './helpers.js';
 
 const ids = (hits: readonly SearchHit[]) => hits.map((h) => h.entry.id);
@@ -19,7 +19,7 @@ describe('recipes', () => {
 
   it('hold the defaults of their preset, and the overrides given', () => {
     const hybrid = withOverrides('hybrid');
-    expect(hybrid.fusion).toEqual({ method: 'weighted', weights: [0.3, 1, 2, 3] });
+    expect(hybrid.fusion).toEqual({ method: 'weighted', weights: [0.3, 1, 2, 3], k: 60 });
     expect(hybrid.sources).toMatchObject({
       keyword: true,
       mentions: false,
@@ -124,6 +124,51 @@ describe('recipes', () => {
       expect(again.bundleId).toBe(first.bundleId);
       // findWithContext is another recipe (no code): not served from buildTaskContext's bundle.
       expect((await m.buildTaskContext('jwt refresh', { includeCode: false })).cacheHit).toBe(false);
+    });
+  });
+
+  it("take a Reranker of the caller's: it gets the best by score and chooses; when it fails, the order by score stays", async () => {
+    await withEngine(await tempDir(), async (m) => {
+      await m.ingest(EXAMPLE_FILE);
+      const task = 'rotate refresh tokens';
+      const byScore = ids((await m.buildTaskContext(task, { maxEntries: 50, relevanceFloor: false })).entries);
+      expect(byScore.length).toBeGreaterThan(2);
+      const seen: number[] = [];
+      const reverse: Reranker = {
+        name: 'reverse',
+        offered: 3,
+        async rerank(_task, entries) {
+          seen.push(entries.length);
+          return { kept: [...entries].reverse().slice(0, 2), notes: ['reversed'] };
+        },
+      };
+      const bundle = await m.buildTaskContext(task, { reranker: reverse, relevanceFloor: false });
+      expect(seen).toEqual([3]);
+      expect(ids(bundle.entries)).toEqual([byScore[2], byScore[1]]);
+      expect(bundle.notes).toContain('reversed');
+      expect(bundle.timings).toHaveProperty('rerank');
+
+      const failing: Reranker = { name: 'down', offered: 3, rerank: () => Promise.reject(new Error('model server down')) };
+      const fallback = await m.buildTaskContext(task, { reranker: failing, maxEntries: 2, relevanceFloor: false });
+      expect(ids(fallback.entries)).toEqual(byScore.slice(0, 2));
+      expect(fallback.notes).toContain('reranker down failed (model server down); kept the order by score');
+      const foreign: Reranker = {
+        name: 'foreign',
+        offered: 1,
+        rerank: async (_t, entries) => ({ kept: [{ ...entries[0]!, entry: { ...entries[0]!.entry, id: 'made-up' } }], notes: [] }),
+      };
+      expect((await m.buildTaskContext(task, { reranker: foreign, relevanceFloor: false })).notes.join()).toMatch(
+        /reranker foreign failed \(it returned entries it was not offered\)/,
+      );
+
+      await expect(m.buildTaskContext(task, { reranker: { name: 'x', offered: 0, rerank: reverse.rerank } })).rejects.toThrow(
+        /reranker must be a Reranker/,
+      );
+      await expect(m.buildTaskContext(task, { reranker: reverse, llmFilter: true })).rejects.toThrow(
+        /give reranker or llmFilter, not both/,
+      );
+      // The recipe keeps the reranker itself, not a copy of it.
+      expect((withOverrides('context', { reranker: reverse }).reranker as { reranker: Reranker }).reranker).toBe(reverse);
     });
   });
 });

@@ -8,7 +8,8 @@ import { CodeLinks } from '../src/store/graph/codeLinks.js';
 import { EntryAdjacency } from '../src/store/graph/entryAdjacency.js';
 import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
 import { entryRecord } from '../src/store/resident/entryRecord.js';
-import { analyze, KeywordIndex } from '../src/store/resident/keywordIndex.js';
+import { KeywordIndex } from '../src/store/resident/keywordIndex.js';
+import { analyze } from '../src/text/analyze.js';
 import { syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('keyword index (BM25 in memory)', () => {

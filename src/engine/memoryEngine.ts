@@ -58,7 +58,6 @@ import {
 import type { PresetName, SearchRecipe } from '../recipe/searchRecipe.js';
 import { withOverrides } from '../recipe/presets.js';
 import { exactNearest } from '../retrieve/vectorCandidates.js';
-import { expandWithPaths } from '../store/graph/expandWithPaths.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
 import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
 import { resolveConfig } from '../config/config.js';
@@ -885,7 +884,7 @@ export class MemoryEngine {
     ) {
       throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
     }
-    const { reaches } = await expandWithPaths(this.stores.graph, [startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
+    const { reaches } = await this.stores.reachWithPaths([startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
     const entries = new Map(
       (await this.stores.table.read({ ids: reaches.map((r) => r.targetId), sensitivity })).map((s) => [s.entry.id, s.entry]),
     );

@@ -3,6 +3,8 @@ import { throwIfAborted } from '../model/errors.js';
 import { optionNames } from '../model/options.js';
 import type { ScoredEntry } from '../model/types.js';
 import type { JsonChat } from './chatClient.js';
+import type { Reranker } from '../recipe/searchRecipe.js';
+import { LLM_FILTER_DEFAULTS } from '../recipe/presets.js';
 
 export interface RelevanceFilterOptions {
   /** Chat model; default the engine's configured one. */
@@ -72,6 +74,16 @@ export function parseSelection(raw: string, offered: Set<string>): { selected: {
   return { selected: out, notes: typeof notes === 'string' ? notes : '' };
 }
 
+/** The LLM relevance filter as a Reranker (`llmFilter` in a context's options builds it with the engine's chat). */
+export function llmRelevance(chat: JsonChat, options: RelevanceFilterOptions = {}): Reranker {
+  const settled = { ...LLM_FILTER_DEFAULTS, ...options };
+  return {
+    name: `llm${options.model ? `:${options.model}` : ''}`,
+    offered: settled.overRetrieve,
+    rerank: (task, entries, signal) => filterByRelevance(chat, task, [...entries], { ...settled, signal }),
+  };
+}
+
 /**
  * Lets the model keep the entries that matter. On timeout, HTTP error, bad JSON or ids it was not
  * offered, falls back to the top `maxSelect` by score and says why in the notes; only the caller's
@@ -81,22 +93,22 @@ export async function filterByRelevance(
   chat: JsonChat,
   task: string,
   scored: ScoredEntry[],
-  options: RelevanceFilterOptions & { signal?: AbortSignal },
+  options: Required<Omit<RelevanceFilterOptions, 'model'>> & { model?: string; signal?: AbortSignal },
 ): Promise<{ kept: ScoredEntry[]; notes: string[] }> {
-  const maxSelect = options.maxSelect ?? 10;
-  const offered = scored.slice(0, options.overRetrieve ?? 50);
+  const maxSelect = options.maxSelect;
+  const offered = scored.slice(0, options.overRetrieve);
   const fallback = (why: string) => ({
     kept: offered.slice(0, maxSelect),
     notes: [`LLM filter not applied (${why}); kept the top ${Math.min(maxSelect, offered.length)} by score`],
   });
   if (offered.length === 0) return { kept: [], notes: [] };
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), options.timeoutMs ?? 8_000);
+  const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
   try {
     const raw = await chat.completeJson(relevancePrompt(task, offered, maxSelect), {
       signal,
-      timeoutMs: options.timeoutMs ?? 8_000,
+      timeoutMs: options.timeoutMs,
       ...(options.model ? { model: options.model } : {}),
     });
     const { selected, notes } = parseSelection(raw, new Set(offered.map((o) => o.entry.id)));
@@ -110,7 +122,7 @@ export async function filterByRelevance(
     };
   } catch (e) {
     throwIfAborted(options.signal);
-    if (timeout.signal.aborted) return fallback(`timed out after ${options.timeoutMs ?? 8_000} ms`);
+    if (timeout.signal.aborted) return fallback(`timed out after ${options.timeoutMs} ms`);
     return fallback((e as Error).message.split('\n')[0] ?? 'error');
   } finally {
     clearTimeout(timer);

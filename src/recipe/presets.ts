@@ -34,6 +34,12 @@ interface Preset {
 }
 
 const FILTERS = SEARCH_FILTER_OPTIONS as readonly OptionName[];
+
+/** The LLM relevance filter's: entries kept at most, offered (the best by score), and the call's time limit. */
+export const LLM_FILTER_DEFAULTS = { maxSelect: 10, overRetrieve: 50, timeoutMs: 8_000 } as const;
+
+/** RRF's constant: a rank's weight is w / (k + rank). */
+const RRF_K = 60;
 const LIST_RRF = [1, 1, 2, 3] as const;
 
 const LIST_DEFAULTS = {
@@ -68,6 +74,7 @@ const CONTEXT_OPTIONS: readonly OptionName[] = [
   'strict',
   'relevanceFloor',
   'llmFilter',
+  'reranker',
   'signal',
 ];
 
@@ -205,6 +212,13 @@ export function withOverrides(name: PresetName, options: object = {}, where?: st
   const weights = base.map((w, i) => givenWeights?.[i] ?? w) as [number, number, number, number];
   const k = o.k ?? fusionGiven.k;
 
+  if (o.reranker !== undefined && o.llmFilter !== undefined && o.llmFilter !== false)
+    throw new OptionError(
+      `${method}.reranker`,
+      o.reranker.name,
+      ['reranker', 'llmFilter'],
+      `${method}: give reranker or llmFilter, not both`,
+    );
   const limit = (preset.context ? o.maxEntries : o.limit) ?? d.limit;
   if (o.candidates !== undefined && preset.vector === 'calibrated' && o.candidates < limit)
     throw new OptionError(
@@ -228,7 +242,7 @@ export function withOverrides(name: PresetName, options: object = {}, where?: st
       mentions: o.mentions ?? d.mentions,
       candidates: o.candidates ?? d.candidates,
     },
-    fusion: { method: fusionMethod, weights, ...(k !== undefined ? { k } : {}) },
+    fusion: { method: fusionMethod, weights, k: k ?? RRF_K },
     ...(preset.context
       ? {
           expansion: {
@@ -245,15 +259,14 @@ export function withOverrides(name: PresetName, options: object = {}, where?: st
           },
         }
       : {}),
+    ...(o.reranker !== undefined ? { reranker: { kind: 'custom' as const, reranker: o.reranker } } : {}),
     ...(o.llmFilter !== undefined && o.llmFilter !== false
       ? {
           reranker: {
             kind: 'llm' as const,
             options: {
-              ...(o.llmFilter !== true && o.llmFilter.model ? { model: o.llmFilter.model } : {}),
-              maxSelect: (o.llmFilter !== true && o.llmFilter.maxSelect) || 10,
-              overRetrieve: (o.llmFilter !== true && o.llmFilter.overRetrieve) || 50,
-              timeoutMs: (o.llmFilter !== true && o.llmFilter.timeoutMs) || 8_000,
+              ...LLM_FILTER_DEFAULTS,
+              ...(o.llmFilter === true ? {} : withoutUndefined(o.llmFilter)),
             },
           },
         }
@@ -266,10 +279,20 @@ export function withOverrides(name: PresetName, options: object = {}, where?: st
   return frozenCopy(recipe);
 }
 
-/** A deep copy, frozen: the caller's arrays and objects stay theirs to change. */
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * A deep copy of the plain data, frozen: the caller's arrays and objects stay theirs to change.
+ * Objects with behaviour (a Reranker) are kept as they are.
+ */
 function frozenCopy<T>(value: T): T {
   if (value instanceof Date) return new Date(value.getTime()) as T;
-  if (value instanceof AbortSignal || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
+  if (!Array.isArray(value) && Object.values(value).some((v) => typeof v === 'function')) return value;
   const copy = Array.isArray(value) ? value.map(frozenCopy) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, frozenCopy(v)]));
   return Object.freeze(copy) as T;
 }

@@ -17,6 +17,7 @@ import type { EntryFilter } from '../model/entryFilter.js';
 import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
 import { checkWeights, SCORE_COMBINATIONS, type ScoreCombination, type ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
+import type { Reranker } from './searchRecipe.js';
 import { checkOptionNames } from '../model/options.js';
 
 /** Filters shared by every search. */
@@ -137,6 +138,8 @@ export interface SearchOptions extends SearchFilterOptions {
    * with a note. `true` uses the engine's configured LLM.
    */
   llmFilter?: boolean | RelevanceFilterOptions;
+  /** Reorder or trim the scored entries with your own Reranker (a cross-encoder, say); not with `llmFilter`. */
+  reranker?: Reranker;
   /** Attach code references and golden paths. Default true. */
   includeCode?: boolean;
   /**
@@ -282,6 +285,23 @@ const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
       refuse(path, v, ['a number from 0 to 1', 'false'], `${name} must be a number from 0 to 1, or false, got ${JSON.stringify(v)}`);
   },
   llmFilter,
+  reranker: (name, v, path = name) => {
+    const r = v as Partial<Reranker> | null;
+    if (
+      typeof r !== 'object' ||
+      r === null ||
+      typeof r.rerank !== 'function' ||
+      typeof r.name !== 'string' ||
+      r.name === '' ||
+      !(Number.isInteger(r.offered) && r.offered! >= 1 && r.offered! <= 500)
+    )
+      refuse(
+        path,
+        v,
+        ['a Reranker: { name, offered (1–500), rerank(task, entries, signal) }'],
+        `${name} must be a Reranker: { name, offered (1–500), rerank(task, entries, signal) }`,
+      );
+  },
   includeCode: flag,
   strict: flag,
   signal: (name, v, path = name) => {

@@ -4,7 +4,7 @@
  * executor (retrieve/runRecipe.ts) runs any recipe and skips the stages it lacks; the engine's
  * search methods are presets of it (recipe/presets.ts) with the caller's overrides applied here.
  */
-import type { EntryEdgeType } from '../model/types.js';
+import type { EntryEdgeType, ScoredEntry } from '../model/types.js';
 import type { FusionMethod } from '../retrieve/fuse.js';
 import type { ScoreCombination, ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
@@ -39,7 +39,8 @@ export interface RecipeFusion {
   readonly method: FusionMethod;
   /** Per list, in order: vector, keyword, mentions, changed code. */
   readonly weights: readonly [number, number, number, number];
-  readonly k?: number;
+  /** RRF's constant. */
+  readonly k: number;
 }
 
 export interface RecipeExpansion {
@@ -60,11 +61,24 @@ export interface RecipeScoring {
   readonly relevanceFloor?: number | false;
 }
 
-/** Reorders or trims the scored list: the LLM relevance filter is one. */
+/**
+ * Reorders or trims a context's scored entries before the budget: a cross-encoder, a business
+ * rule, or the LLM relevance filter (`llmRelevance(chat, options)`, which `llmFilter` builds with
+ * the engine's chat). It gets the best `offered` by score, read whole, and returns the ones to
+ * keep in its order; the budget (`maxEntries`, `maxTokens`) applies after it. If it throws, the
+ * bundle keeps the top by score with a note.
+ */
 export interface Reranker {
-  readonly kind: 'llm';
-  readonly options: Readonly<RelevanceFilterOptions>;
+  /** Names it in notes and in the bundle cache's key: two rerankers that differ need two names. */
+  readonly name: string;
+  /** How many of the best by score it is offered. */
+  readonly offered: number;
+  rerank(task: string, entries: readonly ScoredEntry[], signal?: AbortSignal): Promise<{ kept: ScoredEntry[]; notes: string[] }>;
 }
+
+/** A recipe's reranker: the LLM filter with the engine's chat, or one the caller gave. */
+export type RecipeReranker =
+  { readonly kind: 'llm'; readonly options: Readonly<RelevanceFilterOptions> } | { readonly kind: 'custom'; readonly reranker: Reranker };
 
 export interface SearchRecipe {
   /** The preset it was made from. */
@@ -78,7 +92,7 @@ export interface SearchRecipe {
   /** With it, the run makes a context: expansion, scoring, a budget, code. */
   readonly expansion?: RecipeExpansion;
   readonly scoring?: RecipeScoring;
-  readonly reranker?: Reranker;
+  readonly reranker?: RecipeReranker;
   readonly budget: { readonly maxEntries: number; readonly maxTokens?: number };
   /** Code references and golden paths of the entries kept. */
   readonly attachCode: boolean;

@@ -1,15 +1,15 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { CodeReference, ContextBundle } from '../model/types.js';
-import type { GraphStore } from '../store/graph/graphStore.js';
+import type { MemoryIndex } from '../store/memoryIndex.js';
 
 /** Code references (most relevant first) and golden paths of the chosen entries. */
 export async function attachCode(
-  graph: GraphStore,
+  index: MemoryIndex,
   entryIds: string[],
   signal?: AbortSignal,
 ): Promise<Pick<ContextBundle, 'codeRefs' | 'goldenPaths'>> {
   throwIfAborted(signal);
-  const [refs, goldenPaths] = await Promise.all([graph.codeReferencesOf(entryIds), graph.goldenPathsOf(entryIds)]);
+  const [refs, goldenPaths] = await Promise.all([index.codeReferencesOf(entryIds), index.goldenPathsOf(entryIds)]);
   throwIfAborted(signal);
   const byCode = new Map<string, CodeReference>();
   for (const r of refs) {

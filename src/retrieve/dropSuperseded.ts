@@ -1,6 +1,5 @@
 import { throwIfAborted } from '../model/errors.js';
-import type { GraphStore } from '../store/graph/graphStore.js';
-import type { EntriesTable } from '../store/lance/entriesTable.js';
+import type { MemoryIndex } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
 
 /**
@@ -8,19 +7,18 @@ import type { Hit } from './candidate.js';
  * entry stays when its successor did not yet exist then (valid_from, else created_at, after asOf).
  */
 export async function dropSuperseded<T extends Hit>(
-  graph: GraphStore,
-  table: EntriesTable,
+  index: MemoryIndex,
   candidates: T[],
   opts: { asOf?: Date; signal?: AbortSignal } = {},
 ): Promise<{ kept: T[]; dropped: { id: string; supersededBy: string }[] }> {
   throwIfAborted(opts.signal);
-  const successor = await graph.supersededBy(candidates.map((c) => c.id));
+  const successor = await index.supersededBy(candidates.map((c) => c.id));
   throwIfAborted(opts.signal);
   if (successor.size === 0) return { kept: candidates, dropped: [] };
   let inForce = (_newer: string) => true;
   if (opts.asOf) {
     const asOf = opts.asOf.getTime();
-    const newer = await table.read({ ids: [...new Set(successor.values())] });
+    const newer = await index.readRows({ ids: [...new Set(successor.values())] });
     throwIfAborted(opts.signal);
     const since = new Map(newer.map(({ entry }) => [entry.id, (entry.validFrom ?? entry.createdAt).getTime()]));
     inForce = (id) => (since.get(id) ?? Infinity) <= asOf;

@@ -1,4 +1,4 @@
-import type { EntryColumns } from '../store/resident/entryColumns.js';
+import type { EntryColumns } from '../store/memoryIndex.js';
 import { makeHit, type Hit } from './candidate.js';
 
 /**

@@ -1,7 +1,6 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { EntryEdgeType, Reason } from '../model/types.js';
-import type { GraphEdge, GraphStore } from '../store/graph/graphStore.js';
-import { expandWithPaths } from '../store/graph/expandWithPaths.js';
+import type { GraphEdge, MemoryIndex } from '../store/memoryIndex.js';
 import { makeHit, type Hit } from './candidate.js';
 
 /**
@@ -19,13 +18,13 @@ export const HUB_DEGREE = 256;
  * seeds, reached entries and `alsoAmong`, are returned for graph-aware ranking.
  */
 export async function expandThroughGraph(
-  graph: GraphStore,
+  index: MemoryIndex,
   seeds: Hit[],
   opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; alsoAmong?: readonly string[]; signal?: AbortSignal },
 ): Promise<{ reached: Hit[]; edges: GraphEdge[] }> {
   throwIfAborted(opts.signal);
   const seedIds = new Set(seeds.map((s) => s.id));
-  const expansion = await expandWithPaths(graph, [...seedIds], {
+  const expansion = await index.reachWithPaths([...seedIds], {
     depth: opts.depth,
     edgeTypes: opts.edgeTypes,
     alsoAmong: opts.alsoAmong,

@@ -25,12 +25,11 @@ function listScore(c: Hit): number {
 }
 
 /** Fuses ranked lists into one, best first; every reason is kept and `fused` is set. */
-export function fuseCandidates(lists: Hit[][], opts: FusionOptions = {}): Hit[] {
-  const k = opts.k ?? 60;
-  const method = opts.method ?? 'rrf';
+export function fuseCandidates(lists: Hit[][], opts: Required<FusionOptions>): Hit[] {
+  const { k, method } = opts;
   const fused = new Map<string, number>();
   lists.forEach((list, li) => {
-    const w = opts.weights?.[li] ?? 1;
+    const w = opts.weights[li]!;
     const scores = list.map(listScore);
     const lo = Math.min(...scores);
     const span = Math.max(...scores) - lo;

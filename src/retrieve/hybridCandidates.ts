@@ -1,7 +1,8 @@
-import type { Stores } from '../store/stores.js';
+import type { MemoryIndex } from '../store/memoryIndex.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import type { Hit } from './candidate.js';
-import { fuseCandidates, type FusionOptions } from './fuse.js';
+import { fuseCandidates } from './fuse.js';
+import type { RecipeFusion } from '../recipe/searchRecipe.js';
 import { searchKeywords } from './keywordCandidates.js';
 import { throwIfAborted } from '../model/errors.js';
 import { mentionCandidates } from './mentionCandidates.js';
@@ -17,7 +18,7 @@ import { estimateSimilarity } from './estimateSimilarity.js';
  * embedder failed) the keyword and mention lists are fused alone, with no similarity.
  */
 export async function hybridCandidates(
-  stores: Stores,
+  index: MemoryIndex,
   query: string,
   queryVector: Float32Array | undefined,
   opts: {
@@ -26,23 +27,23 @@ export async function hybridCandidates(
     threshold: number;
     keyword?: boolean;
     mentions?: boolean;
-    fusion?: FusionOptions;
+    fusion: RecipeFusion;
     signal?: AbortSignal;
     codeHits?: Hit[];
   },
 ): Promise<{ fused: Hit[]; vector: Hit[]; keyword: Hit[]; mentioned: Hit[]; stage1: number }> {
-  const [columns, index] = await Promise.all([stores.columns(), opts.keyword === false ? undefined : stores.keywords()]);
+  const [columns, keywords] = await Promise.all([index.columns(), opts.keyword === false ? undefined : index.keywords()]);
   throwIfAborted(opts.signal);
   // The keyword search runs while the stage-1 scan does (see twoStageCandidates).
   let keywordHits: Hit[] = [];
   const searchWords =
-    index && (() => void (keywordHits = searchKeywords(index, columns, query, { filter: opts.filter, limit: opts.candidates })));
+    keywords && (() => void (keywordHits = searchKeywords(keywords, columns, query, { filter: opts.filter, limit: opts.candidates })));
   const noVectors = () => {
     searchWords?.();
     return Promise.resolve({ hits: [] as Hit[], stage1: 0 });
   };
   const vectorSearch = queryVector
-    ? twoStageCandidates(stores, queryVector, {
+    ? twoStageCandidates(index, queryVector, {
         filter: opts.filter,
         candidates: opts.candidates,
         limit: opts.candidates,
@@ -54,7 +55,7 @@ export async function hybridCandidates(
   const [vector, mentionHits] = await Promise.all([
     vectorSearch,
     opts.mentions
-      ? mentionCandidates(stores, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal })
+      ? mentionCandidates(index, query, { filter: opts.filter, limit: opts.candidates, signal: opts.signal })
       : Promise.resolve([]),
   ]);
   // Similarity breaks ties in the fusion, so every list's hits carry one.
@@ -71,6 +72,5 @@ export async function hybridCandidates(
       )
     : [];
   const lists = code.length > 0 ? [vector.hits, keyword, mentioned, code] : [vector.hits, keyword, mentioned];
-  const fusion = { ...opts.fusion, weights: opts.fusion?.weights ?? [1, 1, 2, 3].slice(0, lists.length) };
-  return { fused: fuseCandidates(lists, fusion), vector: vector.hits, keyword, mentioned, stage1: vector.stage1 };
+  return { fused: fuseCandidates(lists, opts.fusion), vector: vector.hits, keyword, mentioned, stage1: vector.stage1 };
 }

@@ -1,7 +1,7 @@
 import { cosineSimilarity } from '../embed/embedder.js';
 import { throwIfAborted } from '../model/errors.js';
 import type { EntryFilter } from '../model/entryFilter.js';
-import type { Stores } from '../store/stores.js';
+import type { MemoryIndex } from '../store/memoryIndex.js';
 import type { Candidate, Hit } from './candidate.js';
 
 /**
@@ -14,24 +14,25 @@ import type { Candidate, Hit } from './candidate.js';
  * filtered LanceDB read of the rows (~3–4 ms, more with their vectors).
  */
 export async function hydrateHits<T extends Hit>(
-  stores: Stores,
+  index: MemoryIndex,
   hits: T[],
   opts: { filter: EntryFilter; queryVector?: Float32Array; signal?: AbortSignal },
 ): Promise<(T & Candidate)[]> {
   throwIfAborted(opts.signal);
   if (hits.length === 0) return [];
-  const columns = await stores.columns();
+  const columns = await index.columns();
   const passes = columns.holdsEntries ? columns.matcher(opts.filter) : undefined;
   const held = passes && columns.entries(hits.filter((h) => passes(h.id)).map((h) => h.id));
   let rows: Map<string, { entry: Candidate['entry']; vector?: Float32Array }>;
   if (held) {
-    const vectors = opts.queryVector ? await stores.table.vectorsOf(held.map((e) => e.id)) : undefined;
+    const vectors = opts.queryVector ? await index.vectorsOf(held.map((e) => e.id)) : undefined;
     rows = new Map(held.map((entry) => [entry.id, { entry, vector: vectors?.get(entry.id) }]));
   } else {
     rows = new Map(
-      (await stores.table.read({ ...opts.filter, ids: hits.map((h) => h.id) }, { withVectors: opts.queryVector !== undefined })).map(
-        (r) => [r.entry.id, r],
-      ),
+      (await index.readRows({ ...opts.filter, ids: hits.map((h) => h.id) }, { withVectors: opts.queryVector !== undefined })).map((r) => [
+        r.entry.id,
+        r,
+      ]),
     );
   }
   throwIfAborted(opts.signal);

@@ -1,21 +1,20 @@
 import { throwIfAborted } from '../model/errors.js';
-import type { Stores } from '../store/stores.js';
+import type { EntryColumns, KeywordIndex, MemoryIndex } from '../store/memoryIndex.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { makeHit, type Hit } from './candidate.js';
-import { analyze, type KeywordIndex } from '../store/resident/keywordIndex.js';
-import type { EntryColumns } from '../store/resident/entryColumns.js';
+import { analyze } from '../text/analyze.js';
 
 /**
  * BM25 hits over title, aliases and content (the in-memory KeywordIndex), filter applied before the
  * limit, term weights from the cores searched; ids and scores.
  */
 export async function keywordCandidates(
-  stores: Stores,
+  memory: MemoryIndex,
   query: string,
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
 ): Promise<Hit[]> {
   throwIfAborted(opts.signal);
-  const [index, columns] = await Promise.all([stores.keywords(), stores.columns()]);
+  const [index, columns] = await Promise.all([memory.keywords(), memory.columns()]);
   throwIfAborted(opts.signal);
   return searchKeywords(index, columns, query, opts);
 }
@@ -49,13 +48,13 @@ export function searchKeywords(
  * no better than the actors' who never mention a composer.
  */
 export async function addKeywordScores(
-  stores: Stores,
+  memory: MemoryIndex,
   task: string,
   fused: readonly Hit[],
   candidates: Hit[],
   filter: EntryFilter,
 ): Promise<void> {
-  const index = await stores.keywords();
+  const index = await memory.keywords();
   const query = keywordQuery(task);
   const best = Math.max(0, ...fused.flatMap((c) => c.why.map((r) => (r.kind === 'keyword' ? r.bm25 : 0))));
   const unscored = candidates.filter((c) => !c.why.some((r) => r.kind === 'keyword'));

@@ -1,6 +1,5 @@
 import { throwIfAborted } from '../model/errors.js';
-import type { Stores } from '../store/stores.js';
-import { namedEntries } from '../store/resident/nameIndex.js';
+import type { MemoryIndex } from '../store/memoryIndex.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { makeHit, type Hit } from './candidate.js';
 
@@ -10,19 +9,16 @@ import { makeHit, type Hit } from './candidate.js';
  * filter applies as for every other search.
  */
 export async function mentionCandidates(
-  stores: Stores,
+  index: MemoryIndex,
   task: string,
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
 ): Promise<Hit[]> {
   throwIfAborted(opts.signal);
-  const occurrences = (await stores.names()).occurrences(task);
-  const named = [...new Set(occurrences.map((o) => o.id))];
+  const [names, columns] = await Promise.all([index.names(), index.columns()]);
   throwIfAborted(opts.signal);
-  if (named.length === 0) return [];
   // Filtered before resolving nested names, so an entry the filter hides cannot hide a shorter name.
-  const allowed = (await stores.columns()).matcher(opts.filter);
-  throwIfAborted(opts.signal);
-  return namedEntries(occurrences, allowed)
+  return names
+    .match(task, columns.matcher(opts.filter))
     .slice(0, opts.limit)
     .map((m, i) => makeHit(m.id, 0, [{ kind: 'mention', rank: i + 1, mention: m.mention }]));
 }

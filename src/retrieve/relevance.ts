@@ -9,7 +9,7 @@
  * similarities as on-topic ones (docs/pipeline.md, "No relevant memory").
  */
 import { mulberry32 } from '../embed/matryoshka.js';
-import type { KeywordIndex } from '../store/resident/keywordIndex.js';
+import type { KeywordIndex } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
 
 /** Random queries the chance level is measured with, and their length in terms. */

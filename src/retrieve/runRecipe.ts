@@ -10,7 +10,7 @@ import { invalidInput, throwIfAborted } from '../model/errors.js';
 import type { ContextBundle, SearchHit } from '../model/types.js';
 import { resolveFilter } from '../recipe/searchOptions.js';
 import type { SearchRecipe } from '../recipe/searchRecipe.js';
-import type { Stores } from '../store/stores.js';
+import type { MemoryIndex } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { embedOrExplain } from './embedQuery.js';
@@ -45,7 +45,7 @@ export interface RecipeOutcome {
 type RankedBy = 'similarity' | 'keyword' | 'fused';
 
 export async function runRecipe(
-  stores: Stores,
+  index: MemoryIndex,
   embedder: Embedder,
   text: string,
   recipe: SearchRecipe,
@@ -53,19 +53,25 @@ export async function runRecipe(
 ): Promise<RecipeOutcome> {
   if (typeof text !== 'string' || text.trim() === '') throw invalidInput('query must be a non-empty string');
   if (recipe.expansion || recipe.scoring) {
-    const bundle = await buildTaskContext(stores, embedder, text, recipe, run);
+    const bundle = await buildTaskContext(index, embedder, text, recipe, run);
     return { hits: bundle.entries, notes: bundle.notes ?? [], stage1: 0, bundle };
   }
-  return rankedList(stores, embedder, text, recipe, run);
+  return rankedList(index, embedder, text, recipe, run);
 }
 
-async function rankedList(stores: Stores, embedder: Embedder, text: string, recipe: SearchRecipe, run: RecipeRun): Promise<RecipeOutcome> {
+async function rankedList(
+  index: MemoryIndex,
+  embedder: Embedder,
+  text: string,
+  recipe: SearchRecipe,
+  run: RecipeRun,
+): Promise<RecipeOutcome> {
   const { sources } = recipe;
   const vectorSource = sources.vector;
   const signal = run.signal;
   const filter = resolveFilter(recipe.filter, recipe.projectCore);
   const limit = recipe.budget.maxEntries;
-  const smallDimensions = stores.meta.smallDimensions;
+  const smallDimensions = index.smallDimensions;
   if (vectorSource?.smallDims !== undefined && vectorSource.smallDims !== smallDimensions) {
     throw invalidInput(
       `this database stores ${smallDimensions}-d small vectors; smallDims ${JSON.stringify(vectorSource.smallDims)} needs a database opened with smallDimensions: ${JSON.stringify(vectorSource.smallDims)}`,
@@ -74,7 +80,7 @@ async function rankedList(stores: Stores, embedder: Embedder, text: string, reci
   // The calibrated count depends on the store's size: measured (and checked) before the query is embedded.
   let candidates = sources.candidates;
   if (vectorSource?.stage1 === 'calibrated') {
-    candidates = await stage1CandidatesFor(stores, limit);
+    candidates = await stage1CandidatesFor(index, limit);
     if (candidates < limit) throw invalidInput(`candidates (${candidates}) must be at least limit (${limit})`);
   }
   const notes: string[] = [];
@@ -87,8 +93,8 @@ async function rankedList(stores: Stores, embedder: Embedder, text: string, reci
   const threshold = vectorSource?.threshold ?? -1;
 
   if (vectorSource?.stage1 === 'exact' && !sources.keyword && !sources.mentions) {
-    const keep = async (hits: Hit[]) => (await dropSuperseded(stores.graph, stores.table, hits, { asOf: recipe.filter.asOf, signal })).kept;
-    const { hits } = vector ? await exactNearest(stores, vector, { filter, limit, threshold, keep, signal }) : { hits: [] };
+    const keep = async (hits: Hit[]) => (await dropSuperseded(index, hits, { asOf: recipe.filter.asOf, signal })).kept;
+    const { hits } = vector ? await exactNearest(index, vector, { filter, limit, threshold, keep, signal }) : { hits: [] };
     return { hits: hits.map(({ entry, similarity, why }) => ({ entry, score: similarity, similarity, why })), notes, stage1: 0 };
   }
 
@@ -96,13 +102,13 @@ async function rankedList(stores: Stores, embedder: Embedder, text: string, reci
   const words = capText(text, SEARCHED_CHARS);
   let stage1 = 0;
   const fetch = async (n: number): Promise<Hit[]> => {
-    if (rankedBy === 'keyword') return keywordCandidates(stores, words, { filter, limit: n, signal });
+    if (rankedBy === 'keyword') return keywordCandidates(index, words, { filter, limit: n, signal });
     if (rankedBy === 'similarity' && vector) {
-      const r = await twoStageCandidates(stores, vector, { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal });
+      const r = await twoStageCandidates(index, vector, { filter, candidates: Math.max(candidates, n), limit: n, threshold, signal });
       stage1 = r.stage1;
       return r.hits;
     }
-    const r = await hybridCandidates(stores, words, vector, {
+    const r = await hybridCandidates(index, words, vector, {
       filter,
       candidates: Math.max(candidates, n),
       threshold,
@@ -115,7 +121,7 @@ async function rankedList(stores: Stores, embedder: Embedder, text: string, reci
     return r.fused.slice(0, n);
   };
   const hits = await firstCurrent(
-    stores,
+    index,
     limit,
     { filter, queryVector: vector, exactOrder: recipe.exactOrder, asOf: recipe.filter.asOf, signal, rankedBy },
     fetch,
@@ -128,22 +134,22 @@ async function rankedList(stores: Stores, embedder: Embedder, text: string, reci
  * fact, so the search over-fetches and asks for more only when too many hits were superseded.
  */
 async function firstCurrent(
-  stores: Stores,
+  index: MemoryIndex,
   limit: number,
   options: { filter: EntryFilter; queryVector?: Float32Array; exactOrder: boolean; asOf?: Date; signal?: AbortSignal; rankedBy: RankedBy },
   fetch: (n: number) => Promise<Hit[]>,
 ): Promise<SearchHit[]> {
   for (let n = limit + 16; ; n *= 4) {
     const got = await fetch(n);
-    const { kept } = await dropSuperseded(stores.graph, stores.table, got, { asOf: options.asOf, signal: options.signal });
+    const { kept } = await dropSuperseded(index, got, { asOf: options.asOf, signal: options.signal });
     if (kept.length >= limit || got.length < n) {
       if (!options.exactOrder) {
-        const read = await hydrateHits(stores, kept.slice(0, limit), options);
+        const read = await hydrateHits(index, kept.slice(0, limit), options);
         return read.map((h) => ({ entry: h.entry, score: rankScore(h, options.rankedBy), similarity: h.similarity, why: h.why }));
       }
       // Ranked on 8-bit vectors: near ties may be swapped, so a few more are read with their
       // exact vectors and the list is ordered by the exact cosine it reports.
-      const read = await hydrateHits(stores, kept.slice(0, limit + EXACT_ORDER_MARGIN), options);
+      const read = await hydrateHits(index, kept.slice(0, limit + EXACT_ORDER_MARGIN), options);
       return read
         .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
         .slice(0, limit)

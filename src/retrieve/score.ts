@@ -6,7 +6,7 @@ import { cosineSimilarity } from '../embed/embedder.js';
 import { invalidInput } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeMatch, type EntryEdgeType, type Reason } from '../model/types.js';
-import type { EntryFeatures } from '../store/resident/entryColumns.js';
+import type { EntryFeatures } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
 
 export interface ScoringWeights {

@@ -1,6 +1,5 @@
-import type { EntryColumns } from '../store/resident/entryColumns.js';
-import { TopK } from '../store/resident/topK.js';
-import type { Stores } from '../store/stores.js';
+import type { EntryColumns, MemoryIndex } from '../store/memoryIndex.js';
+import { TopK } from '../kernel/topK.js';
 
 /**
  * How many stage-1 candidates the two-stage search needs on this store's own vectors. How far the
@@ -86,11 +85,11 @@ export function defaultStage1Candidates(entries: number, limit: number, calibrat
 }
 
 /** matryoshkaSearch's default stage-1 candidates for the store as it is now, calibrated on its columns. */
-export async function stage1CandidatesFor(stores: Stores, limit: number): Promise<number> {
-  const columns = await stores.columns();
+export async function stage1CandidatesFor(index: MemoryIndex, limit: number): Promise<number> {
+  const columns = await index.columns();
   return defaultStage1Candidates(
     columns.size,
     limit,
-    stage1Calibration(columns, (v) => stores.smallVector(v)),
+    stage1Calibration(columns, (v) => index.smallVector(v)),
   );
 }

@@ -7,11 +7,10 @@
 import type { Embedder } from '../embed/embedder.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
 import type { ContextBundle, ScoredEntry } from '../model/types.js';
-import type { Stores } from '../store/stores.js';
 import type { EntryFilter } from '../model/entryFilter.js';
-import type { EntryColumns } from '../store/resident/entryColumns.js';
+import type { EntryColumns, MemoryIndex } from '../store/memoryIndex.js';
 import { resolveFilter, type SearchFilterOptions, type SearchOptions } from '../recipe/searchOptions.js';
-import type { SearchRecipe } from '../recipe/searchRecipe.js';
+import type { Reranker, SearchRecipe } from '../recipe/searchRecipe.js';
 import { attachCode } from './attachCode.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
@@ -24,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { hybridCandidates } from './hybridCandidates.js';
 import { addKeywordScores, keywordQuery } from './keywordCandidates.js';
 import { estimateSimilarity } from './estimateSimilarity.js';
-import { filterByRelevance } from '../llm/relevanceFilter.js';
+import { llmRelevance } from '../llm/relevanceFilter.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from './queryText.js';
 import { capText } from '../embed/chunkText.js';
 import { embedOrExplain } from './embedQuery.js';
@@ -56,6 +55,7 @@ export type TaskContextOptions = Pick<
   | 'strict'
   | 'relevanceFloor'
   | 'llmFilter'
+  | 'reranker'
   | 'signal'
 > & {
   /** The former name of `scoringWeights`, still accepted (not with it). */
@@ -105,7 +105,7 @@ function withFeatures(hits: Hit[], columns: EntryColumns, filter: EntryFilter): 
  * here): the bundle of what an agent should know before the task.
  */
 export async function buildTaskContext(
-  stores: Stores,
+  index: MemoryIndex,
   embedder: Embedder,
   task: string,
   recipe: SearchRecipe,
@@ -113,7 +113,7 @@ export async function buildTaskContext(
 ): Promise<ContextBundle> {
   if (typeof task !== 'string' || task.trim() === '') throw invalidInput('task must be a non-empty string');
   const { signal, chat, codeHits } = run;
-  if (recipe.reranker && !chat)
+  if (recipe.reranker?.kind === 'llm' && !chat)
     throw invalidInput('llmFilter needs an LLM: configure llm.baseURL and llm.model (MEMCORE_LLM_BASE_URL, MEMCORE_LLM_MODEL)');
   const filter = resolveFilter(recipe.filter, recipe.projectCore);
   const { sources } = recipe;
@@ -138,7 +138,7 @@ export async function buildTaskContext(
   if (note) notes.push(note);
   const queryVector = await embedOrExplain(embedder, capText(task, EMBEDDED_CHARS), { strict: recipe.strict, signal, notes });
   lap('embed');
-  const { fused, stage1 } = await hybridCandidates(stores, words, queryVector, {
+  const { fused, stage1 } = await hybridCandidates(index, words, queryVector, {
     filter,
     candidates: sources.candidates,
     threshold,
@@ -151,7 +151,7 @@ export async function buildTaskContext(
   const judged =
     scoring.relevanceFloor === false
       ? undefined
-      : judgeRelevance(sources.keyword ? await stores.keywords() : undefined, keywordQuery(words), fused, {
+      : judgeRelevance(sources.keyword ? await index.keywords() : undefined, keywordQuery(words), fused, {
           ...(typeof scoring.relevanceFloor === 'number' ? { floor: scoring.relevanceFloor } : {}),
           ...(filter.cores ? { groups: filter.cores } : {}),
         });
@@ -166,7 +166,7 @@ export async function buildTaskContext(
   // With PageRank the expansion also reads the edges among the fused candidates: one edge read serves both.
   const expansion =
     graph.depth > 0
-      ? await expandThroughGraph(stores.graph, seeds, {
+      ? await expandThroughGraph(index, seeds, {
           depth: graph.depth,
           edgeTypes: graph.edgeTypes,
           signal,
@@ -174,10 +174,10 @@ export async function buildTaskContext(
         })
       : undefined;
   lap('expand');
-  const columns = await stores.columns();
+  const columns = await index.columns();
   // Fused hits already carry a similarity (hybridCandidates); reached ones get theirs here.
   const pool = dedupeCandidates([fused, estimateSimilarity(expansion?.reached ?? [], columns, queryVector)]);
-  const { kept: current, dropped: droppedAll } = await dropSuperseded(stores.graph, stores.table, pool, { asOf, signal });
+  const { kept: current, dropped: droppedAll } = await dropSuperseded(index, pool, { asOf, signal });
   // An entry of a sensitivity not asked for is not named either: not as a step of a graph path, not in a note.
   const named = columns.featuresIfPassing({ sensitivity: filter.sensitivity });
   const dropped = droppedAll.filter((d) => named(d.id) && named(d.supersededBy));
@@ -188,16 +188,16 @@ export async function buildTaskContext(
   lap('supersede');
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
   const kept = withFeatures(withoutHiddenPaths(current, named), columns, filter);
-  if (sources.keyword) await addKeywordScores(stores, words, fused, kept, filter);
+  if (sources.keyword) await addKeywordScores(index, words, fused, kept, filter);
   let graphScores: Map<string, number> | undefined;
   if (pagerank) {
     const ids = kept.map((c) => c.id);
-    const edges = expansion?.edges ?? (await stores.graph.edgesAmong(ids, graph.edgeTypes));
+    const edges = expansion?.edges ?? (await index.edgesAmong(ids, graph.edgeTypes));
     throwIfAborted(signal);
     const seedWeights = new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity]));
     graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(scoring.weights).edgeWeights });
   }
-  const effectiveness = await stores.effectiveness();
+  const effectiveness = await index.effectiveness();
   const now = (asOf ?? new Date()).getTime();
   let scored = scoreCandidates(kept, {
     weights: scoring.weights,
@@ -217,17 +217,15 @@ export async function buildTaskContext(
   }
   lap('score');
   let entries: ScoredEntry[];
-  if (recipe.reranker && chat) {
-    const offered = await readWithinBudget((ids) => stores.readEntries(ids), scored, {
-      maxEntries: recipe.reranker.options.overRetrieve ?? 50,
-      signal,
-    });
-    const filtered = await filterByRelevance(chat, task, offered, { ...recipe.reranker.options, signal });
-    entries = fitBudget(filtered.kept, maxEntries, maxTokens);
-    notes.push(...filtered.notes);
-    lap('llm');
+  const reranker = recipe.reranker?.kind === 'llm' ? llmRelevance(chat!, recipe.reranker.options) : recipe.reranker?.reranker;
+  if (reranker) {
+    const offered = await readWithinBudget((ids) => index.readEntries(ids), scored, { maxEntries: reranker.offered, signal });
+    const reranked = await rerankOrExplain(reranker, task, offered, signal);
+    entries = fitBudget(reranked.kept, maxEntries, maxTokens);
+    notes.push(...reranked.notes);
+    lap(recipe.reranker?.kind === 'llm' ? 'llm' : 'rerank');
   } else {
-    entries = await readWithinBudget((ids) => stores.readEntries(ids), scored, {
+    entries = await readWithinBudget((ids) => index.readEntries(ids), scored, {
       maxEntries,
       maxTokens,
       signal,
@@ -236,7 +234,7 @@ export async function buildTaskContext(
   }
   const code = recipe.attachCode
     ? await attachCode(
-        stores.graph,
+        index,
         entries.map((s) => s.entry.id),
         signal,
       )
@@ -256,4 +254,22 @@ export async function buildTaskContext(
     ...(judged && !judged.relevant && entries.length > 0 ? { lowConfidence: true as const } : {}),
     ...(queryVector ? {} : { degraded: ['vectors' as const] }),
   };
+}
+
+/** The reranker's choice; on its failure (not the caller's abort), the offered order with a note. */
+async function rerankOrExplain(
+  reranker: Reranker,
+  task: string,
+  offered: ScoredEntry[],
+  signal: AbortSignal | undefined,
+): Promise<{ kept: ScoredEntry[]; notes: string[] }> {
+  try {
+    const { kept, notes } = await reranker.rerank(task, offered, signal);
+    const known = new Set(offered.map((s) => s.entry.id));
+    if (!Array.isArray(kept) || kept.some((s) => !known.has(s?.entry?.id))) throw new Error('it returned entries it was not offered');
+    return { kept, notes: Array.isArray(notes) ? notes : [] };
+  } catch (e) {
+    if (signal?.aborted || (e instanceof Error && e.name === 'AbortError')) throw e;
+    return { kept: offered, notes: [`reranker ${reranker.name} failed (${(e as Error).message}); kept the order by score`] };
+  }
 }

@@ -1,10 +1,8 @@
 import { throwIfAborted } from '../model/errors.js';
 import type { MemoryEntry } from '../model/types.js';
-import type { VectorHit } from '../store/lance/entriesTable.js';
 import type { EntryFilter } from '../model/entryFilter.js';
-import type { EntryColumns } from '../store/resident/entryColumns.js';
-import { kthLowerBound } from '../store/resident/fullVectors.js';
-import type { Stores } from '../store/stores.js';
+import { kthLowerBound } from '../kernel/topK.js';
+import type { MemoryIndex, VectorHit } from '../store/memoryIndex.js';
 import { cosineSimilarity } from '../embed/embedder.js';
 import { makeHit, type Candidate, type Hit } from './candidate.js';
 
@@ -26,16 +24,16 @@ const asHits = (hits: VectorHit[], threshold: number): Hit[] =>
  * only matching rows. Either way it asks for more while `keep` dropped too many.
  */
 export async function exactNearest(
-  stores: Stores,
+  index: MemoryIndex,
   queryVector: Float32Array,
   opts: { filter: EntryFilter; limit: number; threshold: number; keep: (hits: Hit[]) => Promise<Hit[]>; signal?: AbortSignal },
 ): Promise<{ hits: Candidate[]; via: 'memory' | 'lancedb' }> {
   throwIfAborted(opts.signal);
-  const columns = await stores.columns();
+  const columns = await index.columns();
   const via = columns.holdsExactVectors ? 'memory' : 'lancedb';
   // A zero vector has no cosine to anything: no query, and no entry, of one is ever a hit.
   if (!queryVector.some((x) => x !== 0)) return { hits: [], via };
-  if (via === 'lancedb') return { hits: await exactNearestInLanceDb(stores, queryVector, opts), via };
+  if (via === 'lancedb') return { hits: await exactNearestInLanceDb(index, queryVector, opts), via };
   const { limit } = opts;
   let kept: { id: string; cosine: number; bound: number }[];
   for (let n = limit + 16; ; n *= 4) {
@@ -49,7 +47,7 @@ export async function exactNearest(
   const floor = kthLowerBound(kept, limit);
   const ids = kept.filter((c) => c.cosine + c.bound >= floor).map((c) => c.id);
   // The entries come from memory while the store is held whole (Stores.readEntries): only the vectors are read.
-  const [vectors, entries] = await Promise.all([stores.table.vectorsOf(ids), stores.readEntries(ids)]);
+  const [vectors, entries] = await Promise.all([index.vectorsOf(ids), index.readEntries(ids)]);
   throwIfAborted(opts.signal);
   const read = entries.flatMap((entry) => {
     const vector = vectors.get(entry.id);
@@ -65,17 +63,17 @@ export async function exactNearest(
 export const EXACT_ORDER_MARGIN = 8;
 
 async function exactNearestInLanceDb(
-  stores: Stores,
+  index: MemoryIndex,
   queryVector: Float32Array,
   opts: Parameters<typeof exactNearest>[2],
 ): Promise<Candidate[]> {
   for (let n = opts.limit + 16; ; n *= 4) {
-    const nearest = await stores.table.nearest(queryVector, { filter: opts.filter, limit: n });
+    const nearest = await index.nearestFull(queryVector, opts.filter, n);
     const kept = await opts.keep(nearest.map((h) => makeHit(h.id, h.similarity, [])));
     throwIfAborted(opts.signal);
     if (kept.length < opts.limit && nearest.length === n) continue;
     const ids = kept.slice(0, opts.limit + EXACT_ORDER_MARGIN).map((h) => h.id);
-    const rows = ids.length === 0 ? [] : await stores.table.read({ ...opts.filter, ids }, { withVectors: true });
+    const rows = ids.length === 0 ? [] : await index.readRows({ ...opts.filter, ids }, { withVectors: true });
     return rankExactly(
       rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })),
       queryVector,
@@ -100,42 +98,20 @@ function rankExactly(
 }
 
 /**
- * Two-stage Matryoshka search: the `candidates` nearest on the cheap `vector_small`, then cosine on
- * the full vectors held in memory (EntryColumns: 8-bit, within ~0.001 of exact), so no stage
- * reads a vector from disk.
- *
- * Stage 1, while the store's small vectors are held in memory (Stores.scanMaxEntries): a scan of
- * the 8-bit small vectors with the filter applied inside it (EntryColumns.startNearestSmall, ~1 ms
- * at 100K entries against ~4 ms for LanceDB's IVF search, which also misses some true neighbours).
- * `alongside` is called while the scan runs, which in a large store is on a helper thread: the
- * keyword search then costs no time of its own.
- *
- * Otherwise LanceDB's search, ids and distances only. LanceDB's prefilter is a pass over the
- * filter columns of the whole table (~3 ms at 100K entries), while an IVF search costs about the
- * same for any limit up to ~800. So when the filter lets through enough of the store (estimated on
- * the columns in memory), the search asks for enough unfiltered neighbours that `candidates`
- * should pass, and filters them in memory: if `candidates` of them pass, they are exactly the
- * nearest `candidates` that pass. When fewer do, or the filter is selective, the filter is pushed
- * down.
+ * Two-stage Matryoshka search: the `candidates` nearest on the cheap `vector_small` (stage 1,
+ * MemoryIndex.nearestSmallWhile: a scan in memory or LanceDB's search), then cosine on the full
+ * vectors held in memory (EntryColumns: 8-bit, within ~0.001 of exact), so no stage reads a
+ * vector from disk. `alongside` runs while stage 1 does, which in a large store is on a helper
+ * thread: the keyword search then costs no time of its own.
  */
 export async function twoStageCandidates(
-  stores: Stores,
+  index: MemoryIndex,
   queryVector: Float32Array,
   opts: { filter: EntryFilter; candidates: number; limit: number; threshold: number; signal?: AbortSignal; alongside?: () => void },
 ): Promise<{ hits: Hit[]; stage1: number }> {
   throwIfAborted(opts.signal);
-  const querySmall = stores.smallVector(queryVector);
-  const columns = await stores.columns();
-  // `alongside` runs while the scan does (on a helper thread in a large store); the scan must be
-  // ranked before anything can await.
-  const rankScan = columns.startNearestSmall(querySmall);
-  let scanned: VectorHit[] | undefined;
-  try {
-    opts.alongside?.();
-  } finally {
-    scanned = rankScan?.(opts.filter, opts.candidates);
-  }
-  const stage1 = scanned ?? (await lanceStage1(stores, columns, querySmall, queryVector, opts));
+  const columns = await index.columns();
+  const stage1 = await index.nearestSmallWhile(queryVector, opts.filter, opts.candidates, opts.alongside, opts.signal);
   throwIfAborted(opts.signal);
   const similarities = columns.similarities(
     stage1.map((h) => h.id),
@@ -146,27 +122,4 @@ export async function twoStageCandidates(
     .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
     .slice(0, opts.limit);
   return { hits: asHits(reranked, opts.threshold), stage1: stage1.length };
-}
-
-async function lanceStage1(
-  stores: Stores,
-  columns: EntryColumns,
-  querySmall: Float32Array,
-  queryVector: Float32Array,
-  opts: { filter: EntryFilter; candidates: number; signal?: AbortSignal },
-): Promise<VectorHit[]> {
-  // A query whose small vector is all zeros (sparse embeddings) has no cosine: stage 1 then searches the full vectors.
-  const usable = querySmall.some((x) => x !== 0);
-  const search = { column: usable ? ('vector_small' as const) : ('vector' as const) };
-  const query = usable ? querySmall : queryVector;
-  const unfilteredLimit = Math.ceil((1.5 * opts.candidates) / Math.max(columns.passRate(opts.filter), 1e-3));
-  if (unfilteredLimit <= Math.max(800, 2 * opts.candidates)) {
-    const passes = columns.matcher(opts.filter);
-    const unfiltered = await stores.table.nearest(query, { ...search, limit: unfilteredLimit });
-    const passed = unfiltered.filter((h) => passes(h.id)).slice(0, opts.candidates);
-    // Too few passed while more rows remain: the nearest that pass may lie beyond what was fetched.
-    if (passed.length === opts.candidates || unfiltered.length < unfilteredLimit) return passed;
-  }
-  throwIfAborted(opts.signal);
-  return stores.table.nearest(query, { ...search, filter: opts.filter, limit: opts.candidates });
 }

@@ -4,11 +4,22 @@ import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
-import type { MemoryEntry, SearchRunsOn, StoreStats } from '../model/types.js';
-import { GRAPH_STRUCTURES, type GraphStore } from './graph/graphStore.js';
+import type { EntryEdgeType, GoldenPath, MemoryEntry, SearchRunsOn, StoreStats } from '../model/types.js';
+import type { EntryFilter } from '../model/entryFilter.js';
+import {
+  GRAPH_STRUCTURES,
+  type EntryCodeReference,
+  type GraphEdge,
+  type GraphReach,
+  type GraphStore,
+  type ReachOptions,
+} from './graph/graphStore.js';
+import { expandWithPaths } from './graph/expandWithPaths.js';
+import type { MemoryIndex } from './memoryIndex.js';
+import { nearestSmallWhile } from './nearestSmall.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
-import { EntriesTable, entriesOfIpc, searchText, type StoredEntry } from './lance/entriesTable.js';
+import { EntriesTable, entriesOfIpc, searchText, type StoredEntry, type VectorHit } from './lance/entriesTable.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
 import { NameIndex } from './resident/nameIndex.js';
 import { columnRow, EntryColumns } from './resident/entryColumns.js';
@@ -173,7 +184,7 @@ function reviveStored(s: JournalEntry, blobs: readonly Float32Array[]): StoredEn
  * Both stores of one database folder and the rules that keep them in step: journal the intent,
  * write LanceDB, write Kuzu, mark done, bump the generation.
  */
-export class Stores {
+export class Stores implements MemoryIndex {
   private constructor(
     readonly dir: string,
     readonly table: EntriesTable,
@@ -522,6 +533,56 @@ export class Stores {
       stage1: on(entries <= this.scanMaxEntries),
       entries: on(entries <= this.residentMaxEntries),
     };
+  }
+
+  get smallDimensions(): number {
+    return this.meta.smallDimensions;
+  }
+
+  async nearestSmallWhile(
+    queryVector: Float32Array,
+    filter: EntryFilter,
+    k: number,
+    sideWork?: () => void,
+    signal?: AbortSignal,
+  ): Promise<VectorHit[]> {
+    const querySmall = this.smallVector(queryVector);
+    return nearestSmallWhile(this.table, await this.columns(), querySmall, queryVector, { filter, k, sideWork, signal });
+  }
+
+  nearestFull(queryVector: Float32Array, filter: EntryFilter, limit: number): Promise<VectorHit[]> {
+    return this.table.nearest(queryVector, { filter, limit });
+  }
+
+  readRows(filter: EntryFilter, opts: { withVectors?: boolean } = {}): Promise<{ entry: MemoryEntry; vector?: Float32Array }[]> {
+    return this.table.read(filter, opts);
+  }
+
+  vectorsOf(ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    return this.table.vectorsOf(ids);
+  }
+
+  reachWithPaths(
+    seedIds: readonly string[],
+    opts: ReachOptions & { alsoAmong?: readonly string[] },
+  ): Promise<{ reaches: GraphReach[]; edges: GraphEdge[] }> {
+    return expandWithPaths(this.graph, seedIds, opts);
+  }
+
+  edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<GraphEdge[]> {
+    return this.graph.edgesAmong(ids, edgeTypes);
+  }
+
+  supersededBy(ids: readonly string[]): Promise<Map<string, string>> {
+    return this.graph.supersededBy(ids);
+  }
+
+  codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]> {
+    return this.graph.codeReferencesOf(entryIds);
+  }
+
+  goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]> {
+    return this.graph.goldenPathsOf(entryIds);
   }
 
   /** The entries of `ids` that exist, in the order asked: from memory while entries are held whole, else one read. */

@@ -7,7 +7,7 @@ import type { EntryFilter } from '../../model/entryFilter.js';
 import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
-import { TopK } from './topK.js';
+import { TopK } from '../../kernel/topK.js';
 
 /** What scoring needs of an entry, known before its row is read. */
 export interface EntryFeatures {

@@ -2,7 +2,7 @@ import { norm } from '../../embed/embedder.js';
 import { MatrixKernel } from '../../kernel/matrixKernel.js';
 import { quantizeI8 } from '../../kernel/quantize.js';
 import { grown } from './grown.js';
-import { TopK } from './topK.js';
+import { TopK, kthLowerBound } from '../../kernel/topK.js';
 
 /**
  * Added to every error bound below: covers the floating-point rounding of the bounds' own
@@ -15,12 +15,6 @@ const ROUNDING_SLACK = 1e-9;
 export interface ExactCandidates {
   candidates: { slot: number; cosine: number; bound: number }[];
   floor: number;
-}
-
-/** The `k`-th best lower bound (cosine − bound) of `items`; −∞ when there are fewer. */
-export function kthLowerBound(items: readonly { cosine: number; bound: number }[], k: number): number {
-  if (items.length < k) return -Infinity;
-  return items.map((r) => r.cosine - r.bound).sort((a, b) => b - a)[k - 1]!;
 }
 
 /** The residual level, held while exact search runs from memory (see `exact`). */

@@ -1,66 +1,10 @@
-import { createRequire } from 'node:module';
 import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { grown } from './grown.js';
-import { TopK } from './topK.js';
+import { TopK } from '../../kernel/topK.js';
+import { analyze } from '../../text/analyze.js';
 
-/** Snowball English (Porter2), the stemmer of LanceDB's default full-text analyzer. CommonJS, untyped. */
-const porter2 = createRequire(import.meta.url)('wink-porter2-stemmer') as (word: string) => string;
-
-/** Lucene's English stop words, as full-text analyzers drop them. */
-const STOP_WORDS = new Set(
-  'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with'.split(
-    ' ',
-  ),
-);
-/** Longer tokens are not words (hashes, base64, URLs run together). */
-const MAX_TOKEN_LENGTH = 40;
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
-
-const stems = new Map<string, string>();
-
-/**
- * A word as indexed: ASCII-folded (é → e), stemmed when it is all letters (the stemmer mangles
- * "3rd" into "yrd"); the cache keeps that to one lookup per distinct word.
- */
-function term(word: string): string {
-  let t = stems.get(word);
-  if (t === undefined) {
-    const folded = /[^\u0000-\u007f]/.test(word) ? word.normalize('NFKD').replace(/\p{M}/gu, '') : word;
-    t = /^[a-z]+$/.test(folded) ? porter2(folded) : folded;
-    if (stems.size < 1_000_000) stems.set(word, t);
-  }
-  return t;
-}
-
-/**
- * The terms of a text as the index holds them: words (letters and digits) lower-cased, stop words
- * and over-long tokens out, ASCII-folded and stemmed. Queries and documents go through the same.
- */
-export function analyze(text: string): string[] {
-  const lower = text.toLowerCase();
-  const out: string[] = [];
-  if (/[^\u0000-\u007f]/.test(lower)) {
-    for (const m of lower.matchAll(/[\p{L}\p{N}]+/gu)) keep(out, m[0]);
-    return out;
-  }
-  // ASCII: split by character codes, several times faster than the Unicode regex on a 100K-entry load
-  let start = -1;
-  for (let i = 0; i <= lower.length; i++) {
-    const c = i < lower.length ? lower.charCodeAt(i) : 0;
-    const word = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
-    if (word && start < 0) start = i;
-    else if (!word && start >= 0) {
-      keep(out, lower.slice(start, i));
-      start = -1;
-    }
-  }
-  return out;
-}
-
-function keep(out: string[], word: string): void {
-  if (word.length <= MAX_TOKEN_LENGTH && !STOP_WORDS.has(word)) out.push(term(word));
-}
 
 /** One term's postings: the slots of the documents holding it and how often, in typed arrays. */
 class Postings {

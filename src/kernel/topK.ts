@@ -80,3 +80,9 @@ export class TopK {
     return order.map((i) => this.items[i]!);
   }
 }
+
+/** The `k`-th best lower bound (cosine − bound) of `items`; −∞ when there are fewer. */
+export function kthLowerBound(items: readonly { cosine: number; bound: number }[], k: number): number {
+  if (items.length < k) return -Infinity;
+  return items.map((r) => r.cosine - r.bound).sort((a, b) => b - a)[k - 1]!;
+}
