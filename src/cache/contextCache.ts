@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { SearchRecipe } from '../recipe/searchRecipe.js';
 import { throwIfAborted } from '../model/errors.js';
 import { optionNames } from '../model/options.js';
 import type { ContextBundle } from '../model/types.js';
@@ -42,17 +43,14 @@ export class ContextCache {
     if (ttl > 0) this.bundles = new LRUCache({ max: options.max ?? 500, ttl });
   }
 
-  /** A key from the normalised task (case and white space folded) and the options that shape the answer. */
-  static key(task: string, options: object, generation: number): string {
+  /**
+   * A key from the normalised task (case and white space folded) and the recipe that shapes the
+   * answer: equal recipes share a bundle however their options were written (withOverrides makes
+   * them canonical, keys sorted, so plain JSON is stable).
+   */
+  static key(task: string, recipe: SearchRecipe, generation: number): string {
     const normalised = task.trim().replace(/\s+/g, ' ').toLowerCase();
-    const stable = JSON.stringify(options, (k, v: unknown) =>
-      k === 'signal'
-        ? undefined
-        : v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
-          ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
-          : v,
-    );
-    return `${generation}\u0000${normalised}\u0000${stable}`;
+    return `${generation}\u0000${normalised}\u0000${JSON.stringify(recipe)}`;
   }
 
   /**

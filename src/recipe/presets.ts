@@ -162,9 +162,12 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
 
 /** The options a preset accepts, former names included: for option lists and help. */
 export function presetOptions(name: PresetName): readonly string[] {
-  const preset = PRESETS[name];
-  return [...preset.accepts, ...Object.keys(preset.aliases ?? {})];
+  return ACCEPTED[name];
 }
+
+const ACCEPTED = Object.fromEntries(
+  PRESET_NAMES.map((name) => [name, Object.freeze([...PRESETS[name].accepts, ...Object.keys(PRESETS[name].aliases ?? {})])]),
+) as Record<PresetName, readonly string[]>;
 
 /** `options` with each former name replaced by its new one; both given is an error. */
 function withCurrentNames(where: string, preset: Preset, options: Record<string, unknown>): SearchOptions {
@@ -284,15 +287,20 @@ function withoutUndefined<T extends object>(o: T): Partial<T> {
 }
 
 /**
- * A deep copy of the plain data, frozen: the caller's arrays and objects stay theirs to change.
- * Objects with behaviour (a Reranker) are kept as they are.
+ * A deep copy of the plain data, frozen, keys sorted (so that its JSON is canonical: the bundle
+ * cache's key): the caller's arrays and objects stay theirs to change. Objects with behaviour (a
+ * Reranker) are kept as they are.
  */
 function frozenCopy<T>(value: T): T {
-  if (value instanceof Date) return new Date(value.getTime()) as T;
   if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
   const proto = Object.getPrototypeOf(value) as unknown;
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
-  if (!Array.isArray(value) && Object.values(value).some((v) => typeof v === 'function')) return value;
-  const copy = Array.isArray(value) ? value.map(frozenCopy) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, frozenCopy(v)]));
+  if (proto !== Object.prototype && proto !== null) return value;
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  if (keys.some((k) => typeof source[k] === 'function')) return value;
+  const copy: Record<string, unknown> = {};
+  for (const k of keys.sort()) copy[k] = frozenCopy(source[k]);
   return Object.freeze(copy) as T;
 }
