@@ -6,7 +6,8 @@
  */
 import type { Embedder } from '../embed/embedder.js';
 import { codeLanguage, codeSymbols } from '../import/codeSymbols.js';
-import { invalidInput } from '../model/errors.js';
+import { invalidInput, requireFolder } from '../model/errors.js';
+import { checkOptionNames } from '../model/options.js';
 import type { CodeLocation, CodeMatch, ContextBundle } from '../model/types.js';
 import { makeHit, type Hit } from '../retrieve/candidate.js';
 import { buildTaskContext } from '../retrieve/taskContext.js';
@@ -162,4 +163,19 @@ export async function contextForDiff(
   const bundle = await buildTaskContext(stores, embedder, diffTask(changes, files), recipe, { ...run, codeHits });
   for (const s of skipped) bundle.notes.push(`skipped ${s.path}: ${s.reason}`);
   return { ...bundle, changes };
+}
+
+/** contextForDiff's source checked: a diff's text, or `{ repo, range, staged }` with repo made absolute. */
+export async function checkDiffSource(source: DiffSource): Promise<DiffSource> {
+  if (typeof source === 'object' && source !== null) {
+    checkOptionNames('contextForDiff', source, ['repo', 'range', 'staged']);
+    if (typeof source.repo !== 'string' || source.repo === '')
+      throw invalidInput('contextForDiff: repo must be the path of a git repository');
+    if (source.range !== undefined && typeof source.range !== 'string')
+      throw invalidInput('contextForDiff: range must be a string like main..HEAD');
+    if (source.staged !== undefined && typeof source.staged !== 'boolean')
+      throw invalidInput('contextForDiff: staged must be true or false');
+    source = { ...source, repo: await requireFolder('contextForDiff', source.repo) };
+  } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
+  return source;
 }

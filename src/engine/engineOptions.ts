@@ -11,12 +11,10 @@ import type { MemoryDocument } from '../model/memoryFile.js';
 import type { RememberInput } from './remember.js';
 import type { Sensitivity, CodeLocation, EntryEdgeType, MemoryEntry, PathHop, SearchHit } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
-import type { SearchFilterOptions, SearchOptions } from '../recipe/searchOptions.js';
+import { checkSearchOption, type SearchFilterOptions, type SearchOptions } from '../recipe/searchOptions.js';
 import type { ContextCacheOptions } from '../cache/contextCache.js';
 import type { JsonChat, LlmOptions } from '../llm/chatClient.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
-import type { ImportMarkdownOptions } from '../import/importMarkdown.js';
-import type { ImportCodeOptions } from '../import/importCode.js';
 import type { CheckCodeOptions } from '../code/checkCode.js';
 import { withFingerprints } from '../code/fingerprintLocations.js';
 import { AUTO_LINK_OPTIONS } from '../ingest/autoLink.js';
@@ -132,16 +130,6 @@ export const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['lim
 export const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 export const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
 export const INGEST_OPTIONS = optionNames<IngestOptions>()(['autoLink', 'signal', 'onProgress', 'sync', 'repo']);
-export const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()([
-  'core',
-  'type',
-  'conventions',
-  'autoLink',
-  'parseTimeoutMs',
-  'signal',
-  'onProgress',
-]);
-export const IMPORT_CODE_OPTIONS = optionNames<ImportCodeOptions>()(['codebase', 'autoLink', 'signal', 'onProgress']);
 export const CHECK_CODE_OPTIONS = optionNames<CheckCodeOptions>()(['repo', 'codebase', 'fix']);
 export const INDEX_OPTIONS = optionNames<IndexOptions>()(['annMinRows', 'onProgress']);
 export const REMEMBER_FIELDS = optionNames<RememberInput>()([
@@ -257,14 +245,8 @@ export async function fingerprinted(where: string, document: MemoryDocument, rep
   return repo === undefined ? document : withFingerprints(document, await requireFolder(`${where}: repo`, repo));
 }
 
+/** A `limit` option (of the reads that are not presets) checked as the searches' is; default 10. */
 export function checkLimit(v: unknown, name = 'limit'): number {
-  if (v === undefined) return 10;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 10_000)
-    throw invalidInput(`${name} must be an integer from 1 to 10000, got ${JSON.stringify(v)}`);
-  return v;
+  checkSearchOption('limit', v, name);
+  return (v as number | undefined) ?? 10;
 }
-
-/**
- * Stores open in this process, by folder. Kuzu lets one Database object own a file: engines on
- * the same folder share it (and see each other's writes at once); it closes with the last engine.
- */

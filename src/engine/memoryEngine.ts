@@ -1,8 +1,5 @@
 import { resolve, sep } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Embedder } from '../embed/embedder.js';
-import { LOCAL_EMBEDDER_OPTIONS, localEmbedder } from '../embed/localEmbedder.js';
-import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } from '../embed/openaiEmbedder.js';
 import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
@@ -30,7 +27,6 @@ import { copyStore, type BackupManifest } from '../ops/backup.js';
 import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { copyInto, dropRemoved, reembedFolder, swapFolders, type ReembedReport } from '../ops/reembed.js';
 import {
-  CONFIDENCE_LEVELS,
   ENTRY_EDGE_TYPES,
   SENSITIVITY_LEVELS,
   type Sensitivity,
@@ -59,34 +55,31 @@ import type { PresetName, SearchRecipe } from '../recipe/searchRecipe.js';
 import { withOverrides } from '../recipe/presets.js';
 import { exactNearest } from '../retrieve/vectorCandidates.js';
 import { withQueryCache } from '../embed/queryEmbeddingCache.js';
-import { CACHE_OPTIONS, ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
-import { resolveConfig } from '../config/config.js';
-import { LLM_OPTIONS, openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
+import { embedderFrom, openEngineParts, openStores, releaseStores } from './openStores.js';
+import { ContextCache, type ContextCacheOptions } from '../cache/contextCache.js';
+import { openAIChat, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 import { checkOptionNames } from '../model/options.js';
 import { checkId } from '../model/ids.js';
-import { importMarkdown, type ImportMarkdownOptions, type ImportReport } from '../import/importMarkdown.js';
-import { importCode, type ImportCodeOptions, type ImportCodeReport } from '../import/importCode.js';
+import { checkImportMarkdown, importMarkdown, type ImportMarkdownOptions, type ImportReport } from '../import/importMarkdown.js';
+import { checkImportCode, importCode, type ImportCodeOptions, type ImportCodeReport } from '../import/importCode.js';
 import { checkCode, type CheckCodeOptions, type CheckReport } from '../code/checkCode.js';
 import { withFreshness } from '../code/bundleFreshness.js';
 import { CodeIndex } from '../code/codeIndex.js';
 import { codeFreshness } from '../code/codeFreshness.js';
+import { recordFeedback } from '../feedback/recordFeedback.js';
 import { GapLog, groupGaps, type GapGroup, type GapLogOptions } from '../feedback/gapLog.js';
-import { readSignals, type Effectiveness, type FeedbackSignal } from '../feedback/effectiveness.js';
-import { contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
+import { readSignals, type Effectiveness } from '../feedback/effectiveness.js';
+import { checkDiffSource, contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { EMBEDDED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
-import { estimateTokens } from '../retrieve/score.js';
-import { formatContext } from '../format/formatContext.js';
+import { coreMemoryBlock } from '../format/coreMemoryBlock.js';
 
 import {
-  OPEN_MEMORY_OPTIONS,
   TRAVERSE_OPTIONS,
   RELATED_TO_CODE_OPTIONS,
   SENSITIVITY_OPTION,
   CODE_REFERENCE_QUERY,
   INGEST_OPTIONS,
-  IMPORT_MARKDOWN_OPTIONS,
-  IMPORT_CODE_OPTIONS,
   CHECK_CODE_OPTIONS,
   INDEX_OPTIONS,
   REMEMBER_FIELDS,
@@ -131,138 +124,10 @@ export type {
 } from './engineOptions.js';
 export type { SearchHit } from '../model/types.js';
 
-const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
-
-/** The Embedder an EmbedderConfig names (reembed), checked as openMemory checks it. */
-function embedderFrom(config: EmbedderConfig): Embedder {
-  if (config && typeof config === 'object' && 'embed' in config) return config;
-  if (!config || typeof config !== 'object' || (config.provider !== 'local' && config.provider !== 'openai'))
-    throw invalidInput("reembed needs an Embedder, { provider: 'local' } or { provider: 'openai', … }");
-  if (config.provider === 'local') {
-    checkOptionNames('reembed.embedder', config, ['provider', ...LOCAL_EMBEDDER_OPTIONS]);
-    const { provider: _local, ...options } = config;
-    return localEmbedder(options);
-  }
-  checkOptionNames('reembed.embedder', config, ['provider', ...OPENAI_EMBEDDER_OPTIONS]);
-  const { provider: _provider, ...options } = config;
-  return openAIEmbedder(options);
-}
-
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
-  checkOptionNames('openMemory', options, OPEN_MEMORY_OPTIONS);
-  checkOptionNames('openMemory.cache', options.cache, CACHE_OPTIONS);
-  const embedderOption = options.embedder;
-  if (embedderOption && !('embed' in embedderOption)) {
-    checkOptionNames(
-      'openMemory.embedder',
-      embedderOption,
-      embedderOption.provider === 'openai' ? ['provider', ...OPENAI_EMBEDDER_OPTIONS] : ['provider', ...LOCAL_EMBEDDER_OPTIONS],
-    );
-  }
-  if (options.llm && !('completeJson' in options.llm)) checkOptionNames('openMemory.llm', options.llm, LLM_OPTIONS);
-  const embedderObject = options.embedder && 'embed' in options.embedder ? options.embedder : undefined;
-  const chatObject = options.llm && 'completeJson' in options.llm ? options.llm : undefined;
-  // An Embedder object replaces every embedder setting, so the environment's are not consulted.
-  const env = embedderObject
-    ? Object.fromEntries(Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('MEMCORE_EMBED')))
-    : options.env;
-  const { values } = resolveConfig({
-    options: {
-      db: options.path,
-      embedder: embedderObject ? undefined : options.embedder,
-      llm: chatObject ? undefined : options.llm,
-      cache: options.cache,
-      smallDimensions: options.smallDimensions,
-      residentMaxEntries: options.residentMaxEntries,
-      scanMaxEntries: options.scanMaxEntries,
-      scanThreadMinEntries: options.scanThreadMinEntries,
-      repo: options.repo,
-    },
-    env,
-    cwd: options.cwd,
-  });
-  const config = values as unknown as ConfigValues;
-  const { provider, ...embedderSettings } = config.embedder;
-  const { chunkTokens, overlapTokens, workers, batchSize, ...openaiSettings } = embedderSettings as typeof embedderSettings & {
-    workers?: number;
-  };
-  const embedder =
-    embedderObject ??
-    (provider === 'openai'
-      ? openAIEmbedder({
-          ...openaiSettings,
-          ...(chunkTokens !== undefined ? { chunkTokens } : {}),
-          ...(overlapTokens !== undefined ? { overlapTokens } : {}),
-          ...(batchSize !== undefined ? { batchSize } : {}),
-        } as OpenAIEmbedderOptions)
-      : localEmbedder({
-          ...(chunkTokens !== undefined ? { chunkTokens } : {}),
-          ...(overlapTokens !== undefined ? { overlapTokens } : {}),
-          ...(workers !== undefined ? { workers } : {}),
-          ...(batchSize !== undefined ? { batchSize } : {}),
-        }));
-  const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
-  const dir = resolve(options.cwd ?? process.cwd(), config.db);
-  let shared = openStores.get(dir);
-  if (!shared) {
-    const { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, feedback } = config;
-    shared = {
-      stores: Stores.open(dir, embedder, {
-        smallDimensions,
-        residentMaxEntries,
-        scanMaxEntries,
-        scanThreadMinEntries,
-        effectiveness: feedback,
-      }),
-      engines: 0,
-    };
-    openStores.set(dir, shared);
-    shared.stores.catch(() => openStores.delete(dir));
-  }
-  shared.engines++;
-  let stores: Stores;
-  try {
-    stores = await shared.stores;
-    if (stores.meta.embedder.id !== embedder.id) {
-      throw new MemcoreError(
-        `${dir} is open with embedder ${stores.meta.embedder.id}; it cannot be opened with ${embedder.id}`,
-        'MODEL_MISMATCH',
-      );
-    }
-  } catch (e) {
-    await releaseStores(dir);
-    throw e;
-  }
-  const repo = config.repo === undefined ? undefined : resolve(options.cwd ?? process.cwd(), config.repo);
-  return new MemoryEngine(stores, embedder, {
-    cache: config.cache,
-    llm,
-    gaps: { enabled: config.gaps.log, retentionDays: config.gaps.retentionDays },
-    ...(repo ? { repo } : {}),
-  });
-}
-
-interface ConfigValues {
-  db: string;
-  repo?: string;
-  smallDimensions?: number;
-  residentMaxEntries: number;
-  scanMaxEntries: number;
-  scanThreadMinEntries: number;
-  embedder: { provider: 'local' | 'openai' } & Partial<OpenAIEmbedderOptions>;
-  llm?: Partial<LlmOptions>;
-  cache: ContextCacheOptions;
-  gaps: { log: boolean; retentionDays: number };
-  feedback: { alpha: number; halfLifeDays: number };
-}
-
-async function releaseStores(dir: string): Promise<void> {
-  const shared = openStores.get(dir);
-  if (!shared || --shared.engines > 0) return;
-  openStores.delete(dir);
-  const stores = await shared.stores.catch(() => undefined);
-  await stores?.close();
+  const { stores, embedder, settings } = await openEngineParts(options);
+  return new MemoryEngine(stores, embedder, settings);
 }
 
 export class MemoryEngine {
@@ -473,22 +338,7 @@ export class MemoryEngine {
    */
   importMarkdown(paths: string[], options: ImportMarkdownOptions = {}): Promise<ImportReport> {
     return this.serialized(async () => {
-      if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === ''))
-        throw invalidInput('importMarkdown needs a list of file or folder paths');
-      checkOptionNames('importMarkdown', options, IMPORT_MARKDOWN_OPTIONS);
-      if (options.core !== undefined) checkId('importMarkdown: core', options.core);
-      if (options.type !== undefined && (typeof options.type !== 'string' || !/^[a-z][a-z0-9_-]{0,39}$/.test(options.type))) {
-        throw invalidInput(
-          `importMarkdown: type must be lowercase letters, digits, _ or - (an entry type like fact or decision), got ${JSON.stringify(options.type)}`,
-        );
-      }
-      for (const flag of ['conventions', 'autoLink'] as const) {
-        if (options[flag] !== undefined && typeof options[flag] !== 'boolean')
-          throw invalidInput(`importMarkdown: ${flag} must be true or false`);
-      }
-      const timeout = options.parseTimeoutMs;
-      if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 100))
-        throw invalidInput('importMarkdown: parseTimeoutMs must be an integer of at least 100');
+      checkImportMarkdown(paths, options);
       return importMarkdown(this.stores, this.embedder, paths, options);
     });
   }
@@ -500,11 +350,7 @@ export class MemoryEngine {
    */
   importCode(repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
     return this.serialized(async () => {
-      if (typeof repo !== 'string' || repo === '') throw invalidInput('importCode needs the path of a folder of code');
-      checkOptionNames('importCode', options, IMPORT_CODE_OPTIONS);
-      checkId('importCode: codebase', options?.codebase);
-      if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean')
-        throw invalidInput('importCode: autoLink must be true or false');
+      checkImportCode(repo, options);
       return importCode(this.stores, this.embedder, repo, options);
     });
   }
@@ -534,36 +380,7 @@ export class MemoryEngine {
    */
   feedback(input: FeedbackInput): Promise<{ entryId: string; recorded: boolean; effectiveness: number; signals: number }> {
     return this.serialized(async () => {
-      checkOptionNames('feedback', input, ['entryId', 'useful', 'bundleId', 'note']);
-      checkId('feedback: entryId', input.entryId);
-      const useful = input.useful === true ? 1 : input.useful === false ? 0 : input.useful;
-      if (typeof useful !== 'number' || !(useful >= 0 && useful <= 1))
-        throw invalidInput(`feedback: useful must be true, false or a number from 0 to 1, got ${JSON.stringify(input.useful)}`);
-      if (input.bundleId !== undefined && (typeof input.bundleId !== 'string' || !/^b_[0-9a-f]{16}$/.test(input.bundleId)))
-        throw invalidInput(`feedback: bundleId must be a bundle's id (b_ and 16 hex digits), got ${JSON.stringify(input.bundleId)}`);
-      if (input.note !== undefined && (typeof input.note !== 'string' || input.note.length > 2_000))
-        throw invalidInput('feedback: note must be a string of at most 2,000 characters');
-      const [entry] = await this.stores.table.read({ ids: [input.entryId] });
-      if (!entry) throw new MemcoreError(`feedback: no entry with id ${JSON.stringify(input.entryId)}`, 'NOT_FOUND');
-      const key = input.bundleId ? `${input.bundleId}\u0000${input.entryId}` : `${randomUUID()}`;
-      const effectiveness = await this.stores.effectiveness();
-      const recorded = !effectiveness.keys.has(key);
-      if (recorded) {
-        const signal: FeedbackSignal = {
-          key,
-          at: new Date().toISOString(),
-          entryId: entry.entry.id,
-          coreId: entry.entry.coreId,
-          source: entry.entry.source,
-          bundleId: input.bundleId ?? null,
-          useful,
-          ...(input.note !== undefined ? { note: input.note } : {}),
-        };
-        await this.stores.apply({ op: 'feedback', signals: [signal] });
-        if (input.bundleId) await this.gapLog.rated(input.bundleId, entry.entry.id, useful);
-      }
-      const now = (await this.stores.effectiveness()).of(entry.entry.id)!;
-      return { entryId: entry.entry.id, recorded, effectiveness: now.value, signals: now.signals };
+      return recordFeedback(this.stores, this.gapLog, input);
     });
   }
 
@@ -667,33 +484,8 @@ export class MemoryEngine {
     const maxTokens = options.maxTokens ?? 2000;
     if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000)
       throw invalidInput(`maxTokens must be an integer from 1 to 1000000, got ${JSON.stringify(maxTokens)}`);
-    const rank = (e: MemoryEntry) => CONFIDENCE_LEVELS.indexOf(e.confidence);
     const entries = (await this.stores.table.read(resolveFilter({ cores: [core] }))).map((s) => s.entry);
-    entries.sort(
-      (a, b) =>
-        Number(b.pinned) - Number(a.pinned) ||
-        b.importance - a.importance ||
-        rank(b) - rank(a) ||
-        b.updatedAt.getTime() - a.updatedAt.getTime() ||
-        a.title.localeCompare(b.title),
-    );
-    const bundle: ContextBundle = {
-      task: `core memory: ${core}`,
-      entries: entries.map((entry) => ({
-        entry,
-        score: entry.importance / 10,
-        similarity: 0,
-        why: [],
-        tokens: estimateTokens(`${entry.title}\n${entry.content}`),
-      })),
-      codeRefs: [],
-      goldenPaths: [],
-      relatedDecisions: [],
-      timings: {},
-      cacheHit: false,
-      notes: [],
-    };
-    return { core, text: formatContext(bundle, { style: 'prompt', maxTokens }), entries };
+    return coreMemoryBlock(core, entries, maxTokens);
   }
 
   /**
@@ -1001,16 +793,7 @@ export class MemoryEngine {
    */
   async contextForDiff(source: DiffSource, options: TaskContextOptions = {}): Promise<DiffContextBundle> {
     using _reading = await this.reading();
-    if (typeof source === 'object' && source !== null) {
-      checkOptionNames('contextForDiff', source, ['repo', 'range', 'staged']);
-      if (typeof source.repo !== 'string' || source.repo === '')
-        throw invalidInput('contextForDiff: repo must be the path of a git repository');
-      if (source.range !== undefined && typeof source.range !== 'string')
-        throw invalidInput('contextForDiff: range must be a string like main..HEAD');
-      if (source.staged !== undefined && typeof source.staged !== 'boolean')
-        throw invalidInput('contextForDiff: staged must be true or false');
-      source = { ...source, repo: await requireFolder('contextForDiff', source.repo) };
-    } else if (typeof source !== 'string') throw invalidInput('contextForDiff needs a diff (text) or { repo, range, staged }');
+    source = await checkDiffSource(source);
     const recipe = withOverrides('context', options, 'contextForDiff');
     const bundle = await contextForDiff(this.stores, this.queryEmbedder, source, recipe, { signal: options.signal, chat: this.chat });
     const repo = typeof source === 'string' ? this.repo : source.repo;

@@ -14,7 +14,9 @@ import type { Embedder } from '../embed/embedder.js';
 import { findLinks } from '../ingest/autoLink.js';
 import { indexDocument, type IngestReport } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
-import { requireFolder, throwIfAborted } from '../model/errors.js';
+import { invalidInput, requireFolder, throwIfAborted } from '../model/errors.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
+import { checkId } from '../model/ids.js';
 import { deriveCodeLocationId, validateMemoryDocument, type CodeLocationRecord, type RelationRecord } from '../model/memoryFile.js';
 import type { CodeLocation } from '../model/types.js';
 import { readManifests } from '../store/sourceManifests.js';
@@ -147,4 +149,15 @@ async function mentionsOf(stores: Stores, code: CodeLocation[]): Promise<Relatio
   return findLinks(entries, code, new Set(entries.map((e) => e.id)))
     .filter((r) => r.type === 'REFERENCES_CODE')
     .map((r) => ({ type: 'REFERENCES_CODE', from: r.from, to: r.to, relevance: r.relevance ?? 0.5 }));
+}
+
+export const IMPORT_CODE_OPTIONS = optionNames<ImportCodeOptions>()(['codebase', 'autoLink', 'signal', 'onProgress']);
+
+/** importCode's arguments checked before anything is read. */
+export function checkImportCode(repo: unknown, options: ImportCodeOptions): void {
+  if (typeof repo !== 'string' || repo === '') throw invalidInput('importCode needs the path of a folder of code');
+  checkOptionNames('importCode', options, IMPORT_CODE_OPTIONS);
+  checkId('importCode: codebase', options?.codebase);
+  if (options.autoLink !== undefined && typeof options.autoLink !== 'boolean')
+    throw invalidInput('importCode: autoLink must be true or false');
 }

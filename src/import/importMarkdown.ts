@@ -15,7 +15,9 @@ import type { Embedder } from '../embed/embedder.js';
 import { indexDocument, type IngestReport } from '../ingest/indexer.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import type { SourcePart } from '../ingest/syncSource.js';
-import { MemcoreError, throwIfAborted } from '../model/errors.js';
+import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
+import { checkOptionNames, optionNames } from '../model/options.js';
+import { checkId } from '../model/ids.js';
 import { validateMemoryDocument, type EntryRecord, type MemoryDocument, type RelationRecord } from '../model/memoryFile.js';
 import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
@@ -349,4 +351,34 @@ async function goneDocuments(stores: Stores, paths: string[], present: Set<strin
   return (await readManifests(stores.dir))
     .map((m) => m.source)
     .filter((s) => s.startsWith(SOURCE_PREFIX) && under(s.slice(SOURCE_PREFIX.length)) && !present.has(s.slice(SOURCE_PREFIX.length)));
+}
+
+export const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()([
+  'core',
+  'type',
+  'conventions',
+  'autoLink',
+  'parseTimeoutMs',
+  'signal',
+  'onProgress',
+]);
+
+/** importMarkdown's arguments checked before anything is read. */
+export function checkImportMarkdown(paths: unknown, options: ImportMarkdownOptions): void {
+  if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === ''))
+    throw invalidInput('importMarkdown needs a list of file or folder paths');
+  checkOptionNames('importMarkdown', options, IMPORT_MARKDOWN_OPTIONS);
+  if (options.core !== undefined) checkId('importMarkdown: core', options.core);
+  if (options.type !== undefined && (typeof options.type !== 'string' || !/^[a-z][a-z0-9_-]{0,39}$/.test(options.type))) {
+    throw invalidInput(
+      `importMarkdown: type must be lowercase letters, digits, _ or - (an entry type like fact or decision), got ${JSON.stringify(options.type)}`,
+    );
+  }
+  for (const flag of ['conventions', 'autoLink'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean')
+      throw invalidInput(`importMarkdown: ${flag} must be true or false`);
+  }
+  const timeout = options.parseTimeoutMs;
+  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 100))
+    throw invalidInput('importMarkdown: parseTimeoutMs must be an integer of at least 100');
 }
