@@ -15,7 +15,9 @@ export type {
   IndexResult,
 } from './engine/memoryEngine.js';
 export type { TaskContextOptions } from './retrieve/taskContext.js';
-export type { SearchFilterOptions, SearchOptions, GraphRanker } from './recipe/searchOptions.js';
+export type { SearchFilterOptions, SearchOptions } from './recipe/searchOptions.js';
+export { pagerank, proximity } from './retrieve/graphRanker.js';
+export type { GraphRanker, GraphRankInput } from './retrieve/graphRanker.js';
 export type {
   SearchRecipe,
   PresetName,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OptionError } from '../src/model/options.js';
-import { PRESET_NAMES, presetOptions, withOverrides, type Reranker, type SearchHit } from '../src/index.js';
+import { PRESET_NAMES, presetOptions, withOverrides, type GraphRanker, type Reranker, type SearchHit } from '../src/index.js';
 import { EXAMPLE_FILE, tempDir, withEngine } from './helpers.js';
 
 const ids = (hits: readonly SearchHit[]) => hits.map((h) => h.entry.id);
@@ -32,7 +32,8 @@ describe('recipes', () => {
     expect(withOverrides('hybrid', { fusionWeights: [0.5, 2] }).fusion.weights).toEqual([0.5, 2, 2, 3]);
     expect(withOverrides('hybrid', { weights: [0.5, 2] } as never).fusion.weights).toEqual([0.5, 2, 2, 3]);
     const context = withOverrides('context', { depth: 0, graphRanking: 'proximity' });
-    expect(context.expansion).toEqual({ seeds: 4, depth: 0, edgeTypes: ['RELATED', 'DEPENDS_ON'], ranker: 'proximity' });
+    expect(context.expansion).toMatchObject({ seeds: 4, depth: 0, edgeTypes: ['RELATED', 'DEPENDS_ON'], ranker: { name: 'proximity' } });
+    expect(withOverrides('context').expansion!.ranker).toMatchObject({ name: 'pagerank', needsEdges: true });
     expect(context.sources.vector!.threshold).toBe(0.2);
     expect(context.attachCode).toBe(true);
     expect(withOverrides('find').attachCode).toBe(false);
@@ -169,6 +170,37 @@ describe('recipes', () => {
       );
       // The recipe keeps the reranker itself, not a copy of it.
       expect((withOverrides('context', { reranker: reverse }).reranker as { reranker: Reranker }).reranker).toBe(reverse);
+    });
+  });
+
+  it("take a GraphRanker of the caller's, given the candidates, the seeds and, when it asks, the edges among them", async () => {
+    await withEngine(await tempDir(), async (m) => {
+      await m.ingest(EXAMPLE_FILE);
+      const task = 'rotate refresh tokens';
+      const byScore = ids((await m.buildTaskContext(task, { maxEntries: 50, relevanceFloor: false })).entries);
+      const last = byScore[byScore.length - 1]!;
+      let seen: { candidates: number; seeds: number; edges: number } | undefined;
+      const favourite: GraphRanker = {
+        name: `favourite:${last}`,
+        needsEdges: true,
+        score(input) {
+          seen = { candidates: input.candidates.length, seeds: input.seeds.size, edges: input.edges.length };
+          return new Map([[last, 1]]);
+        },
+      };
+      const bundle = await m.buildTaskContext(task, {
+        graphRanking: favourite,
+        scoringWeights: { graph: 10 },
+        maxEntries: 50,
+        relevanceFloor: false,
+      });
+      expect(ids(bundle.entries)[0]).toBe(last);
+      expect(seen!.candidates).toBe(byScore.length);
+      expect(seen!.seeds).toBeGreaterThan(0);
+      expect(seen!.edges).toBeGreaterThan(0);
+      await expect(m.buildTaskContext(task, { graphRanking: { name: 'x' } as never })).rejects.toThrow(
+        /graphRanking must be pagerank, proximity or a GraphRanker/,
+      );
     });
   });
 });

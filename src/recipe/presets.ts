@@ -7,6 +7,7 @@ import { OptionError, checkOptionNames } from '../model/options.js';
 import type { EntryEdgeType } from '../model/types.js';
 import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
 import { checkFilter, checkSearchOption, SEARCH_FILTER_OPTIONS, type SearchOptions } from './searchOptions.js';
+import { GRAPH_RANKERS, type GraphRanker } from '../retrieve/graphRanker.js';
 import { PRESET_NAMES, type PresetName, type SearchRecipe, type VectorStage1 } from './searchRecipe.js';
 
 type OptionName = keyof SearchOptions;
@@ -252,7 +253,7 @@ export function withOverrides(name: PresetName, options: object = {}, where?: st
             seeds: o.seeds ?? CONTEXT_SHAPE.seeds,
             depth: o.depth ?? CONTEXT_SHAPE.depth,
             edgeTypes: o.relationTypes ?? CONTEXT_SHAPE.relationTypes,
-            ranker: o.graphRanking ?? CONTEXT_SHAPE.graphRanking,
+            ranker: rankerOf(o.graphRanking ?? CONTEXT_SHAPE.graphRanking),
           },
           scoring: {
             ...(o.scoringWeights !== undefined ? { weights: o.scoringWeights } : {}),
@@ -280,6 +281,10 @@ export function withOverrides(name: PresetName, options: object = {}, where?: st
     strict: o.strict ?? d.strict,
   };
   return frozenCopy(recipe);
+}
+
+function rankerOf(given: NonNullable<SearchOptions['graphRanking']>): GraphRanker {
+  return typeof given === 'string' ? GRAPH_RANKERS[given]() : given;
 }
 
 function withoutUndefined<T extends object>(o: T): Partial<T> {

@@ -18,6 +18,7 @@ import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
 import { checkWeights, SCORE_COMBINATIONS, type ScoreCombination, type ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
 import type { Reranker } from './searchRecipe.js';
+import { GRAPH_RANKERS, type GraphRanker } from '../retrieve/graphRanker.js';
 import { checkOptionNames } from '../model/options.js';
 
 /** Filters shared by every search. */
@@ -107,10 +108,10 @@ export interface SearchOptions extends SearchFilterOptions {
   relationTypes?: EntryEdgeType[];
   /**
    * How the graph counts in the score: 'pagerank' (default: personalised PageRank from the seeds
-   * over the candidates' subgraph, so an entry several seeds reach ranks higher) or 'proximity'
-   * (seed similarity decayed per hop and edge type).
+   * over the candidates' subgraph, so an entry several seeds reach ranks higher), 'proximity'
+   * (seed similarity decayed per hop and edge type), or a GraphRanker of yours.
    */
-  graphRanking?: GraphRanker;
+  graphRanking?: keyof typeof GRAPH_RANKERS | GraphRanker;
   /** Override scoring weights (see ScoringWeights). */
   scoringWeights?: Partial<ScoringWeights>;
   /** MMR diversity, 0 (off, default) to 1. */
@@ -149,8 +150,6 @@ export interface SearchOptions extends SearchFilterOptions {
   strict?: boolean;
   signal?: AbortSignal;
 }
-
-export type GraphRanker = 'proximity' | 'pagerank';
 
 /**
  * `name` is the option as the caller wrote it (`limit`, `fusion.method`), for the message; `path`
@@ -276,7 +275,23 @@ const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
   seeds: int(1, 10_000),
   depth: int(0, 10),
   relationTypes: listOf(oneOf(ENTRY_EDGE_TYPES), ENTRY_EDGE_TYPES.join(', ')),
-  graphRanking: oneOf(['proximity', 'pagerank']),
+  graphRanking: (name, v, path = name) => {
+    if (typeof v === 'string') return oneOf(Object.keys(GRAPH_RANKERS))(name, v, path);
+    const r = v as Partial<GraphRanker> | null;
+    if (
+      typeof r !== 'object' ||
+      r === null ||
+      typeof r.score !== 'function' ||
+      typeof r.name !== 'string' ||
+      typeof r.needsEdges !== 'boolean'
+    )
+      refuse(
+        path,
+        v,
+        [...Object.keys(GRAPH_RANKERS), 'a GraphRanker: { name, needsEdges, score(input) }'],
+        `${name} must be pagerank, proximity or a GraphRanker: { name, needsEdges, score(input) }`,
+      );
+  },
   scoringWeights: (_name, v, path = _name) => checkWeights(path, v),
   diversity: share,
   scoreCombination: oneOf(SCORE_COMBINATIONS),

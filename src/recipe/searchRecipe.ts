@@ -8,7 +8,8 @@ import type { EntryEdgeType, ScoredEntry } from '../model/types.js';
 import type { FusionMethod } from '../retrieve/fuse.js';
 import type { ScoreCombination, ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
-import type { GraphRanker, SearchFilterOptions } from './searchOptions.js';
+import type { SearchFilterOptions } from './searchOptions.js';
+import type { GraphRanker } from '../retrieve/graphRanker.js';
 
 /** Stage 1 of the vector source. */
 export type VectorStage1 =

@@ -118,21 +118,6 @@ export const STALE_CODE_FACTOR = 0.5;
 
 const CODE_MATCH: Record<CodeMatch, number> = { touched: 1, file: 0.5, 'same-file': 0.25 };
 
-const isDirectHit = (r: Reason) => r.kind === 'vector' || r.kind === 'keyword' || r.kind === 'mention' || r.kind === 'code';
-
-/** How close a candidate is to the seeds: its own similarity for a direct hit, a decayed share of the seed's otherwise. */
-function graphProximity(c: Hit, seedSimilarity: Map<string, number>, w: ScoringWeights): number {
-  let best = 0;
-  for (const r of c.why) {
-    if (isDirectHit(r)) best = Math.max(best, c.similarity);
-    else if (r.kind === 'graph') {
-      const edges = r.path.reduce((acc, hop) => acc * w.edgeWeights[hop.type], 1);
-      best = Math.max(best, (seedSimilarity.get(r.seedId) ?? 0) * Math.pow(w.hopDecay, r.hops) * edges);
-    }
-  }
-  return best;
-}
-
 /** A hit with what scoring needs of its entry (EntryColumns), before the entry is read. */
 export interface ScorableHit extends Hit {
   features: EntryFeatures;
@@ -151,28 +136,27 @@ export const SCORE_COMBINATIONS = ['sum', 'product'] as const;
 export type ScoreCombination = (typeof SCORE_COMBINATIONS)[number];
 
 /**
- * Scores and orders candidates. `graphScores` (0–1, e.g. personalised PageRank) replaces the
- * shortest-path proximity as the graph component when given. Recency runs from each entry's own
- * date (`features.updatedAt`) to `now`.
+ * Scores and orders candidates. `graphScores` (0–1, from the recipe's GraphRanker) is the graph
+ * component; a candidate without one scores 0 there. Recency runs from each entry's own date
+ * (`features.updatedAt`) to `now`.
  */
 export function scoreCandidates(
   candidates: ScorableHit[],
   opts: {
     weights?: Partial<ScoringWeights>;
     now?: Date;
-    graphScores?: Map<string, number>;
+    graphScores: Map<string, number>;
     combination?: ScoreCombination;
     /** What ratings say about a candidate, and the share it counts at (Effectiveness.forRanking). */
     effectiveness?: (
       id: string,
       features: EntryFeatures,
     ) => { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined;
-  } = {},
+  },
 ): ScoredHit[] {
   const product = opts.combination === 'product';
   const w = resolveWeights(opts.weights);
   const now = (opts.now ?? new Date()).getTime();
-  const seedSimilarity = new Map(candidates.filter((c) => c.why.some(isDirectHit)).map((c) => [c.id, c.similarity]));
   const halfLifeMs = w.recencyHalfLifeDays * 86_400_000;
   return candidates
     .map((c) => {
@@ -190,7 +174,7 @@ export function scoreCandidates(
         w.keyword * keyword +
         w.mention * mentioned +
         w.code * code +
-        w.graph * (opts.graphScores ? (opts.graphScores.get(c.id) ?? 0) : graphProximity(c, seedSimilarity, w)) +
+        w.graph * (opts.graphScores.get(c.id) ?? 0) +
         w.confidence * (CONFIDENCE_LEVELS.indexOf(f.confidence) / (CONFIDENCE_LEVELS.length - 1));
       const importance = f.importance / 10;
       const recency = Math.pow(0.5, age / halfLifeMs);

@@ -17,7 +17,7 @@ import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
 import { diversify, resolveWeights, scoreCandidates, type ScorableHit, type ScoringWeights } from './score.js';
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
-import { personalizedPageRank } from './personalizedPageRank.js';
+import { proximity } from './graphRanker.js';
 import { judgeRelevance } from './relevance.js';
 import { randomBytes } from 'node:crypto';
 import { hybridCandidates } from './hybridCandidates.js';
@@ -118,7 +118,7 @@ export async function buildTaskContext(
   const filter = resolveFilter(recipe.filter, recipe.projectCore);
   const { sources } = recipe;
   const threshold = sources.vector?.threshold ?? -1;
-  const graph = recipe.expansion ?? { seeds: 0, depth: 0, edgeTypes: [], ranker: 'proximity' as const };
+  const graph = recipe.expansion ?? { seeds: 0, depth: 0, edgeTypes: [], ranker: proximity() };
   const scoring = recipe.scoring ?? { diversity: 0, combination: 'sum' as const };
   const asOf = recipe.filter.asOf;
   const { maxEntries, maxTokens } = recipe.budget;
@@ -162,15 +162,15 @@ export async function buildTaskContext(
   }
   lap('candidates');
   const seeds = fused.slice(0, graph.seeds);
-  const pagerank = graph.ranker === 'pagerank';
-  // With PageRank the expansion also reads the edges among the fused candidates: one edge read serves both.
+  const needsEdges = graph.ranker.needsEdges;
+  // A ranker that needs edges gets them from the expansion's read, which then also covers the fused candidates: one edge read serves both.
   const expansion =
     graph.depth > 0
       ? await expandThroughGraph(index, seeds, {
           depth: graph.depth,
           edgeTypes: graph.edgeTypes,
           signal,
-          ...(pagerank ? { alsoAmong: fused.map((c) => c.id) } : {}),
+          ...(needsEdges ? { alsoAmong: fused.map((c) => c.id) } : {}),
         })
       : undefined;
   lap('expand');
@@ -189,14 +189,20 @@ export async function buildTaskContext(
   // Filtered and scored on the columns held in memory; rows are read only for what makes the bundle.
   const kept = withFeatures(withoutHiddenPaths(current, named), columns, filter);
   if (sources.keyword) await addKeywordScores(index, words, fused, kept, filter);
-  let graphScores: Map<string, number> | undefined;
-  if (pagerank) {
-    const ids = kept.map((c) => c.id);
-    const edges = expansion?.edges ?? (await index.edgesAmong(ids, graph.edgeTypes));
-    throwIfAborted(signal);
-    const seedWeights = new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity]));
-    graphScores = personalizedPageRank(ids, edges, seedWeights, { edgeWeights: resolveWeights(scoring.weights).edgeWeights });
-  }
+  const edges = needsEdges
+    ? (expansion?.edges ??
+      (await index.edgesAmong(
+        kept.map((c) => c.id),
+        graph.edgeTypes,
+      )))
+    : [];
+  throwIfAborted(signal);
+  const graphScores = graph.ranker.score({
+    candidates: kept,
+    seeds: new Map(seeds.map((s) => [s.id, s.fused ?? s.similarity])),
+    edges,
+    weights: resolveWeights(scoring.weights),
+  });
   const effectiveness = await index.effectiveness();
   const now = (asOf ?? new Date()).getTime();
   let scored = scoreCandidates(kept, {
