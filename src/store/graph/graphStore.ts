@@ -1,3 +1,4 @@
+import type { CodeLinksData } from './codeLinks.js';
 import type { SnapshotContent } from '../snapshot/snapshotFile.js';
 import type { CodeLocation, EntryEdgeType, GoldenPath, PathHop, Relation, RelationType } from '../../model/types.js';
 import type { GoldenPathInput } from '../../model/memoryFile.js';
@@ -82,14 +83,17 @@ export interface GraphCounts {
  * Topology of the memory: entries, code, golden paths and the edges between them. Storage only:
  * implementations answer with facts (paths, hops), never scores.
  */
+/** Nodes and edges written in one transaction. */
+export interface GraphBatch {
+  entries: EntryNode[];
+  codeLocations: CodeLocation[];
+  goldenPaths: GoldenPathInput[];
+  relations: Relation[];
+}
+
 export interface GraphStore {
   /** Writes nodes and edges in one transaction (MERGE: safe to repeat). */
-  write(batch: {
-    entries: EntryNode[];
-    codeLocations: CodeLocation[];
-    goldenPaths: GoldenPathInput[];
-    relations: Relation[];
-  }): Promise<void>;
+  write(batch: GraphBatch): Promise<void>;
   /** Removes entries and every edge touching them. */
   deleteEntries(ids: readonly string[]): Promise<void>;
   /** Removes edges, and code locations and golden paths with every edge touching them (a sync). Safe to repeat. */
@@ -139,4 +143,37 @@ export interface GraphStore {
   /** Writes everything committed into the database file itself, so that a copy of the file holds it (backup). */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What a write may take as known to exist, so as to skip asking the database (which grows with the table). */
+export interface KnownRecords {
+  entry(id: string): boolean;
+  edge(e: { type: EntryEdgeType; from: string; to: string }): boolean;
+}
+
+/**
+ * What a graph database provides: storage, Cypher-side lookups and the scans the structures held
+ * in memory are built from. ResidentGraph (residentGraph.ts) holds those structures over any
+ * driver and answers the rest of GraphStore from them; a second driver implements only this.
+ */
+export interface GraphDriver extends Omit<
+  GraphStore,
+  | 'write'
+  | 'reach'
+  | 'hubsAmong'
+  | 'supersededBy'
+  | 'codeReferencesOf'
+  | 'goldenPathsOf'
+  | 'findByCodeReference'
+  | 'edgesAmong'
+  | 'warm'
+  | 'heldSnapshot'
+  | 'seedFromSnapshot'
+> {
+  /** As GraphStore.write; `known` says which entries and entry edges exist already. */
+  write(batch: GraphBatch, known?: KnownRecords): Promise<void>;
+  /** Every entry id and entry-to-entry edge. */
+  scanEntryEdges(): Promise<{ ids: string[]; edges: GraphEdge[] }>;
+  /** Every code reference and implementation, with the code locations and golden paths. */
+  scanCodeLinks(): Promise<CodeLinksData>;
 }

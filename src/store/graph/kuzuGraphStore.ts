@@ -11,21 +11,9 @@ import {
   type RelationType,
 } from '../../model/types.js';
 import { invalidInput, MemcoreError } from '../../model/errors.js';
-import type {
-  CodeReferenceQuery,
-  EntryCodeReference,
-  GraphCounts,
-  GraphEdge,
-  GraphHit,
-  GraphRemoval,
-  GraphStructure,
-  GraphStore,
-  ReachOptions,
-  RelationRef,
-} from './graphStore.js';
-import { CodeLinks } from './codeLinks.js';
-import type { SnapshotContent } from '../snapshot/snapshotFile.js';
-import { EntryAdjacency } from './entryAdjacency.js';
+import type { GraphBatch, GraphCounts, GraphDriver, GraphEdge, GraphRemoval, KnownRecords, RelationRef } from './graphStore.js';
+import type { CodeLinksData } from './codeLinks.js';
+import { ResidentGraph } from './residentGraph.js';
 import { FolderInUseError, nativeDetail, storeFailure, translateNativeErrors } from '../storeErrors.js';
 
 const ddl = readFileSync(new URL('../../../schema/graph.cypher', import.meta.url), 'utf8')
@@ -115,15 +103,6 @@ function edgeRow(r: Relation): Params {
   }
 }
 const isEntryEdgeType = (t: string): t is EntryEdgeType => (ENTRY_EDGE_TYPES as readonly string[]).includes(t);
-function checkEdgeTypes(types: readonly string[]): void {
-  for (const t of types) if (!isEntryEdgeType(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
-}
-const graphEdgeOf = (r: Relation & { type: EntryEdgeType }): GraphEdge => ({
-  from: r.from,
-  to: r.to,
-  type: r.type,
-  weight: r.type === 'RELATED' ? (r.weight ?? 1) : 1,
-});
 
 const line = (v: KuzuValue | undefined): number | null => (v === null || v === undefined || Number(v) === ABSENT_LINE ? null : Number(v));
 
@@ -169,16 +148,13 @@ function pathsFromRows(rows: Row[]): GoldenPath[] {
   return [...paths.values()];
 }
 
-/** Kuzu driver for GraphStore. Every value travels as a parameter; only validated integers and
- *  edge-type names from a fixed list are written into query text. */
-export class KuzuGraphStore implements GraphStore {
+/**
+ * Kuzu driver (GraphDriver): storage and scans; the structures the query path holds in memory
+ * are ResidentGraph's. Every value travels as a parameter; only validated integers and edge-type
+ * names from a fixed list are written into query text.
+ */
+export class KuzuGraphDriver implements GraphDriver {
   private readonly statements = new Map<string, Promise<PreparedStatement>>();
-  /** Entry-to-entry edges in memory (see EntryAdjacency): loaded on first use, kept in step by writes. */
-  private adjacency: Promise<EntryAdjacency> | undefined;
-  /** See seedFromSnapshot. */
-  private readonly seeds = new Map<GraphStructure, () => Promise<SnapshotContent | undefined>>();
-  /** Entries' code references and golden paths in memory (see CodeLinks): reloaded after a write that touches code. */
-  private codeLinks: Promise<CodeLinks> | undefined;
 
   private constructor(
     private readonly db: kuzu.Database,
@@ -187,7 +163,7 @@ export class KuzuGraphStore implements GraphStore {
     readonly location: string,
   ) {}
 
-  static async open(file: string): Promise<KuzuGraphStore> {
+  static async open(file: string): Promise<KuzuGraphDriver> {
     let db: kuzu.Database;
     try {
       db = new kuzu.Database(file);
@@ -197,7 +173,7 @@ export class KuzuGraphStore implements GraphStore {
       if (/lock/i.test(message)) throw new FolderInUseError(file);
       throw new MemcoreError(`cannot open the graph database at ${file}: ${nativeDetail(e)}`, 'STORE');
     }
-    const store = new KuzuGraphStore(db, new kuzu.Connection(db), file);
+    const store = new KuzuGraphDriver(db, new kuzu.Connection(db), file);
     try {
       for (const statement of ddl) await store.exec(statement);
     } catch (e) {
@@ -231,38 +207,13 @@ export class KuzuGraphStore implements GraphStore {
     }
   }
 
-  async warm(): Promise<void> {
-    await Promise.all([this.entryEdges(), this.loadCodeLinks()]);
-  }
-
-  seedFromSnapshot(structure: GraphStructure, load: () => Promise<SnapshotContent | undefined>): void {
-    this.seeds.set(structure, load);
-  }
-
-  async heldSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined> {
-    const held = await (structure === 'adjacency' ? this.adjacency : this.codeLinks)?.catch(() => undefined);
-    return held?.snapshot();
-  }
-
-  /** The snapshot a structure is seeded from, taken once; undefined when there is none or it does not load. */
-  private async fromSeed(structure: GraphStructure): Promise<SnapshotContent | undefined> {
-    const seed = this.seeds.get(structure);
-    this.seeds.delete(structure);
-    return seed?.().catch(() => undefined);
-  }
-
-  async write(batch: Parameters<GraphStore['write']>[0]): Promise<void> {
-    const entryEdges = batch.relations.filter((r): r is Relation & { type: EntryEdgeType } => isEntryEdgeType(r.type)).map(graphEdgeOf);
-    // New entries and entry edges skip the existence query, which grows with the table (~2 s for
-    // 5,000 entries, ~1.5 s for 2,300 edges at 100K entries): the adjacency knows what exists.
-    const adjacency = entryEdges.length > 0 || batch.entries.length > 0 ? await this.entryEdges() : undefined;
-    this.seeds.clear();
+  async write(batch: GraphBatch, known?: KnownRecords): Promise<void> {
     await this.exec('BEGIN TRANSACTION');
     try {
       await this.mergeNodes(
         'MemoryEntry',
         batch.entries.map((e) => ({ id: e.id, core_id: e.coreId, title: e.title, entry_type: e.entryType })),
-        adjacency && ((row) => adjacency.hasEntry(String(row.id))),
+        known && ((row) => known.entry(String(row.id))),
       );
       await this.mergeNodes(
         'CodeLocation',
@@ -297,21 +248,14 @@ export class KuzuGraphStore implements GraphStore {
           [...rows.values()],
           `MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to})${setClause('r', props)} RETURN DISTINCT row.key AS k`,
           `COPY ${type} FROM (ROWS RETURN row.from, row.to${props.map(([, expr]) => `, ${expr}`).join('')})`,
-          adjacency && isEntryEdgeType(type) ? (row) => adjacency.has({ type, from: String(row.from), to: String(row.to) }) : undefined,
+          known && isEntryEdgeType(type) ? (row) => known.edge({ type, from: String(row.from), to: String(row.to) }) : undefined,
         );
       }
       await this.exec('COMMIT');
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
-      // a load during the transaction may hold what was rolled back
-      this.adjacency = undefined;
-      this.codeLinks = undefined;
       throw e;
     }
-    adjacency?.addEntries(batch.entries.map((e) => e.id));
-    adjacency?.upsert(entryEdges);
-    if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type)))
-      this.codeLinks = undefined;
   }
 
   /** Upserts nodes by id; every row has every column of the table, in schema order. */
@@ -354,15 +298,11 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
-    this.seeds.clear();
     if (ids.length === 0) return;
     await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
-    (await this.adjacency)?.removeEntries(ids);
-    (await this.codeLinks)?.removeEntries(ids);
   }
 
   async remove(batch: GraphRemoval): Promise<void> {
-    this.seeds.clear();
     if (batch.codeLocations.length + batch.goldenPaths.length + batch.relations.length === 0) return;
     await this.exec('BEGIN TRANSACTION');
     try {
@@ -381,10 +321,6 @@ export class KuzuGraphStore implements GraphStore {
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
       throw e;
-    } finally {
-      // A sync is rare next to queries: reloading both is simpler than following every kind of removal.
-      this.adjacency = undefined;
-      this.codeLinks = undefined;
     }
   }
 
@@ -402,84 +338,32 @@ export class KuzuGraphStore implements GraphStore {
     return out;
   }
 
-  /** Loads every entry's code references and golden paths, with the code and paths themselves (four scans). */
-  private loadCodeLinks(): Promise<CodeLinks> {
-    this.codeLinks ??= (async () => {
-      const snapshot = await this.fromSeed('code-links');
-      try {
-        if (snapshot) return CodeLinks.fromSnapshot(snapshot);
-      } catch {
-        // scanned for instead
-      }
-      const references = (
-        await this.run('MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e, c.id AS c, r.relevance AS relevance')
-      ).map((r) => ({ entryId: String(r.e), codeId: String(r.c), relevance: Number(r.relevance ?? 1) }));
-      const implementations = (await this.run('MATCH (e:MemoryEntry)-[:IMPLEMENTS]->(g:GoldenPath) RETURN e.id AS e, g.id AS g')).map(
-        (r) => ({ entryId: String(r.e), pathId: String(r.g) }),
-      );
-      return new CodeLinks({
-        references,
-        implementations,
-        codeLocations: await this.allCodeLocations(),
-        goldenPaths: await this.goldenPathsByIds(),
-      });
-    })().catch((e: unknown) => {
-      this.codeLinks = undefined;
-      throw e;
-    });
-    return this.codeLinks;
+  async scanCodeLinks(): Promise<CodeLinksData> {
+    const references = (
+      await this.run('MATCH (e:MemoryEntry)-[r:REFERENCES_CODE]->(c:CodeLocation) RETURN e.id AS e, c.id AS c, r.relevance AS relevance')
+    ).map((r) => ({ entryId: String(r.e), codeId: String(r.c), relevance: Number(r.relevance ?? 1) }));
+    const implementations = (await this.run('MATCH (e:MemoryEntry)-[:IMPLEMENTS]->(g:GoldenPath) RETURN e.id AS e, g.id AS g')).map(
+      (r) => ({ entryId: String(r.e), pathId: String(r.g) }),
+    );
+    return { references, implementations, codeLocations: await this.allCodeLocations(), goldenPaths: await this.goldenPathsByIds() };
   }
 
-  /** Loads the entry ids and entry-to-entry edges once (a scan of the entry table and of the three edge tables). */
-  private entryEdges(): Promise<EntryAdjacency> {
-    this.adjacency ??= (async () => {
-      // A snapshot that does not load is scanned for instead.
-      const snapshot = await this.fromSeed('adjacency').catch(() => undefined);
-      try {
-        if (snapshot) return EntryAdjacency.fromSnapshot(snapshot);
-      } catch {
-        // nor is one that does not decode
-      }
-      const ids = (await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id));
-      const edges = await this.run(
-        `MATCH (a:MemoryEntry)-[r:${ENTRY_EDGE_TYPES.join('|')}]->(b:MemoryEntry)
+  async scanEntryEdges(): Promise<{ ids: string[]; edges: GraphEdge[] }> {
+    const ids = (await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id')).map((r) => String(r.id));
+    const edges = await this.run(
+      `MATCH (a:MemoryEntry)-[r:${ENTRY_EDGE_TYPES.join('|')}]->(b:MemoryEntry)
          RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
-      );
-      return new EntryAdjacency(
-        ids,
-        edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) })),
-      );
-    })().catch((e: unknown) => {
-      this.adjacency = undefined;
-      throw e;
-    });
-    return this.adjacency;
+    );
+    return {
+      ids,
+      edges: edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight ?? 1) })),
+    };
   }
 
   async existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    if (kind === 'entry') {
-      const adjacency = await this.entryEdges();
-      return new Set(ids.filter((id) => adjacency.hasEntry(id)));
-    }
     const rows = await this.run(`UNWIND $ids AS i MATCH (n:${NODE_TABLE[kind]} {id: i}) RETURN n.id AS id`, { ids: [...new Set(ids)] });
     return new Set(rows.map((r) => String(r.id)));
-  }
-
-  async reach(seedIds: readonly string[], opts: ReachOptions): Promise<GraphHit[]> {
-    if (seedIds.length === 0 || opts.edgeTypes.length === 0) return [];
-    if (!Number.isInteger(opts.depth) || opts.depth < 1 || opts.depth > 10)
-      throw invalidInput(`depth must be an integer from 1 to 10, got ${opts.depth}`);
-    checkEdgeTypes(opts.edgeTypes);
-    const direction = opts.direction ?? 'both';
-    if (!['outgoing', 'incoming', 'both'].includes(direction))
-      throw invalidInput(`direction must be outgoing, incoming or both, got "${String(direction)}"`);
-    return (await this.entryEdges()).reach(seedIds, { ...opts, direction });
-  }
-
-  async hubsAmong(ids: readonly string[], degree: number): Promise<Set<string>> {
-    const adjacency = await this.entryEdges();
-    return new Set(ids.filter((id) => adjacency.degree(id) > degree));
   }
 
   async findGoldenPaths(concepts: readonly string[]): Promise<(GoldenPath & { matched: number })[]> {
@@ -502,21 +386,6 @@ export class KuzuGraphStore implements GraphStore {
       .sort((a, b) => b.matched - a.matched || a.name.localeCompare(b.name));
   }
 
-  async supersededBy(ids: readonly string[]): Promise<Map<string, string>> {
-    if (ids.length === 0) return new Map();
-    return (await this.entryEdges()).supersededBy(ids);
-  }
-
-  async codeReferencesOf(entryIds: readonly string[]): Promise<EntryCodeReference[]> {
-    if (entryIds.length === 0) return [];
-    return (await this.loadCodeLinks()).codeReferencesOf(entryIds);
-  }
-
-  async goldenPathsOf(entryIds: readonly string[]): Promise<(GoldenPath & { entryIds: string[] })[]> {
-    if (entryIds.length === 0) return [];
-    return (await this.loadCodeLinks()).goldenPathsOf(entryIds);
-  }
-
   /** The golden paths with these ids (all of them without ids), steps ordered. */
   private async goldenPathsByIds(ids?: string[]): Promise<GoldenPath[]> {
     const rows = await this.run(
@@ -528,19 +397,6 @@ export class KuzuGraphStore implements GraphStore {
 
   async getGoldenPath(id: string): Promise<GoldenPath | null> {
     return (await this.goldenPathsByIds([id]))[0] ?? null;
-  }
-
-  /** From the code links held in memory (CodeLinks), which a Cypher `contains` over every code location took ~7 ms at 100K entries to answer. */
-  async findByCodeReference(q: CodeReferenceQuery): Promise<EntryCodeReference[]> {
-    if (q.filePath === undefined && q.symbol === undefined && q.codebaseId === undefined)
-      throw invalidInput('findByCodeReference needs filePath, symbol or codebaseId');
-    return (await this.loadCodeLinks()).findByCodeReference(q);
-  }
-
-  async edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): Promise<GraphEdge[]> {
-    if (ids.length < 2 || edgeTypes.length === 0) return [];
-    checkEdgeTypes(edgeTypes);
-    return (await this.entryEdges()).edgesAmong(ids, edgeTypes);
   }
 
   async entryIds(): Promise<string[]> {
@@ -605,20 +461,16 @@ export class KuzuGraphStore implements GraphStore {
   }
 }
 
-translateNativeErrors(KuzuGraphStore, 'the graph', [
+translateNativeErrors(KuzuGraphDriver, 'the graph', [
   'write',
   'deleteEntries',
   'remove',
   'edgesInto',
   'existingIds',
-  'reach',
+  'scanEntryEdges',
+  'scanCodeLinks',
   'findGoldenPaths',
-  'supersededBy',
-  'codeReferencesOf',
-  'goldenPathsOf',
   'getGoldenPath',
-  'findByCodeReference',
-  'edgesAmong',
   'allCodeLocations',
   'allGoldenPaths',
   'allRelations',
@@ -626,3 +478,9 @@ translateNativeErrors(KuzuGraphStore, 'the graph', [
   'counts',
   'checkpoint',
 ]);
+
+/** The Kuzu graph with the structures the query path holds in memory: what the stores open. */
+export const KuzuGraphStore = {
+  open: async (file: string): Promise<ResidentGraph> => new ResidentGraph(await KuzuGraphDriver.open(file)),
+};
+export type KuzuGraphStore = ResidentGraph;
