@@ -497,12 +497,16 @@ describe('snapshots of the structures held in memory', () => {
   it('are written on close and loaded by the next open, which answers as one built afresh', async () => {
     const dir = await tempDir();
     let expected;
+    let floor: unknown;
     const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       await first.ingestDocument(linkedDocument(150), { source: 'first' });
       await first.buildTaskContext(task);
       await writeMore(first);
       expected = comparable(await first.buildTaskContext(task));
+      // What the query path derived from the keyword index (the relevance floor) is kept with it.
+      floor = (await first.unsafeExposeInternals().stores.keywords()).derived.get('relevanceFloor');
+      expect(floor).toMatchObject({ floor: expect.any(Number), size: expect.any(Number) });
       // The code links were first asked for after a write, which drops the snapshots the graph was
       // seeded from: scanned from the graph without a record.
       expect(loads(first)).toEqual({ columns: 'built', keywords: 'built', names: 'built', adjacency: 'built' });
@@ -511,6 +515,7 @@ describe('snapshots of the structures held in memory', () => {
     }
     const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
+      expect((await second.unsafeExposeInternals().stores.keywords()).derived.get('relevanceFloor')).toEqual(floor);
       expect(comparable(await second.buildTaskContext(task))).toEqual(expected);
       expect(loads(second)).toEqual({
         columns: 'snapshot',

@@ -198,7 +198,7 @@ export interface IndexResult {
   rows: number;
   /** How the small vectors derive from the full ones. */
   projection: 'prefix' | 'pca';
-  /** The snapshot files written, one per structure held in memory whose file was out of date. */
+  /** The snapshot files written: every structure held in memory, rewritten with what the query path derived from it (the relevance floor). */
   snapshots: { structure: string; bytes: number }[];
 }
 

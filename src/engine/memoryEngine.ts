@@ -42,6 +42,7 @@ import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
 import { buildTaskContext, type TaskContextOptions } from '../retrieve/taskContext.js';
 import { runRecipe, type RecipeOutcome } from '../retrieve/runRecipe.js';
+import { relevanceFloor } from '../retrieve/relevance.js';
 import { makeHit } from '../retrieve/candidate.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
 import {
@@ -842,7 +843,12 @@ export class MemoryEngine {
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
       onProgress?.('writing snapshots …');
       await this.loadResident();
-      const snapshots = (await this.stores.residents.writeSnapshots()).map(({ key, bytes }) => ({ structure: key, bytes }));
+      // Derived from the keyword index and kept in its snapshot: a fresh process's first query then skips it.
+      relevanceFloor(await this.stores.keywords());
+      const snapshots = (await this.stores.residents.writeSnapshots({ rewrite: true })).map(({ key, bytes }) => ({
+        structure: key,
+        bytes,
+      }));
       return { ...built, projection: this.stores.projection.kind, snapshots };
     });
   }

@@ -14,11 +14,15 @@ export async function mentionCandidates(
   opts: { filter: EntryFilter; limit: number; signal?: AbortSignal },
 ): Promise<Hit[]> {
   throwIfAborted(opts.signal);
-  const [names, columns] = await Promise.all([index.names(), index.columns()]);
+  const names = await index.names();
+  const occurrences = names.occurrences(task);
   throwIfAborted(opts.signal);
+  if (occurrences.length === 0) return [];
   // Filtered before resolving nested names, so an entry the filter hides cannot hide a shorter name.
+  const allowed = (await index.columns()).matcher(opts.filter);
+  throwIfAborted(opts.signal);
   return names
-    .match(task, columns.matcher(opts.filter))
+    .matchOccurrences(occurrences, allowed)
     .slice(0, opts.limit)
     .map((m, i) => makeHit(m.id, 0, [{ kind: 'mention', rank: i + 1, mention: m.mention }]));
 }

@@ -17,12 +17,12 @@ const CALIBRATION_QUERIES = 200;
 const CALIBRATION_TERMS = 8;
 /** The chance level is measured again when the store has grown or shrunk by this share. */
 const RECALIBRATE_AFTER = 0.2;
-
-const calibrated = new WeakMap<KeywordIndex, { floor: number; size: number }>();
+/** Where the floor is kept with the index (and its snapshot). */
+const FLOOR_KEY = 'relevanceFloor';
 
 /** The share of a task's keyword weight that chance reaches in this store (see the module comment). */
 export function relevanceFloor(index: KeywordIndex): number {
-  const known = calibrated.get(index);
+  const known = index.derived.get(FLOOR_KEY) as { floor: number; size: number } | undefined;
   if (known && Math.abs(index.size - known.size) <= RECALIBRATE_AFTER * known.size) return known.floor;
   const vocabulary = index.vocabulary();
   const random = mulberry32(0x5eed);
@@ -35,7 +35,7 @@ export function relevanceFloor(index: KeywordIndex): number {
   }
   shares.sort((a, b) => a - b);
   const floor = shares.length === 0 ? 0 : shares[Math.min(shares.length - 1, Math.floor(0.99 * shares.length))]!;
-  calibrated.set(index, { floor, size: index.size });
+  index.derived.set(FLOOR_KEY, { floor, size: index.size });
   return floor;
 }
 

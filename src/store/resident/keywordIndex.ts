@@ -194,6 +194,12 @@ const BAR_SAMPLE = 1024;
  * scoped to theirs): context R@5/10 58.8/72.6 → 61.0/74.3.
  */
 export class KeywordIndex {
+  /**
+   * Values the query path derives from the whole index and keeps with it, snapshot included (the
+   * relevance floor: ~50 ms at 100K entries, which a fresh process would pay on its first query).
+   * The index does not know what they mean; whoever derives one decides when it is stale.
+   */
+  readonly derived = new Map<string, unknown>();
   private readonly termIds = new Map<string, number>();
   /** By term; a term a snapshot loaded is undefined until first touched, then built from `flat` (termPostings). */
   private postings: (TermPostings | undefined)[] = [];
@@ -403,6 +409,7 @@ export class KeywordIndex {
         totalLength: this.totalLength,
         livePostings: this.livePostings,
         deadPostings: this.deadPostings,
+        derived: Object.fromEntries(this.derived),
       },
     };
   }
@@ -415,6 +422,7 @@ export class KeywordIndex {
       return array as A;
     };
     const index = new KeywordIndex();
+    for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) index.derived.set(key, value);
     const terms = values.terms as string[];
     terms.forEach((term, id) => index.termIds.set(term, id));
     index.postings = new Array<TermPostings | undefined>(terms.length).fill(undefined);

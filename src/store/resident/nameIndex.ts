@@ -103,13 +103,15 @@ export class NameIndex {
   match(text: string, counts: (id: string) => boolean = () => true): { id: string; mention: string; words: number }[] {
     return namedEntries(this.occurrences(text), counts);
   }
+
+  /** `match` on occurrences already found (so that a caller can stop early when there are none). */
+  matchOccurrences(occurrences: NameOccurrence[], counts: (id: string) => boolean): { id: string; mention: string; words: number }[] {
+    return namedEntries(occurrences, counts);
+  }
 }
 
 /** `NameIndex.match` on occurrences already found. */
-export function namedEntries(
-  occurrences: NameOccurrence[],
-  counts: (id: string) => boolean,
-): { id: string; mention: string; words: number }[] {
+function namedEntries(occurrences: NameOccurrence[], counts: (id: string) => boolean): { id: string; mention: string; words: number }[] {
   const found = new Map<string, { id: string; mention: string; words: number }>();
   for (const o of outermost(occurrences.filter((o) => counts(o.id)))) {
     const seen = found.get(o.id);
@@ -118,7 +120,7 @@ export function namedEntries(
   return [...found.values()].sort((a, b) => b.words - a.words || a.id.localeCompare(b.id));
 }
 
-interface NameOccurrence {
+export interface NameOccurrence {
   id: string;
   /** Word offsets, half-open. */
   start: number;

@@ -56,7 +56,7 @@ const align8 = (n: number) => Math.ceil(n / 8) * 8;
  * that a reader sees the old snapshot or the new one, never half of one. Returns its size.
  */
 export async function writeSnapshot(path: string, key: SnapshotKey & { generation: number }, content: SnapshotContent): Promise<number> {
-  const values = serialize(content.values);
+  const values = serialize(joinStringLists(content.values));
   const arrays: Header['arrays'] = [];
   let offset = 0;
   for (const [name, array] of Object.entries(content.arrays)) {
@@ -156,7 +156,11 @@ export async function readSnapshot(path: string, key: SnapshotKey): Promise<Load
     for (const { array } of sections) crc = crc32(bytesOf(array), crc);
     if (crc !== preamble.readUInt32LE(12)) return { problem: 'is damaged (its checksum does not match)' };
     const arrays = Object.fromEntries(sections.slice(0, -1).map(({ name, array }) => [name, array as SnapshotArray]));
-    return { generation: header.generation, content: { arrays, values: deserialize(values) as Record<string, unknown> }, bytes: size };
+    return {
+      generation: header.generation,
+      content: { arrays, values: splitStringLists(deserialize(values) as Record<string, unknown>) },
+      bytes: size,
+    };
   } finally {
     await handle.close();
   }
@@ -183,4 +187,41 @@ export async function snapshotGeneration(path: string): Promise<number | undefin
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Long lists of strings (ids, terms) travel joined: V8 deserialises one string and a split makes
+ * the list ~4x faster than it deserialises a list of 100K strings (2.6 against 9.8 ms), and a
+ * fresh process reads five or six such lists before its first answer. Top-level values only.
+ */
+const JOINED = '__memcoreJoinedStrings';
+const SEPARATOR = '\u0000';
+const JOIN_FROM = 1024;
+
+function joinStringLists(values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    const list = value as unknown[];
+    const joinable =
+      Array.isArray(list) && list.length >= JOIN_FROM && list.every((v) => v === null || (typeof v === 'string' && !v.includes(SEPARATOR)));
+    if (!joinable) {
+      out[key] = value;
+      continue;
+    }
+    const nulls: number[] = [];
+    list.forEach((v, i) => v === null && nulls.push(i));
+    out[key] = { [JOINED]: list.map((v) => v ?? '').join(SEPARATOR), nulls };
+  }
+  return out;
+}
+
+function splitStringLists(values: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(values)) {
+    const joined = value as { [JOINED]?: string; nulls?: number[] } | null;
+    if (joined === null || typeof joined !== 'object' || typeof joined[JOINED] !== 'string') continue;
+    const list: (string | null)[] = joined[JOINED].split(SEPARATOR);
+    for (const i of joined.nulls ?? []) list[i] = null;
+    values[key] = list;
+  }
+  return values;
 }
