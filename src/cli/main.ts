@@ -136,7 +136,7 @@ function listLine(i: number, score: number, e: MemoryEntry): string {
   return `${String(i + 1).padStart(2)}. ${score.toFixed(3)}  [${e.entryType}] ${e.title}  (${e.coreId}, id ${e.id})`;
 }
 
-const USAGE = `memcore — project memory for AI agents (LanceDB + Kuzu)
+export const USAGE = `memcore — project memory for AI agents (LanceDB + Kuzu)
 
 Usage: memcore <command> [options]
 

@@ -23,7 +23,7 @@ interface Setting {
   help: string;
 }
 
-/** Every setting, its environment variable and its default. docs/configuration.md's table is this list. */
+/** Every setting, its environment variable and its default. docs/configuration.md's table is generated from this list (`npm run docs:reference`). */
 export const SETTINGS: readonly Setting[] = [
   { key: 'db', env: 'MEMCORE_DB', kind: 'string', default: '.memcore', help: 'database folder' },
   {
@@ -32,7 +32,12 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'string',
     help: 'the folder code locations are relative to, for check and context --diff (default the working directory)',
   },
-  { key: 'smallDimensions', env: 'MEMCORE_SMALL_DIMENSIONS', kind: 'int', help: 'length of vector_small for a new database' },
+  {
+    key: 'smallDimensions',
+    env: 'MEMCORE_SMALL_DIMENSIONS',
+    kind: 'int',
+    help: "length of vector_small for a new database (default: a quarter of the model's dimensions, at most 128)",
+  },
   {
     key: 'residentMaxEntries',
     env: 'MEMCORE_RESIDENT_MAX_ENTRIES',
