@@ -498,6 +498,7 @@ describe('snapshots of the structures held in memory', () => {
     const dir = await tempDir();
     let expected;
     let floor: unknown;
+    let calibration: unknown;
     const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       await first.ingestDocument(linkedDocument(150), { source: 'first' });
@@ -507,6 +508,9 @@ describe('snapshots of the structures held in memory', () => {
       // What the query path derived from the keyword index (the relevance floor) is kept with it.
       floor = (await first.unsafeExposeInternals().stores.keywords()).derived.get('relevanceFloor');
       expect(floor).toMatchObject({ floor: expect.any(Number), size: expect.any(Number) });
+      await first.matryoshkaSearch(task);
+      calibration = (await first.unsafeExposeInternals().stores.columns()).derived.get('stage1Calibration');
+      expect(calibration).toHaveProperty('calibration');
       // The code links were first asked for after a write, which drops the snapshots the graph was
       // seeded from: scanned from the graph without a record.
       expect(loads(first)).toEqual({ columns: 'built', keywords: 'built', names: 'built', adjacency: 'built' });
@@ -516,6 +520,7 @@ describe('snapshots of the structures held in memory', () => {
     const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       expect((await second.unsafeExposeInternals().stores.keywords()).derived.get('relevanceFloor')).toEqual(floor);
+      expect((await second.unsafeExposeInternals().stores.columns()).derived.get('stage1Calibration')).toEqual(calibration);
       expect(comparable(await second.buildTaskContext(task))).toEqual(expected);
       expect(loads(second)).toEqual({
         columns: 'snapshot',

@@ -43,6 +43,7 @@ import { Stores } from '../store/stores.js';
 import { buildTaskContext, type TaskContextOptions } from '../retrieve/taskContext.js';
 import { runRecipe, type RecipeOutcome } from '../retrieve/runRecipe.js';
 import { relevanceFloor } from '../retrieve/relevance.js';
+import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import { makeHit } from '../retrieve/candidate.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
 import {
@@ -843,8 +844,10 @@ export class MemoryEngine {
       const built = await this.stores.table.buildIndexes({ annMinRows: options.annMinRows ?? 50_000 });
       onProgress?.('writing snapshots …');
       await this.loadResident();
-      // Derived from the keyword index and kept in its snapshot: a fresh process's first query then skips it.
+      // Derived from the keyword index and the columns and kept in their snapshots: a fresh
+      // process's first query (or matryoshkaSearch) then skips measuring them.
       relevanceFloor(await this.stores.keywords());
+      await stage1CandidatesFor(this.stores, 10);
       const snapshots = (await this.stores.residents.writeSnapshots({ rewrite: true })).map(({ key, bytes }) => ({
         structure: key,
         bytes,

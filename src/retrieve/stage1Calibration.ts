@@ -65,13 +65,14 @@ function exactTop10(similarities: Float64Array): number[] {
   return top.sorted();
 }
 
-/** Measured once per loaded EntryColumns: a refit or a reload makes new ones. */
-const calibrations = new WeakMap<EntryColumns, Stage1Calibration | null>();
+/** Where the calibration is kept with the columns (and their snapshot). */
+const CALIBRATION_KEY = 'stage1Calibration';
 
+/** Measured once per set of columns, kept with them: a refit rebuilds the columns, and so measures again. */
 export function stage1Calibration(columns: EntryColumns, smallVector: (full: Float32Array) => Float32Array): Stage1Calibration | undefined {
-  let calibration = calibrations.get(columns);
-  if (calibration === undefined) calibrations.set(columns, (calibration = calibrateStage1(columns, smallVector) ?? null));
-  return calibration ?? undefined;
+  let kept = columns.derived.get(CALIBRATION_KEY) as { calibration: Stage1Calibration | null } | undefined;
+  if (kept === undefined) columns.derived.set(CALIBRATION_KEY, (kept = { calibration: calibrateStage1(columns, smallVector) ?? null }));
+  return kept.calibration ?? undefined;
 }
 
 /**

@@ -216,6 +216,12 @@ class FilterColumns {
  * points of 2Wiki all-gold@8, where the quantised cosine is within ~0.001 of the exact one.
  */
 export class EntryColumns {
+  /**
+   * Values the query path derives from the whole of the columns and keeps with them, snapshot
+   * included (the stage-1 calibration: 64 sampled searches). The columns do not know what they
+   * mean; whoever derives one decides when it is stale.
+   */
+  readonly derived = new Map<string, unknown>();
   private readonly slotOf = new Map<string, number>();
   /**
    * By slot, what of a row is not in the typed columns below; a removed entry leaves its slot
@@ -300,6 +306,7 @@ export class EntryColumns {
         tags,
         codes: filter.codes,
         records: whole ? whole.records.flatMap((record, slot) => (record === undefined ? [] : [[slot, record] as const])) : null,
+        derived: Object.fromEntries(this.derived),
       },
     };
   }
@@ -358,6 +365,7 @@ export class EntryColumns {
       columns.slotOf.set(id, slot);
       columns.rows.push({ id, tags: tagsOf.get(slot) ?? [], importance: importance[slot]!, updatedAt: updatedAt[slot]! });
     });
+    for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) columns.derived.set(key, value);
     return columns;
   }
 
