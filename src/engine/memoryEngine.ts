@@ -4,23 +4,11 @@ import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { invalidInput, MemcoreError, requireFolder, throwIfAborted } from '../model/errors.js';
-import {
-  deriveEntryId,
-  validateMemoryDocument,
-  type EntryRecord,
-  type MemoryDocumentRecord,
-  type RelationRecord,
-} from '../model/memoryFile.js';
-import {
-  DEFAULT_CORE,
-  rememberDocument,
-  retractionDocument,
-  withEntryId,
-  type EntryLink,
-  type RememberInput,
-  type RememberResult,
-} from './remember.js';
-import { entryDetails, entryLinks, type EntryDetails } from './entryDetails.js';
+import { validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
+import type { RememberInput, RememberResult } from './remember.js';
+import { entryDetails, type EntryDetails } from './entryDetails.js';
+import { namedLinks, traverseFrom } from './visibility.js';
+import { rememberEntry, retractEntry } from './rememberEntry.js';
 import { ENTRY_GRAPH_DEFAULT_NODES, ENTRY_GRAPH_MAX_NODES, sampleEntryGraph, type EntryGraph, type EntryGraphQuery } from './entryGraph.js';
 import { exportDocument } from '../ops/export.js';
 import { copyStore, type BackupManifest } from '../ops/backup.js';
@@ -31,7 +19,6 @@ import {
   SENSITIVITY_LEVELS,
   type Sensitivity,
   type ContextBundle,
-  type EntryEdgeType,
   type GoldenPath,
   type MemoryEntry,
   type ScoredEntry,
@@ -414,13 +401,7 @@ export class MemoryEngine {
       input.code?.forEach((c, i) => checkOptionNames(`remember.code[${i}]`, c, CODE_REFERENCE_FIELDS));
       if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean')
         throw invalidInput('remember: autoLink must be true or false');
-      const id = input.id ?? deriveEntryId(typeof input.core === 'string' ? input.core : DEFAULT_CORE, String(input.title));
-      const { document, external } = validateMemoryDocument('remember', withEntryId(rememberDocument(input), id));
-      const existed = (await this.stores.graph.existingIds('entry', [id])).size > 0;
-      await indexDocument(this.stores, this.embedder, 'remember', document, external, { autoLink: input.autoLink !== false });
-      // The new entry's own links to secrets stay unnamed, as every other read leaves them.
-      const { links } = await this.namedLinks(id, await entryLinks(this.stores.graph, id), resolveSensitivity(undefined));
-      return { id, created: !existed, links };
+      return rememberEntry(this.stores, this.embedder, input);
     });
   }
 
@@ -448,16 +429,7 @@ export class MemoryEngine {
     if (typeof reason !== 'string' || reason.trim() === '')
       return Promise.reject(invalidInput("forget: a reason is required to supersede an entry (it is kept as the retraction's content)"));
     return this.serialized(async () => {
-      const [old] = (await this.stores.table.read({ ids: [id] })).map((s) => s.entry);
-      if (!old) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
-      const doc = retractionDocument(old, reason);
-      const retractionId = deriveEntryId(old.coreId, doc.entries![0]!.title);
-      const { document, external } = validateMemoryDocument('forget', {
-        ...doc,
-        relations: [{ type: 'SUPERSEDES', from: retractionId, to: id }],
-      });
-      await indexDocument(this.stores, this.embedder, 'forget', document, external, {});
-      return { id, mode, retractionId };
+      return { id, mode, retractionId: await retractEntry(this.stores, this.embedder, id, reason) };
     });
   }
 
@@ -501,7 +473,7 @@ export class MemoryEngine {
     const [entry] = (await this.stores.table.read({ ids: [id], sensitivity: resolveSensitivity(options.sensitivity) })).map((s) => s.entry);
     if (!entry) return null;
     const details = await entryDetails(this.stores.graph, entry);
-    const { links, named } = await this.namedLinks(id, details.links, resolveSensitivity(options.sensitivity));
+    const { links, named } = await namedLinks(this.stores, id, details.links, resolveSensitivity(options.sensitivity));
     const repo = this.repo;
     const index = repo && details.code.length > 0 ? new CodeIndex(repo, [this.stores.dir]) : undefined;
     const code = index
@@ -575,31 +547,6 @@ export class MemoryEngine {
   }
 
   /**
-   * The links of entry `id` whose other entry a read with this sensitivity may name (links to code
-   * and golden paths always), and the test it used.
-   */
-  private async namedLinks(
-    id: string,
-    links: EntryLink[],
-    sensitivity: Sensitivity[],
-  ): Promise<{ links: EntryLink[]; named: (other: string) => boolean }> {
-    const betweenEntries = (l: EntryLink) => ENTRY_EDGE_TYPES.includes(l.type as EntryEdgeType);
-    const visible = await this.visibleIds(
-      links.filter(betweenEntries).flatMap((l) => [l.from, l.to]),
-      sensitivity,
-    );
-    const named = (other: string) => other === id || visible.has(other);
-    return { links: links.filter((l) => !betweenEntries(l) || (named(l.from) && named(l.to))), named };
-  }
-
-  /** Of `ids`, those whose entries a read with this sensitivity may name. */
-  private async visibleIds(ids: Iterable<string>, sensitivity: Sensitivity[]): Promise<Set<string>> {
-    const wanted = [...new Set(ids)];
-    if (wanted.length === 0 || sensitivity.length === SENSITIVITY_LEVELS.length) return new Set(wanted);
-    return new Set((await this.stores.table.read({ ids: wanted, sensitivity })).map((s) => s.entry.id));
-  }
-
-  /**
    * Any search, described as a recipe: a preset (`semantic`, `matryoshka`, `keyword`, `hybrid`
    * (default), `find` or `context`) with `overrides` from SearchOptions, checked once by the table
    * every boundary shares. The methods below are these presets; `find` and `context` return the
@@ -670,26 +617,12 @@ export class MemoryEngine {
       throw invalidInput(`depth must be an integer from 1 to 10, got ${JSON.stringify(depth)}`);
     const edgeTypes = options.relationTypes ?? [...ENTRY_EDGE_TYPES];
     for (const t of edgeTypes) if (!ENTRY_EDGE_TYPES.includes(t)) throw invalidInput(`relationTypes: unknown type ${JSON.stringify(t)}`);
-    const sensitivity = resolveSensitivity(options.sensitivity);
-    // An entry of a sensitivity not asked for is not found, as an unknown one is.
-    if (
-      (await this.visibleIds([startId], sensitivity)).size === 0 ||
-      (await this.stores.graph.existingIds('entry', [startId])).size === 0
-    ) {
-      throw new MemcoreError(`no entry with id "${startId}"`, 'NOT_FOUND');
-    }
-    const { reaches } = await this.stores.reachWithPaths([startId], { depth, edgeTypes, direction: options.direction ?? 'both' });
-    const entries = new Map(
-      (await this.stores.table.read({ ids: reaches.map((r) => r.targetId), sensitivity })).map((s) => [s.entry.id, s.entry]),
-    );
-    // A path through a hidden entry would name it: such hits are left out with it.
-    const named = (id: string) => id === startId || entries.has(id);
-    return reaches
-      .flatMap((r) => {
-        const entry = entries.get(r.targetId);
-        return entry && r.path.every((hop) => named(hop.from) && named(hop.to)) ? [{ entry, hops: r.hops, path: r.path }] : [];
-      })
-      .sort((a, b) => a.hops - b.hops || a.entry.id.localeCompare(b.entry.id));
+    return traverseFrom(this.stores, startId, {
+      depth,
+      edgeTypes,
+      direction: options.direction ?? 'both',
+      sensitivity: resolveSensitivity(options.sensitivity),
+    });
   }
 
   /**
