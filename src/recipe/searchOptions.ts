@@ -244,6 +244,13 @@ const llmFilter: Check = (name, v, path = name) => {
   if (o.timeoutMs !== undefined) int(1, 600_000)(`${name}.timeoutMs`, o.timeoutMs, `${path}.timeoutMs`);
 };
 
+/** A plug-in object (a GraphRanker, a Reranker): a non-empty `name`, the method `method`, and what `also` asks. */
+function isExtension(v: unknown, method: string, also: (o: Record<string, unknown>) => boolean): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o[method] === 'function' && typeof o.name === 'string' && o.name !== '' && also(o);
+}
+
 /** One check per option: the table every boundary shares. */
 const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
   cores: listOf(nonEmptyString, 'non-empty strings'),
@@ -277,14 +284,7 @@ const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
   relationTypes: listOf(oneOf(ENTRY_EDGE_TYPES), ENTRY_EDGE_TYPES.join(', ')),
   graphRanking: (name, v, path = name) => {
     if (typeof v === 'string') return oneOf(Object.keys(GRAPH_RANKERS))(name, v, path);
-    const r = v as Partial<GraphRanker> | null;
-    if (
-      typeof r !== 'object' ||
-      r === null ||
-      typeof r.score !== 'function' ||
-      typeof r.name !== 'string' ||
-      typeof r.needsEdges !== 'boolean'
-    )
+    if (!isExtension(v, 'score', (o) => typeof o.needsEdges === 'boolean'))
       refuse(
         path,
         v,
@@ -301,15 +301,7 @@ const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
   },
   llmFilter,
   reranker: (name, v, path = name) => {
-    const r = v as Partial<Reranker> | null;
-    if (
-      typeof r !== 'object' ||
-      r === null ||
-      typeof r.rerank !== 'function' ||
-      typeof r.name !== 'string' ||
-      r.name === '' ||
-      !(Number.isInteger(r.offered) && r.offered! >= 1 && r.offered! <= 500)
-    )
+    if (!isExtension(v, 'rerank', (o) => Number.isInteger(o.offered) && (o.offered as number) >= 1 && (o.offered as number) <= 500))
       refuse(
         path,
         v,
