@@ -18,7 +18,7 @@ export async function dropSuperseded<T extends Hit>(
   let inForce = (_newer: string) => true;
   if (opts.asOf) {
     const asOf = opts.asOf.getTime();
-    const newer = await index.readRows({ ids: [...new Set(successor.values())] });
+    const newer = await index.read([...new Set(successor.values())]);
     throwIfAborted(opts.signal);
     const since = new Map(newer.map(({ entry }) => [entry.id, (entry.validFrom ?? entry.createdAt).getTime()]));
     inForce = (id) => (since.get(id) ?? Infinity) <= asOf;

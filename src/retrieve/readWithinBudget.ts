@@ -16,7 +16,7 @@ export function fitBudget(scored: ScoredEntry[], maxEntries: number, maxTokens: 
 }
 
 /**
- * Budget: reads the entries of the best scored hits (`read`: Stores.readEntries, from memory or
+ * Budget: reads the entries of the best scored hits (`read`: MemoryIndex.read, from memory or
  * LanceDB), in score order, and keeps those that fit `maxEntries` and `maxTokens`. Only what can
  * make the bundle is read: the first `maxEntries` hits, then (when a token budget skipped some, or
  * an entry has gone) twice as many of the next, and so on. The hits passed the filter on the

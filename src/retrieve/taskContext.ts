@@ -225,13 +225,16 @@ export async function buildTaskContext(
   let entries: ScoredEntry[];
   const reranker = recipe.reranker?.kind === 'llm' ? llmRelevance(chat!, recipe.reranker.options) : recipe.reranker?.reranker;
   if (reranker) {
-    const offered = await readWithinBudget((ids) => index.readEntries(ids), scored, { maxEntries: reranker.offered, signal });
+    const offered = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), scored, {
+      maxEntries: reranker.offered,
+      signal,
+    });
     const reranked = await rerankOrExplain(reranker, task, offered, signal);
     entries = fitBudget(reranked.kept, maxEntries, maxTokens);
     notes.push(...reranked.notes);
     lap(recipe.reranker?.kind === 'llm' ? 'llm' : 'rerank');
   } else {
-    entries = await readWithinBudget((ids) => index.readEntries(ids), scored, {
+    entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), scored, {
       maxEntries,
       maxTokens,
       signal,

@@ -46,13 +46,10 @@ export async function exactNearest(
   }
   const floor = kthLowerBound(kept, limit);
   const ids = kept.filter((c) => c.cosine + c.bound >= floor).map((c) => c.id);
-  // The entries come from memory while the store is held whole (Stores.readEntries): only the vectors are read.
-  const [vectors, entries] = await Promise.all([index.vectorsOf(ids), index.readEntries(ids)]);
+  // The entries come from memory while the store is held whole: only the vectors are read.
+  const rows = await index.read(ids, { withVectors: true });
   throwIfAborted(opts.signal);
-  const read = entries.flatMap((entry) => {
-    const vector = vectors.get(entry.id);
-    return vector ? [{ id: entry.id, vector, entry }] : [];
-  });
+  const read = rows.flatMap(({ entry, vector }) => (vector ? [{ id: entry.id, vector, entry }] : []));
   return { hits: rankExactly(read, queryVector, opts), via: 'memory' };
 }
 
@@ -73,7 +70,7 @@ async function exactNearestInLanceDb(
     throwIfAborted(opts.signal);
     if (kept.length < opts.limit && nearest.length === n) continue;
     const ids = kept.slice(0, opts.limit + EXACT_ORDER_MARGIN).map((h) => h.id);
-    const rows = ids.length === 0 ? [] : await index.readRows({ ...opts.filter, ids }, { withVectors: true });
+    const rows = ids.length === 0 ? [] : await index.read(ids, { filter: opts.filter, withVectors: true });
     return rankExactly(
       rows.map((r) => ({ id: r.entry.id, vector: r.vector!, entry: r.entry })),
       queryVector,

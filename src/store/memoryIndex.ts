@@ -15,6 +15,12 @@ import type { NameIndex } from './resident/nameIndex.js';
 
 export type { EntryColumns, EntryFeatures, KeywordIndex, NameIndex, VectorHit, GraphEdge, GraphReach, Effectiveness };
 
+/** An entry as read, with its float vector when one was asked for (and stored). */
+export interface EntryRow {
+  entry: MemoryEntry;
+  vector?: Float32Array;
+}
+
 export interface MemoryIndex {
   /** Length of the stored small vectors. */
   readonly smallDimensions: number;
@@ -49,12 +55,11 @@ export interface MemoryIndex {
   nearestFull(queryVector: Float32Array, filter: EntryFilter, limit: number): Promise<VectorHit[]>;
 
   // Rows.
-  /** The entries of `ids` that exist, in the order asked: resident first, then LanceDB. */
-  readEntries(ids: readonly string[]): Promise<MemoryEntry[]>;
-  /** The entries that pass the filter (give it `ids`), with their float vectors when asked. */
-  readRows(filter: EntryFilter, opts?: { withVectors?: boolean }): Promise<{ entry: MemoryEntry; vector?: Float32Array }[]>;
-  /** The float vectors of `ids`. */
-  vectorsOf(ids: readonly string[]): Promise<Map<string, Float32Array>>;
+  /**
+   * The entries of `ids` that exist and pass `filter`, in the order asked, with their float
+   * vectors when asked: from memory while the store is held whole, else one LanceDB read.
+   */
+  read(ids: readonly string[], opts?: { filter?: EntryFilter; withVectors?: boolean }): Promise<EntryRow[]>;
 
   // Graph, whatever the driver.
   /** Entries within `depth` hops of the seeds, each with one shortest path, and the edges read on the way (see expandWithPaths). */

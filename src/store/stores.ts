@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } from '../embed/matryoshka.js';
 import { MemcoreError } from '../model/errors.js';
-import type { EntryEdgeType, GoldenPath, MemoryEntry, SearchRunsOn, StoreStats } from '../model/types.js';
+import type { EntryEdgeType, GoldenPath, SearchRunsOn, StoreStats } from '../model/types.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import {
   GRAPH_STRUCTURES,
@@ -15,7 +15,7 @@ import {
   type ReachOptions,
 } from './graph/graphStore.js';
 import { expandWithPaths } from './graph/expandWithPaths.js';
-import type { MemoryIndex } from './memoryIndex.js';
+import type { EntryRow, MemoryIndex } from './memoryIndex.js';
 import { nearestSmallWhile } from './nearestSmall.js';
 import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
 import { Journal } from './journal/journal.js';
@@ -554,14 +554,6 @@ export class Stores implements MemoryIndex {
     return this.table.nearest(queryVector, { filter, limit });
   }
 
-  readRows(filter: EntryFilter, opts: { withVectors?: boolean } = {}): Promise<{ entry: MemoryEntry; vector?: Float32Array }[]> {
-    return this.table.read(filter, opts);
-  }
-
-  vectorsOf(ids: readonly string[]): Promise<Map<string, Float32Array>> {
-    return this.table.vectorsOf(ids);
-  }
-
   reachWithPaths(
     seedIds: readonly string[],
     opts: ReachOptions & { alsoAmong?: readonly string[] },
@@ -585,12 +577,24 @@ export class Stores implements MemoryIndex {
     return this.graph.goldenPathsOf(entryIds);
   }
 
-  /** The entries of `ids` that exist, in the order asked: from memory while entries are held whole, else one read. */
-  async readEntries(ids: readonly string[]): Promise<MemoryEntry[]> {
-    const held = (await this.columns()).entries(ids);
-    if (held) return held;
-    const byId = new Map((await this.table.read({ ids: [...ids] })).map((r) => [r.entry.id, r.entry]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+  async read(ids: readonly string[], opts: { filter?: EntryFilter; withVectors?: boolean } = {}): Promise<EntryRow[]> {
+    if (ids.length === 0) return [];
+    const columns = await this.columns();
+    // While the store is held whole, the entries and the filter come from memory, and only the
+    // vectors, when asked for, are read (~1.5 ms for a dozen rows at 100K entries); otherwise one
+    // filtered LanceDB read (~3–4 ms, more with the vectors).
+    const passes = opts.filter && columns.holdsEntries ? columns.matcher(opts.filter) : undefined;
+    const held = columns.entries(passes ? ids.filter((id) => passes(id)) : ids);
+    if (held) {
+      const vectors = opts.withVectors ? await this.table.vectorsOf(held.map((e) => e.id)) : undefined;
+      return held.map((entry) => (vectors ? { entry, vector: vectors.get(entry.id) } : { entry }));
+    }
+    const rows = await this.table.read({ ...opts.filter, ids: [...ids] }, { withVectors: opts.withVectors === true });
+    const byId = new Map(rows.map((r) => [r.entry.id, r]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [opts.withVectors ? { entry: row.entry, vector: row.vector } : { entry: row.entry }] : [];
+    });
   }
 
   /** The meta.json version last read: every write replaces the file (new inode, mtime). */
