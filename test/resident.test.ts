@@ -633,6 +633,8 @@ type Engine = Awaited<ReturnType<typeof openMemory>>;
  */
 async function expectAsBuiltAfresh(stores: ReturnType<Engine['unsafeExposeInternals']>['stores'], gone: string[]): Promise<void> {
   const [columns, keywords] = await Promise.all([stores.columns(), stores.keywords()]);
+  // What a snapshot hands over later (the residual level, the entries) is compared once it is in.
+  await columns.settled();
   const smallDimensions = stores.meta.smallDimensions;
   const { rows, vectors, smallVectors, entries } = await stores.table.columnRows(64, { smallDimensions, entries: true });
   const freshColumns = new EntryColumns(64, rows, vectors, {
@@ -752,5 +754,61 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
     expect(sortEdges(again.edgesAmong([...ids, 'new'], ENTRY_EDGE_TYPES))).toEqual(
       sortEdges(built.edgesAmong([...ids, 'new'], ENTRY_EDGE_TYPES)),
     );
+  });
+
+  it('hand the residual level and the entries over after the first answer; a damaged one is let go and rebuilt, with a note', async () => {
+    const task = 'cache eviction leaks memory when the disk fills up';
+    const loads = (m: Engine) =>
+      Object.fromEntries([...m.unsafeExposeInternals().stores.residents.loads].map(([key, load]) => [key, load.loadedFrom]));
+    const dir = await tempDir();
+    let exact: string[];
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await first.ingestDocument(linkedDocument(150), { source: 'first' });
+      exact = (await first.semanticSearch(task, { limit: 10 })).map((h) => h.entry.id);
+    } finally {
+      await first.close();
+    }
+    // A fresh open: exact search waits for the residual level, and answers as before.
+    const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      expect((await second.semanticSearch(task, { limit: 10 })).map((h) => h.entry.id)).toEqual(exact);
+      const columns = await second.unsafeExposeInternals().stores.columns();
+      await columns.settled();
+      expect([columns.holdsExactVectors, columns.holdsEntries, columns.lazyProblem]).toEqual([true, true, undefined]);
+      expect(loads(second).columns).toBe('snapshot');
+    } finally {
+      await second.close();
+    }
+    // One byte of the residual level flipped: the first answer is not held up, the structure is let go.
+    const path = join(dir, 'snapshots', 'columns.snap');
+    const bytes = await readFile(path);
+    const headerLength = bytes.readUInt32LE(8);
+    const header = JSON.parse(bytes.subarray(16, 16 + headerLength).toString('utf8')) as { arrays: { name: string; offset: number }[] };
+    const residuals = header.arrays.find((a) => a.name === 'full.residualValues')!;
+    bytes[Math.ceil((16 + headerLength) / 8) * 8 + residuals.offset + 3]! ^= 0xff;
+    await writeFile(path, bytes);
+    const third = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      const stores = third.unsafeExposeInternals().stores;
+      const columns = await stores.columns();
+      expect(loads(third).columns).toBe('snapshot');
+      await columns.settled();
+      expect(columns.lazyProblem).toBe('is damaged (the checksum of full.residualValues does not match)');
+      expect(columns.holdsExactVectors).toBe(false);
+      await new Promise((r) => setTimeout(r, 10));
+      // The next query builds the columns again, and exact search is from memory as before.
+      expect((await third.semanticSearch(task, { limit: 10 })).map((h) => h.entry.id)).toEqual(exact);
+      expect(stores.residents.loads.get('columns')).toMatchObject({
+        loadedFrom: 'built',
+        note: expect.stringMatching(
+          /columns\.snap is damaged \(the checksum of full\.residualValues does not match\); rebuilt from the stores$/,
+        ),
+      });
+      expect((await stores.columns()).holdsExactVectors).toBe(true);
+      await expectAsBuiltAfresh(stores, []);
+    } finally {
+      await third.close();
+    }
   });
 });

@@ -510,6 +510,9 @@ export class Stores implements MemoryIndex {
         // What is held depends on the limits: a snapshot taken under others is not loaded.
         fingerprint: `columns/1 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
         write: (columns) => columns.snapshot(),
+        lazy: ['full.residualValues', 'full.residualScales', 'full.residualErrors', 'entries'],
+        settled: (columns) => columns.settled(),
+        lazyRead: (columns) => columns.laterPartsRead(),
         read: (content) =>
           EntryColumns.fromSnapshot(dimensions, content, {
             small,

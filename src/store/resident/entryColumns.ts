@@ -4,7 +4,7 @@ import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
 import type { LoadedEntries } from '../lance/entriesTable.js';
 import type { EntryFilter } from '../../model/entryFilter.js';
-import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
+import type { LaterSections, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
@@ -215,6 +215,9 @@ class FilterColumns {
  * scoring weighs cosine similarity, and the small vectors' cosine moved enough scores to cost two
  * points of 2Wiki all-gold@8, where the quantised cosine is within ~0.001 of the exact one.
  */
+/** A fresh process reads the parts of the columns a snapshot hands over later this long after loading it. */
+const LATER_PARTS_AFTER_MS = 2_000;
+
 export class EntryColumns {
   /**
    * Values the query path derives from the whole of the columns and keeps with them, snapshot
@@ -319,7 +322,7 @@ export class EntryColumns {
    */
   static fromSnapshot(
     dimensions: number,
-    { arrays, values }: SnapshotContent,
+    { arrays, values, later }: SnapshotContent & { later?: LaterSections },
     hold: {
       small?: Omit<NonNullable<HoldOptions['small']>, 'vectors'>;
       entries?: { maxEntries: number; decode: (ipc: Uint8Array) => LoadedEntries };
@@ -331,16 +334,18 @@ export class EntryColumns {
     const wants = (part: { maxEntries: number } | undefined) => part !== undefined && live <= part.maxEntries;
     const ipc = arrays.entries;
     const records = values.records as [number, string][] | null;
+    const has = (name: string) => arrays[name] !== undefined || (later?.names.includes(name) ?? false);
     if (
-      (wants(hold.entries) && !(ipc instanceof Uint8Array && records)) ||
+      (wants(hold.entries) && !((ipc instanceof Uint8Array || has('entries')) && records)) ||
       (wants(hold.small) && !arrays['small.values']) ||
-      (wants(hold.exact) && !arrays['full.residualValues'])
+      (wants(hold.exact) && !has('full.residualValues'))
     ) {
       return undefined;
     }
+    const entriesNow = wants(hold.entries) && ipc instanceof Uint8Array;
     const columns = new EntryColumns(dimensions, [], new Float32Array(), {
       small: wants(hold.small) ? { ...hold.small!, vectors: new Float32Array() } : undefined,
-      entries: wants(hold.entries) ? { maxEntries: hold.entries!.maxEntries, loaded: hold.entries!.decode(ipc as Uint8Array) } : undefined,
+      entries: entriesNow ? { maxEntries: hold.entries!.maxEntries, loaded: hold.entries!.decode(ipc) } : undefined,
       exact: hold.exact,
     });
     if (!wants(hold.exact)) columns.full.dropResiduals();
@@ -350,9 +355,50 @@ export class EntryColumns {
           .filter(([k]) => k.startsWith(prefix))
           .map(([k, v]) => [k.slice(prefix.length), v]),
       );
-    columns.full.restore(unprefixed('full.'));
+    const residualsLater = wants(hold.exact) && !arrays['full.residualValues'];
+    columns.full.restore(unprefixed('full.'), { residualsLater });
     if (columns.small) columns.small.kernel.setQuantisedRows(arrays['small.values'] as Int8Array, arrays['small.scales'] as Float32Array);
     if (columns.whole) for (const [slot, record] of records!) columns.whole.records[slot] = record;
+    // The residual level and the entries' columns are not needed to rank: they are read when
+    // first needed (exact search, a write, a snapshot) or once the process has had a moment, and
+    // until then reads of entries go to LanceDB. A one-shot process never reads them.
+    const entriesLater = wants(hold.entries) && !entriesNow;
+    if (later && (residualsLater || entriesLater)) {
+      const load = async () => {
+        const parts: Promise<unknown>[] = [];
+        if (residualsLater) {
+          const names = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
+          parts.push(
+            Promise.all(names.map((n) => later.read(n))).then(
+              ([residualValues, residualScales, residualErrors]) =>
+                columns.full.installResiduals({ residualValues, residualScales, residualErrors }),
+              (e: unknown) => {
+                columns.full.dropResiduals();
+                columns.lazyProblem = (e as Error).message;
+              },
+            ),
+          );
+        }
+        if (entriesLater) {
+          parts.push(
+            later.read('entries').then(
+              (bytes) => {
+                columns.whole = { maxEntries: hold.entries!.maxEntries, records: [], loaded: hold.entries!.decode(bytes as Uint8Array) };
+                for (const [slot, record] of records!) columns.whole.records[slot] = record;
+              },
+              (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
+            ),
+          );
+        }
+        await Promise.all(parts);
+      };
+      let started: Promise<void> | undefined;
+      let read!: (problem: string | undefined) => void;
+      const done = new Promise<string | undefined>((resolve) => (read = resolve));
+      const start = () => (started ??= load().then(() => read(columns.lazyProblem)));
+      columns.laterParts = { start, done, release: () => later.release() };
+      setTimeout(() => void start(), LATER_PARTS_AFTER_MS).unref();
+    } else later?.release();
     columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
     const importance = arrays.rowImportance!;
     const updatedAt = arrays.updatedAt!;
@@ -367,6 +413,24 @@ export class EntryColumns {
     });
     for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) columns.derived.set(key, value);
     return columns;
+  }
+
+  /** The parts a snapshot hands over later (see fromSnapshot): read them now, or give them up. */
+  private laterParts: { start: () => Promise<void>; done: Promise<string | undefined>; release: () => void } | undefined;
+  /** Why a part a snapshot was to hand over later did not come (the file was damaged meanwhile, say). */
+  lazyProblem: string | undefined;
+
+  /**
+   * Resolves once every part a snapshot hands over later is in (or known not to come). Exact
+   * search awaits it, and nothing may write to the columns before it.
+   */
+  settled(): Promise<void> {
+    return this.laterParts?.start() ?? Promise.resolve();
+  }
+
+  /** Resolves, once the later parts were read (without asking for them), to why one did not come. */
+  laterPartsRead(): Promise<string | undefined> {
+    return this.laterParts?.done ?? Promise.resolve(undefined);
   }
 
   /** Whether entries are held whole: `entries` answers only then. */
@@ -567,6 +631,7 @@ export class EntryColumns {
 
   /** Stops the scan's helper thread, if one runs. */
   close(): void {
+    this.laterParts?.release();
     this.small?.kernel.close();
     this.full.close();
   }

@@ -53,6 +53,8 @@ export class FullVectors {
   private errorOverLength = new Float64Array(16);
   private normOverLength = new Float64Array(16);
   private residuals: Residuals | undefined;
+  /** The residual level is on its way (a snapshot hands it over after the rest): see `installResiduals`. */
+  private residualsLater = false;
 
   /** With `helperMinRows`, a scan of at least that many rows is split with a helper thread (MatrixKernel.products). */
   constructor(
@@ -71,12 +73,24 @@ export class FullVectors {
 
   /** Whether the residual level is held: `exactCandidates` answers only then. */
   get exact(): boolean {
-    return this.residuals !== undefined;
+    return this.residuals !== undefined || this.residualsLater;
   }
 
   /** Stops holding the residual level (its memory goes); exact search then falls back to LanceDB. */
   dropResiduals(): void {
     this.residuals = undefined;
+    this.residualsLater = false;
+  }
+
+  /** The residual level `restore` was told would come later (no write may come between). */
+  installResiduals(held: Record<string, ArrayLike<number> | undefined>): void {
+    if (!this.residualsLater) return;
+    this.residualsLater = false;
+    this.residuals = {
+      values: held.residualValues as Int8Array<ArrayBuffer>,
+      scales: held.residualScales as Float32Array<ArrayBuffer>,
+      errors: held.residualErrors as Float64Array<ArrayBuffer>,
+    };
   }
 
   /** Every slot as held, for a snapshot (copies): `restore` takes it back without quantising again. */
@@ -108,7 +122,7 @@ export class FullVectors {
    * (as a snapshot file's reader hands them over). The residual level comes back where this
    * instance holds one (the snapshot must then have it).
    */
-  restore(held: Record<string, ArrayLike<number> | undefined>): void {
+  restore(held: Record<string, ArrayLike<number> | undefined>, opts: { residualsLater?: boolean } = {}): void {
     const f64 = (name: string) => held[name] as Float64Array<ArrayBuffer>;
     this.kernel.setQuantisedRows(held.values as Int8Array, held.scales as Float32Array);
     this.norms = held.norms as Float32Array<ArrayBuffer>;
@@ -116,7 +130,10 @@ export class FullVectors {
     this.scaleOverLength = f64('scaleOverLength');
     this.errorOverLength = f64('errorOverLength');
     this.normOverLength = f64('normOverLength');
-    if (this.residuals)
+    if (this.residuals && opts.residualsLater) {
+      this.residuals = undefined;
+      this.residualsLater = true;
+    } else if (this.residuals)
       this.residuals = {
         values: held.residualValues as Int8Array<ArrayBuffer>,
         scales: held.residualScales as Float32Array<ArrayBuffer>,

@@ -14,7 +14,7 @@ import type { FeedbackSignal } from '../../feedback/effectiveness.js';
 import type { StoredEntry } from '../lance/entriesTable.js';
 import { GRAPH_STRUCTURES, type GraphStructure } from '../graph/graphStore.js';
 import { appendChange, changesBetween, forgetChangesThrough, type ChangeRecord } from '../snapshot/changeLog.js';
-import { readSnapshot, snapshotGeneration, writeSnapshot, type SnapshotContent } from '../snapshot/snapshotFile.js';
+import { readSnapshot, snapshotGeneration, writeSnapshot, type LaterSections, type SnapshotContent } from '../snapshot/snapshotFile.js';
 
 /** What a write changed, for the structures held in memory to follow it. */
 export interface StoreChange {
@@ -51,7 +51,16 @@ export interface Snapshotting<T> {
   fingerprint: string;
   write(value: T): SnapshotContent;
   /** Undefined when the content lacks what this store now holds (it is rebuilt). */
-  read(content: SnapshotContent): T | undefined;
+  read(content: SnapshotContent & { later: LaterSections }): T | undefined;
+  /**
+   * Arrays not needed for the first answer: read after the rest, into a value that must not be
+   * followed or written out before `settled` says they are in.
+   */
+  lazy?: readonly string[];
+  /** Reads the lazy arrays now, if not yet, and resolves once they are in. */
+  settled?(value: T): Promise<void>;
+  /** Resolves once the lazy arrays were read, without asking for them: to why one did not come. */
+  lazyRead?(value: T): Promise<string | undefined>;
 }
 
 /** Snapshot files and the change log live here, in the database folder. */
@@ -116,11 +125,12 @@ export class Residents {
     // change log when it has every generation between, rebuilt otherwise.
     const catchUp =
       cached && cached.generation < generation && follow && snapshot
-        ? cached.value.then(async (value) =>
-            (await this.bringUpToDate(value, follow, cached.generation, generation))
+        ? cached.value.then(async (value) => {
+            await snapshot.settled?.(value);
+            return (await this.bringUpToDate(value, follow, cached.generation, generation))
               ? value
-              : this.loadResident(key, build, snapshot, generation, follow),
-          )
+              : this.loadResident(key, build, snapshot, generation, follow);
+          })
         : undefined;
     const value = catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build());
     const entry = { generation, value, follow, snapshot } as Held<unknown>;
@@ -176,9 +186,11 @@ export class Residents {
       return value;
     };
     const path = this.snapshotPath(key);
-    let note: string | undefined;
+    let note: string | undefined = this.lazyFailures.get(key);
+    this.lazyFailures.delete(key);
+    if (note) return done(await build(), 'built', note);
     try {
-      const found = await readSnapshot(path, { kind: key, fingerprint: snapshot.fingerprint });
+      const found = await readSnapshot(path, { kind: key, fingerprint: snapshot.fingerprint }, { lazy: snapshot.lazy });
       if (found && 'problem' in found) note = `${path} ${found.problem}; rebuilt from the stores`;
       else if (found && found.generation > generation)
         note = `${path} is of generation ${found.generation}, past the store's ${generation}; rebuilt from the stores`;
@@ -186,15 +198,39 @@ export class Residents {
         this.snapshotGenerations.set(key, found.generation);
         const value = snapshot.read(found.content);
         if (value === undefined) note = `${path} lacks what this store now holds; rebuilt from the stores`;
-        else if (found.generation === generation) return done(value, 'snapshot');
-        else if (follow && (await this.bringUpToDate(value, follow, found.generation, generation))) return done(value, 'caught-up');
-        else
+        else if (found.generation === generation) {
+          this.watchLazyParts(key, path, snapshot, value);
+          return done(value, 'snapshot');
+        } else if (follow && (await snapshot.settled?.(value), await this.bringUpToDate(value, follow, found.generation, generation))) {
+          this.watchLazyParts(key, path, snapshot, value);
+          return done(value, 'caught-up');
+        } else
           note = `${path} is of generation ${found.generation} and the change log does not reach it to ${generation}; rebuilt from the stores`;
       }
     } catch (e) {
       note = `${path} could not be loaded (${(e as Error).message}); rebuilt from the stores`;
     }
     return done(await build(), 'built', note);
+  }
+
+  /** Why a structure's lazy snapshot parts did not come: its next load builds it, with this note. */
+  private readonly lazyFailures = new Map<string, string>();
+
+  /**
+   * When a part the snapshot hands over later does not come (damaged meanwhile), the structure is
+   * let go: the next query builds it from the stores, and `stats().resident` says why.
+   */
+  private watchLazyParts<T>(key: string, path: string, snapshot: Snapshotting<T>, value: T): void {
+    if (!snapshot.lazyRead) return;
+    void snapshot.lazyRead(value).then((problem) => {
+      const held = this.held.get(key);
+      if (!problem || !held) return;
+      void held.value.then((v) => {
+        if (v !== value || this.held.get(key) !== held) return;
+        this.held.delete(key);
+        this.lazyFailures.set(key, `${path} ${problem}; rebuilt from the stores`);
+      });
+    });
   }
 
   /**
@@ -239,7 +275,10 @@ export class Residents {
       const generation = d.generation;
       // Taken in one synchronous step: no write's follow can run halfway through it.
       const content = await d.value.then(
-        (v) => d.snapshot!.write(v),
+        async (v) => {
+          await d.snapshot!.settled?.(v);
+          return d.snapshot!.write(v);
+        },
         () => undefined,
       );
       if (!content || d.generation !== generation) continue;
@@ -341,7 +380,9 @@ export class Residents {
         continue;
       }
       const follow = d.follow;
-      d.value = d.value.then((v) => {
+      const settled = d.snapshot?.settled;
+      d.value = d.value.then(async (v) => {
+        await settled?.(v);
         follow(v, change);
         return v;
       });

@@ -29,10 +29,21 @@ export interface SnapshotKey {
   fingerprint: string;
 }
 
+/**
+ * The arrays a reader asked to come later (`lazy`): `read(name)` reads and checks one (rejecting
+ * when it is cut short or damaged), from the file as it was when the rest was read; `release`
+ * gives the file up without them. The file stays open until every one was read, or release.
+ */
+export interface LaterSections {
+  names: readonly string[];
+  read(name: string): Promise<SnapshotArray>;
+  release(): void;
+}
+
 /** A snapshot read back: the store generation it was written at, and its content. */
 export interface LoadedSnapshot {
   generation: number;
-  content: SnapshotContent;
+  content: SnapshotContent & { later: LaterSections };
   bytes: number;
 }
 
@@ -44,8 +55,13 @@ interface Header {
   kind: string;
   fingerprint: string;
   generation: number;
-  arrays: { name: string; type: ArrayTypeName; offset: number; length: number }[];
-  values: { offset: number; length: number };
+  /**
+   * 2: each section carries its own CRC-32 and the preamble's covers the header alone, so that a
+   * section can be read (and checked) later than the others. Absent: one CRC over everything.
+   */
+  format?: 2;
+  arrays: { name: string; type: ArrayTypeName; offset: number; length: number; crc?: number }[];
+  values: { offset: number; length: number; crc?: number };
 }
 
 const align8 = (n: number) => Math.ceil(n / 8) * 8;
@@ -59,26 +75,25 @@ export async function writeSnapshot(path: string, key: SnapshotKey & { generatio
   const values = serialize(joinStringLists(content.values));
   const arrays: Header['arrays'] = [];
   let offset = 0;
+  const bytesOf = (array: SnapshotArray) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
   for (const [name, array] of Object.entries(content.arrays)) {
-    arrays.push({ name, type: array.constructor.name as ArrayTypeName, offset, length: array.length });
+    arrays.push({ name, type: array.constructor.name as ArrayTypeName, offset, length: array.length, crc: crc32(bytesOf(array)) });
     offset = align8(offset + array.byteLength);
   }
   const header: Header = {
     kind: key.kind,
     fingerprint: key.fingerprint,
     generation: key.generation,
+    format: 2,
     arrays,
-    values: { offset, length: values.byteLength },
+    values: { offset, length: values.byteLength, crc: crc32(values) },
   };
   const headerBytes = Buffer.from(JSON.stringify(header));
   const bodyStart = align8(PREAMBLE + headerBytes.byteLength);
-  const bytesOf = (array: SnapshotArray) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
   const preamble = Buffer.alloc(PREAMBLE);
   MAGIC.copy(preamble, 0);
   preamble.writeUInt32LE(headerBytes.byteLength, 8);
-  let crc = crc32(headerBytes);
-  for (const array of Object.values(content.arrays)) crc = crc32(bytesOf(array), crc);
-  preamble.writeUInt32LE(crc32(values, crc), 12);
+  preamble.writeUInt32LE(crc32(headerBytes), 12);
   const tmp = `${path}.${process.pid}.tmp`;
   // Section by section from where they are (no copy of the whole file in memory). Not synced to
   // disk: a crash that loses blocks of a renamed file fails its checksum, and the structure is
@@ -111,7 +126,11 @@ export async function writeSnapshot(path: string, key: SnapshotKey & { generatio
  * header that does not parse) or was written for another key is a `problem`: the caller rebuilds
  * from the stores and says why.
  */
-export async function readSnapshot(path: string, key: SnapshotKey): Promise<LoadedSnapshot | { problem: string } | undefined> {
+export async function readSnapshot(
+  path: string,
+  key: SnapshotKey,
+  opts: { lazy?: readonly string[] } = {},
+): Promise<LoadedSnapshot | { problem: string } | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
@@ -119,6 +138,8 @@ export async function readSnapshot(path: string, key: SnapshotKey): Promise<Load
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     return { problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
   }
+  // Kept open while sections are to come later (see LaterSections).
+  let keepOpen = false;
   try {
     const size = (await handle.stat()).size;
     const readExactly = async (into: Uint8Array, position: number) => {
@@ -136,33 +157,73 @@ export async function readSnapshot(path: string, key: SnapshotKey): Promise<Load
     } catch {
       return { problem: 'has a header that does not parse' };
     }
+    const perSection = header.format === 2;
+    if (perSection && crc32(headerBytes) !== preamble.readUInt32LE(12)) return { problem: 'is damaged (its checksum does not match)' };
     if (header.kind !== key.kind) return { problem: `holds ${header.kind}, not ${key.kind}` };
     if (header.fingerprint !== key.fingerprint) return { problem: `was written for ${header.fingerprint}, not ${key.fingerprint}` };
     const bodyStart = align8(PREAMBLE + headerBytes.byteLength);
-    const sections: { name: string; array: SnapshotArray | Buffer; position: number }[] = [];
-    for (const { name, type, offset, length } of header.arrays) {
+    if (bodyStart + header.values.offset + header.values.length !== size) return { problem: 'is cut short' };
+    const sections: { name: string; array: SnapshotArray | Buffer; position: number; crc?: number }[] = [];
+    for (const { name, type, offset, length, crc } of header.arrays) {
       const Type = ARRAY_TYPES[type];
       if (!Type) return { problem: `holds an array of unknown type ${type}` };
-      sections.push({ name, array: new Type(length), position: bodyStart + offset });
+      sections.push({ name, array: new Type(length), position: bodyStart + offset, crc });
     }
     const values = Buffer.alloc(header.values.length);
-    sections.push({ name: '', array: values, position: bodyStart + header.values.offset });
-    if (bodyStart + header.values.offset + values.byteLength !== size) return { problem: 'is cut short' };
-    // Read at once: the thread pool copies several sections out of the page cache in parallel.
+    sections.push({ name: '', array: values, position: bodyStart + header.values.offset, crc: header.values.crc });
     const bytesOf = (array: SnapshotArray | Buffer) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
-    const whole = await Promise.all(sections.map(({ array, position }) => readExactly(bytesOf(array), position)));
+    // Only a file with a checksum per section can hand some over later (an older one is read whole).
+    const isLater = (name: string) => perSection && name !== '' && (opts.lazy?.includes(name) ?? false);
+    const now = sections.filter((s) => !isLater(s.name));
+    // Read at once: the thread pool copies several sections out of the page cache in parallel.
+    const whole = await Promise.all(now.map(({ array, position }) => readExactly(bytesOf(array), position)));
     if (whole.includes(false)) return { problem: 'is cut short' };
-    let crc = crc32(headerBytes);
-    for (const { array } of sections) crc = crc32(bytesOf(array), crc);
-    if (crc !== preamble.readUInt32LE(12)) return { problem: 'is damaged (its checksum does not match)' };
-    const arrays = Object.fromEntries(sections.slice(0, -1).map(({ name, array }) => [name, array as SnapshotArray]));
+    if (perSection) {
+      if (now.some((s) => crc32(bytesOf(s.array)) !== s.crc)) return { problem: 'is damaged (its checksum does not match)' };
+    } else {
+      let crc = crc32(headerBytes);
+      for (const { array } of sections) crc = crc32(bytesOf(array), crc);
+      if (crc !== preamble.readUInt32LE(12)) return { problem: 'is damaged (its checksum does not match)' };
+    }
+    const lazySections = new Map(sections.filter((x) => isLater(x.name)).map((x) => [x.name, x]));
+    const reads = new Map<string, Promise<SnapshotArray>>();
+    let released = false;
+    const closeWhenDone = () => {
+      if (released || reads.size < lazySections.size) return;
+      released = true;
+      void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
+    };
+    const later: LaterSections = {
+      names: [...lazySections.keys()],
+      read(name) {
+        const known = reads.get(name);
+        if (known) return known;
+        const s = lazySections.get(name);
+        if (!s || released) return Promise.reject(new Error(s ? 'was released' : `holds no section ${name} to read later`));
+        const read = readExactly(bytesOf(s.array), s.position).then((complete) => {
+          if (!complete) throw new Error('is cut short');
+          if (crc32(bytesOf(s.array)) !== s.crc) throw new Error(`is damaged (the checksum of ${s.name} does not match)`);
+          return s.array as SnapshotArray;
+        });
+        reads.set(name, read);
+        closeWhenDone();
+        return read;
+      },
+      release() {
+        if (released) return;
+        released = true;
+        void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
+      },
+    };
+    keepOpen = lazySections.size > 0;
+    const arrays = Object.fromEntries(now.slice(0, -1).map(({ name, array }) => [name, array as SnapshotArray]));
     return {
       generation: header.generation,
-      content: { arrays, values: splitStringLists(deserialize(values) as Record<string, unknown>) },
+      content: { arrays, values: splitStringLists(deserialize(values) as Record<string, unknown>), later },
       bytes: size,
     };
   } finally {
-    await handle.close();
+    if (!keepOpen) await handle.close();
   }
 }
 
