@@ -10,8 +10,7 @@ import { invalidInput, requireFolder } from '../model/errors.js';
 import { checkOptionNames } from '../model/options.js';
 import type { CodeLocation, CodeMatch, ContextBundle } from '../model/types.js';
 import { makeHit, type Hit } from '../retrieve/candidate.js';
-import { buildTaskContext } from '../retrieve/taskContext.js';
-import type { RecipeRun } from '../retrieve/runRecipe.js';
+import { runRecipe, type RecipeRun } from '../retrieve/runRecipe.js';
 import type { SearchRecipe } from '../recipe/searchRecipe.js';
 import type { Stores } from '../store/stores.js';
 import { CodeIndex } from './codeIndex.js';
@@ -160,7 +159,8 @@ export async function contextForDiff(
     changes.push({ path: file.path, oldPath: file.oldPath, change: file.change, symbols: [...new Set(touchedSymbols(file, content))] });
   }
   const codeHits = await entriesOnChangedCode(stores, changes, files);
-  const bundle = await buildTaskContext(stores, embedder, diffTask(changes, files), recipe, { ...run, codeHits });
+  const { bundle } = await runRecipe(stores, embedder, diffTask(changes, files), recipe, { ...run, codeHits });
+  if (!bundle) throw new Error('contextForDiff needs a context recipe');
   for (const s of skipped) bundle.notes.push(`skipped ${s.path}: ${s.reason}`);
   return { ...bundle, changes };
 }

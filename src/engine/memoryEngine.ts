@@ -27,7 +27,7 @@ import {
 } from '../model/types.js';
 import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
 import { Stores } from '../store/stores.js';
-import { buildTaskContext, type TaskContextOptions } from '../retrieve/taskContext.js';
+import type { TaskContextOptions } from '../retrieve/taskContext.js';
 import { runRecipe, type RecipeOutcome } from '../retrieve/runRecipe.js';
 import { relevanceFloor } from '../retrieve/relevance.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
@@ -712,7 +712,7 @@ export class MemoryEngine {
     const key = ContextCache.key(task, recipe, await this.stores.currentGeneration());
     const bundle = await this.cache.getOrCompute(
       key,
-      (signal) => buildTaskContext(this.stores, this.queryEmbedder, task, recipe, { signal, chat: this.chat }),
+      async (signal) => (await runRecipe(this.stores, this.queryEmbedder, task, recipe, { signal, chat: this.chat })).bundle!,
       signal,
     );
     if (recipe.preset === 'context') await this.gapLog.record(bundle, recipe.filter.cores);

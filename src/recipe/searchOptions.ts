@@ -346,12 +346,17 @@ export function checkFilter(o: SearchFilterOptions, where?: string): void {
 /** Validates the filter options and turns them into a store filter, as of now unless `asOf`. */
 export function resolveFilter(o: SearchFilterOptions, extraCore?: string): EntryFilter {
   checkFilter(o);
+  return entryFilterOf(o, extraCore);
+}
+
+/** Filter options already checked (a recipe's) as a store filter, as of now unless `asOf`. */
+export function entryFilterOf(o: Readonly<SearchFilterOptions>, extraCore?: string): EntryFilter {
   return {
     ...(o.cores ? { cores: extraCore ? [...o.cores, extraCore] : o.cores } : {}),
     ...(o.entryTypes ? { entryTypes: o.entryTypes } : {}),
     ...(o.minConfidence !== undefined ? { minConfidence: o.minConfidence } : {}),
     ...(o.tags ? { tags: o.tags } : {}),
-    sensitivity: resolveSensitivity(o.sensitivity),
+    sensitivity: o.sensitivity ?? ['public', 'internal'],
     ...(o.minImportance !== undefined ? { minImportance: o.minImportance } : {}),
     ...(o.createdAfter ? { createdAfter: o.createdAfter } : {}),
     ...(o.createdBefore ? { createdBefore: o.createdBefore } : {}),

@@ -8,7 +8,7 @@ import type { JsonChat } from '../llm/chatClient.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
 import type { ContextBundle, SearchHit } from '../model/types.js';
-import { resolveFilter } from '../recipe/searchOptions.js';
+import { entryFilterOf } from '../recipe/searchOptions.js';
 import type { SearchRecipe } from '../recipe/searchRecipe.js';
 import type { MemoryIndex } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
@@ -69,7 +69,7 @@ async function rankedList(
   const { sources } = recipe;
   const vectorSource = sources.vector;
   const signal = run.signal;
-  const filter = resolveFilter(recipe.filter, recipe.projectCore);
+  const filter = entryFilterOf(recipe.filter, recipe.projectCore);
   const limit = recipe.budget.maxEntries;
   const smallDimensions = index.smallDimensions;
   if (vectorSource?.smallDims !== undefined && vectorSource.smallDims !== smallDimensions) {

@@ -9,7 +9,7 @@ import { invalidInput, throwIfAborted } from '../model/errors.js';
 import type { ContextBundle, ScoredEntry } from '../model/types.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import type { EntryColumns, MemoryIndex } from '../store/memoryIndex.js';
-import { resolveFilter, type SearchFilterOptions, type SearchOptions } from '../recipe/searchOptions.js';
+import { entryFilterOf, type SearchFilterOptions, type SearchOptions } from '../recipe/searchOptions.js';
 import type { Reranker, SearchRecipe } from '../recipe/searchRecipe.js';
 import { attachCode } from './attachCode.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
@@ -115,7 +115,7 @@ export async function buildTaskContext(
   const { signal, chat, codeHits } = run;
   if (recipe.reranker?.kind === 'llm' && !chat)
     throw invalidInput('llmFilter needs an LLM: configure llm.baseURL and llm.model (MEMCORE_LLM_BASE_URL, MEMCORE_LLM_MODEL)');
-  const filter = resolveFilter(recipe.filter, recipe.projectCore);
+  const filter = entryFilterOf(recipe.filter, recipe.projectCore);
   const { sources } = recipe;
   const threshold = sources.vector?.threshold ?? -1;
   const graph = recipe.expansion ?? { seeds: 0, depth: 0, edgeTypes: [], ranker: proximity() };
