@@ -190,6 +190,28 @@ describe('unknown options are errors', () => {
         expect(e.message, where).toContain(`unknown option "${bad}"`);
         expect(e.allowed.length, where).toBeGreaterThan(0);
       }
+      // Values of the reads that are not searches: the same checks, each with its default.
+      const values: [string, () => Promise<unknown>, unknown, string][] = [
+        ['listEntries.limit', () => m.listEntries({ limit: 0 }), 0, 'an integer from 1 to 10000'],
+        ['listEntries.offset', () => m.listEntries({ offset: -1 }), -1, 'a whole number ≥ 0'],
+        ['coreMemory.maxTokens', () => m.coreMemory('auth', { maxTokens: 0 }), 0, 'an integer from 1 to 1000000'],
+        ['traverse.depth', () => m.traverse('auth-refresh-rotation', { depth: 11 }), 11, 'an integer from 1 to 10'],
+        ['traverse.direction', () => m.traverse('auth-refresh-rotation', { direction: 'up' } as never), 'up', 'both'],
+        ['entryGraph.depth', () => m.entryGraph({ focus: 'auth-refresh-rotation', depth: 4 }), 4, 'an integer from 1 to 3'],
+        ['entryGraph.maxNodes', () => m.entryGraph({ core: 'auth', maxNodes: 0 }), 0, 'an integer from 1 to 10000'],
+        ['index.annMinRows', () => m.index({ annMinRows: 1.5 }), 1.5, 'a whole number ≥ 0'],
+      ];
+      for (const [option, call, got, allowed] of values) {
+        const error = (await call().then(
+          () => undefined,
+          (x: unknown) => x,
+        )) as OptionError;
+        expect(error, option).toBeInstanceOf(OptionError);
+        expect({ option: error.option, got: error.got }, option).toEqual({ option, got });
+        expect(error.allowed, option).toContain(allowed);
+      }
+      expect((await m.listEntries()).length).toBeGreaterThan(0);
+      expect((await m.traverse('auth-refresh-rotation')).every((h) => h.hops <= 2)).toBe(true);
       const e = (await m.buildTaskContext('jwt', { maxEntires: 3 } as never).catch((x: unknown) => x)) as OptionError;
       expect(e.message).toMatch(/did you mean "maxEntries"/);
       expect(e.got).toBe(3);

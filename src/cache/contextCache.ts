@@ -3,6 +3,7 @@ import type { SearchRecipe } from '../recipe/searchRecipe.js';
 import { throwIfAborted } from '../model/errors.js';
 import { optionNames } from '../model/options.js';
 import type { ContextBundle } from '../model/types.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
@@ -39,8 +40,8 @@ export class ContextCache {
   private readonly inflight = new Map<string, Promise<ContextBundle>>();
 
   constructor(options: ContextCacheOptions = {}) {
-    const ttl = options.ttlMs ?? 300_000;
-    if (ttl > 0) this.bundles = new LRUCache({ max: options.max ?? 500, ttl });
+    const ttl = options.ttlMs ?? DEFAULTS.cache.ttlMs;
+    if (ttl > 0) this.bundles = new LRUCache({ max: options.max ?? DEFAULTS.cache.max, ttl });
   }
 
   /**

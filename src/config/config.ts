@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 /** yaml is loaded only when a YAML config file is there: every CLI call resolves the configuration. */
 const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 import { invalidInput } from '../model/errors.js';
+import { DEFAULTS } from './defaults.js';
 
 type Kind = 'string' | 'url' | 'int' | 'fraction' | 'bool' | 'intList' | { enum: readonly string[] };
 
@@ -42,21 +43,21 @@ export const SETTINGS: readonly Setting[] = [
     key: 'residentMaxEntries',
     env: 'MEMCORE_RESIDENT_MAX_ENTRIES',
     kind: 'int',
-    default: 250_000,
+    default: DEFAULTS.store.residentMaxEntries,
     help: 'stores up to this size have the entries of a bundle read from memory, and semanticSearch run exactly from memory (0: always LanceDB)',
   },
   {
     key: 'scanMaxEntries',
     env: 'MEMCORE_SCAN_MAX_ENTRIES',
     kind: 'int',
-    default: 2_000_000,
+    default: DEFAULTS.store.scanMaxEntries,
     help: "stores up to this size run stage 1 as a scan of small vectors in memory (0: always LanceDB's index)",
   },
   {
     key: 'scanThreadMinEntries',
     env: 'MEMCORE_SCAN_THREAD_MIN_ENTRIES',
     kind: 'int',
-    default: 32_768,
+    default: DEFAULTS.store.scanThreadMinEntries,
     help: 'stores from this size run that scan on a helper thread, beside the keyword search (0: any size; above scanMaxEntries: never)',
   },
   {
@@ -83,10 +84,25 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'bool',
     help: 'Matryoshka-trained: prefixes are valid embeddings',
   },
-  { key: 'embedder.batchSize', env: 'MEMCORE_EMBED_BATCH_SIZE', kind: 'int', help: 'texts per request (64)' },
-  { key: 'embedder.concurrency', env: 'MEMCORE_EMBED_CONCURRENCY', kind: 'int', help: 'requests in flight (2)' },
-  { key: 'embedder.timeoutMs', env: 'MEMCORE_EMBED_TIMEOUT_MS', kind: 'int', help: 'per request (30000)' },
-  { key: 'embedder.maxRetries', env: 'MEMCORE_EMBED_MAX_RETRIES', kind: 'int', help: 'on 429/5xx/connection errors (3)' },
+  {
+    key: 'embedder.batchSize',
+    env: 'MEMCORE_EMBED_BATCH_SIZE',
+    kind: 'int',
+    help: `texts per request (${DEFAULTS.openaiEmbedder.batchSize})`,
+  },
+  {
+    key: 'embedder.concurrency',
+    env: 'MEMCORE_EMBED_CONCURRENCY',
+    kind: 'int',
+    help: `requests in flight (${DEFAULTS.openaiEmbedder.concurrency})`,
+  },
+  { key: 'embedder.timeoutMs', env: 'MEMCORE_EMBED_TIMEOUT_MS', kind: 'int', help: `per request (${DEFAULTS.openaiEmbedder.timeoutMs})` },
+  {
+    key: 'embedder.maxRetries',
+    env: 'MEMCORE_EMBED_MAX_RETRIES',
+    kind: 'int',
+    help: `on 429/5xx/connection errors (${DEFAULTS.openaiEmbedder.maxRetries})`,
+  },
   {
     key: 'embedder.workers',
     env: 'MEMCORE_EMBED_WORKERS',
@@ -97,33 +113,39 @@ export const SETTINGS: readonly Setting[] = [
     key: 'embedder.chunkTokens',
     env: 'MEMCORE_EMBED_CHUNK_TOKENS',
     kind: 'int',
-    help: 'long texts are chunked to this many tokens (512; local 128)',
+    help: `long texts are chunked to this many tokens (${DEFAULTS.openaiEmbedder.chunkTokens}; local ${DEFAULTS.localEmbedder.chunkTokens})`,
   },
   {
     key: 'embedder.overlapTokens',
     env: 'MEMCORE_EMBED_OVERLAP_TOKENS',
     kind: 'int',
-    help: 'tokens shared by consecutive chunks (64; local 16)',
+    help: `tokens shared by consecutive chunks (${DEFAULTS.openaiEmbedder.overlapTokens}; local ${DEFAULTS.localEmbedder.overlapTokens})`,
   },
   { key: 'llm.baseURL', env: 'MEMCORE_LLM_BASE_URL', kind: 'url', help: 'chat endpoint for the relevance filter' },
   { key: 'llm.apiKey', env: 'MEMCORE_LLM_API_KEY', kind: 'string', secret: true, help: 'bearer token (default OPENAI_API_KEY)' },
   { key: 'llm.model', env: 'MEMCORE_LLM_MODEL', kind: 'string', help: 'chat model; setting it enables --llm' },
-  { key: 'llm.timeoutMs', env: 'MEMCORE_LLM_TIMEOUT_MS', kind: 'int', help: 'relevance filter time budget (8000)' },
-  { key: 'llm.maxRetries', env: 'MEMCORE_LLM_MAX_RETRIES', kind: 'int', help: 'retries within the budget (1)' },
-  { key: 'cache.ttlMs', env: 'MEMCORE_CACHE_TTL_MS', kind: 'int', default: 300_000, help: 'context cache lifetime; 0 turns it off' },
-  { key: 'cache.max', env: 'MEMCORE_CACHE_MAX', kind: 'int', default: 500, help: 'context bundles kept' },
+  { key: 'llm.timeoutMs', env: 'MEMCORE_LLM_TIMEOUT_MS', kind: 'int', help: `relevance filter time budget (${DEFAULTS.llm.timeoutMs})` },
+  { key: 'llm.maxRetries', env: 'MEMCORE_LLM_MAX_RETRIES', kind: 'int', help: `retries within the budget (${DEFAULTS.llm.maxRetries})` },
+  {
+    key: 'cache.ttlMs',
+    env: 'MEMCORE_CACHE_TTL_MS',
+    kind: 'int',
+    default: DEFAULTS.cache.ttlMs,
+    help: 'context cache lifetime; 0 turns it off',
+  },
+  { key: 'cache.max', env: 'MEMCORE_CACHE_MAX', kind: 'int', default: DEFAULTS.cache.max, help: 'context bundles kept' },
   {
     key: 'feedback.alpha',
     env: 'MEMCORE_FEEDBACK_ALPHA',
     kind: 'fraction',
-    default: 0.3,
+    default: DEFAULTS.feedback.alpha,
     help: "weight of a new rating in an entry's effectiveness (moving average), from 0 to 1",
   },
   {
     key: 'feedback.halfLifeDays',
     env: 'MEMCORE_FEEDBACK_HALF_LIFE_DAYS',
     kind: 'int',
-    default: 90,
+    default: DEFAULTS.feedback.halfLifeDays,
     help: 'days over which an effectiveness drifts halfway back to neutral without ratings',
   },
   {
@@ -133,7 +155,13 @@ export const SETTINGS: readonly Setting[] = [
     default: true,
     help: 'log tasks memory could not answer (empty or low-confidence bundles) to gaps.jsonl',
   },
-  { key: 'gaps.retentionDays', env: 'MEMCORE_GAPS_RETENTION_DAYS', kind: 'int', default: 90, help: 'days a logged task is kept' },
+  {
+    key: 'gaps.retentionDays',
+    env: 'MEMCORE_GAPS_RETENTION_DAYS',
+    kind: 'int',
+    default: DEFAULTS.gaps.retentionDays,
+    help: 'days a logged task is kept',
+  },
 ];
 
 export const CONFIG_FILES = ['memcore.config.json', 'memcore.config.yaml', 'memcore.config.yml'];

@@ -1,4 +1,5 @@
 import { normalize } from './embedder.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /**
  * Token-aware splitting for texts longer than a model's window. Tokens are estimated from word
@@ -27,8 +28,8 @@ export interface ChunkOptions {
 
 /** Splits text into overlapping chunks of at most `chunkTokens` estimated tokens, at word boundaries. */
 export function chunkText(text: string, options: ChunkOptions = {}): { text: string; tokens: number }[] {
-  const size = options.chunkTokens ?? 512;
-  const overlap = options.overlapTokens ?? 64;
+  const size = options.chunkTokens ?? DEFAULTS.openaiEmbedder.chunkTokens;
+  const overlap = options.overlapTokens ?? DEFAULTS.openaiEmbedder.overlapTokens;
   if (!Number.isInteger(size) || size < 8) throw new Error(`chunkTokens must be an integer ≥ 8, got ${size}`);
   if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size)
     throw new Error(`overlapTokens must be an integer from 0 to chunkTokens − 1, got ${overlap}`);
@@ -70,12 +71,12 @@ export function chunksWithHeader(text: string, options: ChunkOptions = {}): { te
   if (whole.length === 1 || newline < 0) return whole;
   const header = text.slice(0, newline).trim();
   const headerTokens = approxTokens(header);
-  const size = options.chunkTokens ?? 512;
+  const size = options.chunkTokens ?? DEFAULTS.openaiEmbedder.chunkTokens;
   if (header === '' || headerTokens > size / 4) return whole;
   const rest = chunkText(text.slice(newline + 1), {
     ...options,
     chunkTokens: size - headerTokens,
-    overlapTokens: Math.min(options.overlapTokens ?? 64, size - headerTokens - 1),
+    overlapTokens: Math.min(options.overlapTokens ?? DEFAULTS.openaiEmbedder.overlapTokens, size - headerTokens - 1),
   });
   return rest.map((c) => ({ text: `${header}\n${c.text}`, tokens: c.tokens + headerTokens }));
 }

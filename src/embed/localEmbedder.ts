@@ -5,6 +5,7 @@ import { chunkText, embedChunked } from './chunkText.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { availableParallelism } from 'node:os';
 import { LocalModelPool } from './localModelPool.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
@@ -57,8 +58,11 @@ const pools = new Map<number, LocalModelPool>();
  */
 export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
   checkOptionNames('localEmbedder', options, LOCAL_EMBEDDER_OPTIONS);
-  const batchSize = options.batchSize ?? 64;
-  const chunking = { chunkTokens: options.chunkTokens ?? 128, overlapTokens: options.overlapTokens ?? 16 };
+  const batchSize = options.batchSize ?? DEFAULTS.localEmbedder.batchSize;
+  const chunking = {
+    chunkTokens: options.chunkTokens ?? DEFAULTS.localEmbedder.chunkTokens,
+    overlapTokens: options.overlapTokens ?? DEFAULTS.localEmbedder.overlapTokens,
+  };
   chunkText('', chunking); // validates the chunk options now rather than at the first long text
   const workers = options.workers ?? Math.min(8, availableParallelism());
   if (!Number.isInteger(workers) || workers < 1 || workers > 64)

@@ -5,6 +5,7 @@ import { embedInBatches } from './embedder.js';
 import { chunkText, embedChunked } from './chunkText.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface OpenAIEmbedderOptions {
   /** e.g. `http://127.0.0.1:11434/v1` (Ollama), `http://host:8000/v1` (vLLM); default OpenAI. */
@@ -64,22 +65,25 @@ export function openAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
   if (!Number.isInteger(options.dimensions) || options.dimensions < 1) {
     throw invalidInput(`embedder.dimensions must be a positive integer, got ${String(options.dimensions)}`);
   }
-  const batchSize = options.batchSize ?? 64;
+  const batchSize = options.batchSize ?? DEFAULTS.openaiEmbedder.batchSize;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw invalidInput(`embedder.batchSize must be a positive integer, got ${batchSize}`);
-  const concurrency = options.concurrency ?? 2;
+  const concurrency = options.concurrency ?? DEFAULTS.openaiEmbedder.concurrency;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw invalidInput(`embedder.concurrency must be a positive integer, got ${concurrency}`);
   const allowed = options.matryoshkaDimensions;
   if (allowed !== undefined && !allowed.includes(options.dimensions)) {
     throw invalidInput(`embedder.dimensions ${options.dimensions} is not one of the model's Matryoshka sizes (${allowed.join(', ')})`);
   }
-  const chunking = { chunkTokens: options.chunkTokens ?? 512, overlapTokens: options.overlapTokens ?? 64 };
+  const chunking = {
+    chunkTokens: options.chunkTokens ?? DEFAULTS.openaiEmbedder.chunkTokens,
+    overlapTokens: options.overlapTokens ?? DEFAULTS.openaiEmbedder.overlapTokens,
+  };
   chunkText('', chunking); // validates the chunk options now rather than at the first long text
   const client = new OpenAI({
     baseURL: options.baseURL,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'none',
-    timeout: options.timeoutMs ?? 30_000,
-    maxRetries: options.maxRetries ?? 3,
+    timeout: options.timeoutMs ?? DEFAULTS.openaiEmbedder.timeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULTS.openaiEmbedder.maxRetries,
   });
   const { model, dimensions } = options;
   const truncatable = options.truncatable ?? false;

@@ -11,7 +11,7 @@ import type { MemoryDocument } from '../model/memoryFile.js';
 import type { RememberInput } from './remember.js';
 import type { Sensitivity, CodeLocation, EntryEdgeType, MemoryEntry, PathHop, SearchHit } from '../model/types.js';
 import type { CodeReferenceQuery, Direction } from '../store/graph/graphStore.js';
-import { checkSearchOption, type SearchFilterOptions, type SearchOptions } from '../recipe/searchOptions.js';
+import type { SearchFilterOptions, SearchOptions } from '../recipe/searchOptions.js';
 import type { ContextCacheOptions } from '../cache/contextCache.js';
 import type { JsonChat, LlmOptions } from '../llm/chatClient.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
@@ -243,10 +243,4 @@ export function checkIngestOptions(where: string, options: IngestOptions, allowe
 /** The document with its code locations fingerprinted against `repo`, when one is given. */
 export async function fingerprinted(where: string, document: MemoryDocument, repo: string | undefined): Promise<MemoryDocument> {
   return repo === undefined ? document : withFingerprints(document, await requireFolder(`${where}: repo`, repo));
-}
-
-/** A `limit` option (of the reads that are not presets) checked as the searches' is; default 10. */
-export function checkLimit(v: unknown, name = 'limit'): number {
-  checkSearchOption('limit', v, name);
-  return (v as number | undefined) ?? 10;
 }

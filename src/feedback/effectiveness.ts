@@ -9,6 +9,7 @@
  */
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface FeedbackSignal {
   /** Counted once: `bundleId` + entry id for a rating from a bundle, else unique. */
@@ -50,8 +51,8 @@ export class Effectiveness {
   private readonly halfLifeMs: number;
 
   constructor(signals: readonly FeedbackSignal[] = [], options: EffectivenessOptions = {}) {
-    this.alpha = options.alpha ?? 0.3;
-    this.halfLifeMs = (options.halfLifeDays ?? 90) * 86_400_000;
+    this.alpha = options.alpha ?? DEFAULTS.feedback.alpha;
+    this.halfLifeMs = (options.halfLifeDays ?? DEFAULTS.feedback.halfLifeDays) * 86_400_000;
     this.add(signals);
   }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { cosineSimilarity, type Embedder } from '../embed/embedder.js';
 import type { ContextBundle } from '../model/types.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface GapRecord {
   /** ISO time the task was asked. */
@@ -59,7 +60,7 @@ export class GapLog {
     options: GapLogOptions = {},
   ) {
     this.enabled = options.enabled !== false;
-    this.retentionMs = (options.retentionDays ?? 90) * 86_400_000;
+    this.retentionMs = (options.retentionDays ?? DEFAULTS.gaps.retentionDays) * 86_400_000;
   }
 
   /** Logs the bundle's task when memory could not answer it; never fails the read that asked. */

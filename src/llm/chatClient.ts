@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { describeEndpointFailure } from '../embed/endpointFailure.js';
 import { invalidInput } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface LlmOptions {
   /** OpenAI-compatible base URL, e.g. `http://127.0.0.1:11434/v1` (Ollama). Default OpenAI. */
@@ -36,8 +37,8 @@ export function openAIChat(options: LlmOptions): JsonChat {
   const client = new OpenAI({
     baseURL: options.baseURL,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'none',
-    timeout: options.timeoutMs ?? 8_000,
-    maxRetries: options.maxRetries ?? 1,
+    timeout: options.timeoutMs ?? DEFAULTS.llm.timeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULTS.llm.maxRetries,
   });
   return {
     model: options.model,

@@ -12,6 +12,7 @@ import type { Embedder } from '../embed/embedder.js';
 import { indexDocument } from '../ingest/indexer.js';
 import { validateMemoryDocument, type MemoryDocumentRecord } from '../model/memoryFile.js';
 import { Stores } from '../store/stores.js';
+import type { AccessGate } from '../engine/accessGate.js';
 
 export interface ReembedReport {
   from: string;
@@ -76,4 +77,59 @@ export async function swapFolders(dir: string, built: string): Promise<void> {
     throw e;
   }
   await rm(aside, { recursive: true, force: true });
+}
+
+/** What `reembedInPlace` needs of the engine whose folder it moves. */
+export interface ReembedHost {
+  stores: Stores;
+  model: Embedder;
+  /** Its writes' queue and the gate that holds reads during the swap. */
+  gate: AccessGate;
+  /** The whole memory, every sensitivity, as it stands now. */
+  exportAll(stores: Stores): Promise<MemoryDocumentRecord>;
+  /** Takes the stores to use from now on: the new folder's, or the old one's reopened after a failed swap. */
+  adopt(stores: Stores, model: Embedder): void;
+}
+
+/**
+ * Moves an open folder to the model `next`: the memory is copied into a new folder while the
+ * engine keeps answering, then a last catch-up and the swap run with writes held back (and reads
+ * for the few milliseconds of the swap itself).
+ */
+export async function reembedInPlace(
+  host: ReembedHost,
+  next: Embedder,
+  onProgress: ((message: string) => void) | undefined,
+): Promise<ReembedReport> {
+  const { stores, model, gate } = host;
+  const from = model.id;
+  const { dir, residentMaxEntries, scanMaxEntries, scanThreadMinEntries } = stores;
+  const settings = { residentMaxEntries, scanMaxEntries, scanThreadMinEntries };
+  const built = reembedFolder(dir, next.id);
+  const target = await Stores.open(built, next, settings);
+  let targetOpen = true;
+  try {
+    let embedded = await copyInto(target, next, await host.exportAll(stores), onProgress);
+    return await gate.serialized(async () => {
+      onProgress?.('catching up with writes made meanwhile, then swapping folders …');
+      const doc = await host.exportAll(stores);
+      embedded += await copyInto(target, next, doc);
+      await dropRemoved(target, doc);
+      await target.close();
+      targetOpen = false;
+      return gate.withReadsHeld(async () => {
+        await stores.close();
+        try {
+          await swapFolders(dir, built);
+        } catch (e) {
+          host.adopt(await Stores.open(dir, model, settings), model);
+          throw e;
+        }
+        host.adopt(await Stores.open(dir, next, settings), next);
+        return { from, to: next.id, entries: doc.entries!.length, embedded };
+      });
+    });
+  } finally {
+    if (targetOpen) await target.close();
+  }
 }

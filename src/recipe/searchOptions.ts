@@ -4,7 +4,7 @@
  * refused with the same words wherever it came from. Defaults are not here: they live in the
  * presets (recipe/presets.ts), since they differ by kind of search.
  */
-import { OptionError, optionNames } from '../model/options.js';
+import { optionNames } from '../model/options.js';
 import {
   CONFIDENCE_LEVELS,
   ENTRY_EDGE_TYPES,
@@ -20,6 +20,7 @@ import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
 import type { Reranker } from './searchRecipe.js';
 import { GRAPH_RANKERS, type GraphRanker } from '../retrieve/graphRanker.js';
 import { checkOptionNames } from '../model/options.js';
+import { abortSignal, date, flag, int, listOf, nonEmptyString, oneOf, refuse, share, type Check } from '../model/optionChecks.js';
 
 /** Filters shared by every search. */
 export interface SearchFilterOptions {
@@ -151,54 +152,6 @@ export interface SearchOptions extends SearchFilterOptions {
   signal?: AbortSignal;
 }
 
-/**
- * `name` is the option as the caller wrote it (`limit`, `fusion.method`), for the message; `path`
- * is where it sits (`hybridSearch.fusion.method`), for OptionError.option.
- */
-type Check = (name: string, v: unknown, path?: string) => void;
-
-function refuse(path: string, got: unknown, allowed: readonly string[], message: string): never {
-  throw new OptionError(path, got, allowed, message);
-}
-
-const int =
-  (min: number, max: number): Check =>
-  (name, v, path = name) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-      refuse(path, v, [`an integer from ${min} to ${max}`], `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
-  };
-
-const share: Check = (name, v, path = name) => {
-  if (typeof v !== 'number' || !(v >= 0 && v <= 1))
-    refuse(path, v, ['a number from 0 to 1'], `${name} must be a number from 0 to 1, got ${JSON.stringify(v)}`);
-};
-
-const flag: Check = (name, v, path = name) => {
-  if (typeof v !== 'boolean') refuse(path, v, ['true', 'false'], `${name} must be true or false, got ${JSON.stringify(v)}`);
-};
-
-const oneOf =
-  (allowed: readonly string[]): Check =>
-  (name, v, path = name) => {
-    if (!allowed.includes(v as string)) refuse(path, v, allowed, `${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
-  };
-
-const listOf =
-  (item: Check, what: string): Check =>
-  (name, v, path = name) => {
-    if (!Array.isArray(v)) refuse(path, v, [what], `${name} must be a list of ${what}`);
-    v.forEach((x) => item(name, x, path));
-  };
-
-const nonEmptyString: Check = (name, v, path = name) => {
-  if (typeof v !== 'string' || v === '') refuse(path, v, ['a non-empty string'], `${name} must be a list of non-empty strings`);
-};
-
-const date: Check = (name, v, path = name) => {
-  if (!(v instanceof Date) || Number.isNaN(v.getTime()))
-    refuse(path, v, ['a valid Date'], `${name} must be a valid Date, got ${JSON.stringify(v)}`);
-};
-
 const weightList =
   (min: number, max: number, shape: string): Check =>
   (name, v, path = name) => {
@@ -311,9 +264,7 @@ const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
   },
   includeCode: flag,
   strict: flag,
-  signal: (name, v, path = name) => {
-    if (!(v instanceof AbortSignal)) refuse(path, v, ['an AbortSignal'], `${name} must be an AbortSignal`);
-  },
+  signal: abortSignal,
 };
 
 /** Every search option's name. */

@@ -19,6 +19,7 @@ import { createMcpServer } from './mcpServer.js';
 import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type PageLogin, type Welcome } from './controlSocket.js';
 import type { ServerStatus } from './tools.js';
 import { bearerMatches, createPageServer, type PageServer } from '../web/pageServer.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Runs one CLI command line against the owner's engine (the CLI's `main`, handed in to keep the layers apart). */
 export type CliRunner = (
@@ -161,7 +162,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     try {
       token = await tokenFor(dir, options.http.token);
       const pages = createPageServer({ engine, status, token, log });
-      http = await serveHttp(engine, status, options.version, host, options.http.port ?? 7077, token, pages, log);
+      http = await serveHttp(engine, status, options.version, host, options.http.port ?? DEFAULTS.httpPort, token, pages, log);
       const bound = http.address();
       const origin = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : options.http.port}`;
       pageLogin = () => `${origin}/?login=${pages.issueLogin()}`;

@@ -30,6 +30,7 @@ import { damagedFile, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
 import { Residents, type StoreChange } from './resident/residents.js';
 import { Effectiveness, readSignals, writeSignals, type EffectivenessOptions, type FeedbackSignal } from '../feedback/effectiveness.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 const PROJECTION_FILE = 'projection.json';
 
@@ -109,25 +110,6 @@ function refuseMissingStores(dir: string, generation: number): void {
 const REFIT_BATCH = 10_000;
 /** Below this many entries a fitted projection is not worth it; the prefix serves. */
 const AUTO_FIT_MIN_ROWS = 256;
-/**
- * Default for `residentMaxEntries`: the largest store whose entries are held whole in memory,
- * as the Arrow columns of the load scan (about their text's size again).
- */
-export const RESIDENT_MAX_ENTRIES = 250_000;
-/**
- * Default for `scanMaxEntries`: the largest store whose stage 1 is a scan of 8-bit small vectors in
- * memory (132 bytes an entry at 128-d, a quarter of the 8-bit full vectors held anyway). The scan
- * grows with the store, ~0.8 ms per 100K entries, and finds the true nearest small vectors; past
- * it, LanceDB's IVF index, whose default probes reached a two-stage recall@10 of only 0.835 at 1M.
- */
-export const SCAN_MAX_ENTRIES = 2_000_000;
-/**
- * Default for `scanThreadMinEntries`: from this store size the scan runs on a helper thread while
- * the keyword search runs on the caller's (MatrixKernel.startProducts). At 100K entries the scan
- * takes ~1.2 ms, which the search then hides; below this size it takes a few tenths of a
- * millisecond and stays on the caller's thread (a judgment, not a measured break-even).
- */
-export const SCAN_THREAD_MIN_ENTRIES = 32_768;
 
 /**
  * An entry as an upsert intent records it: its vectors are indices into the journal's blobs (raw
@@ -356,9 +338,9 @@ export class Stores implements MemoryIndex {
       new Journal(join(dir, 'journal')),
       meta,
       projection,
-      opts.residentMaxEntries ?? RESIDENT_MAX_ENTRIES,
-      opts.scanMaxEntries ?? SCAN_MAX_ENTRIES,
-      opts.scanThreadMinEntries ?? SCAN_THREAD_MIN_ENTRIES,
+      opts.residentMaxEntries ?? DEFAULTS.store.residentMaxEntries,
+      opts.scanMaxEntries ?? DEFAULTS.store.scanMaxEntries,
+      opts.scanThreadMinEntries ?? DEFAULTS.store.scanThreadMinEntries,
       opts.effectiveness,
     );
     for (const { name, intent, blobs } of await stores.journal.pending()) {
@@ -445,6 +427,16 @@ export class Stores implements MemoryIndex {
       build: async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions),
       follow: (e, change) => e.add(change.signals ?? []),
     });
+  }
+
+  /**
+   * Every structure a context query holds in memory, loaded (`index` does, then writes their
+   * snapshots). Queries load them as their stages need them: loading them all at once on the first
+   * query was tried and was no faster (the 100K bench store, open + first query from snapshots
+   * 0.86–0.89 s one by one, 0.90–0.92 s at once, and ~50 MB more RSS).
+   */
+  async loadResident(): Promise<void> {
+    await Promise.all([this.columns(), this.keywords(), this.names(), this.graph.warm()]);
   }
 
   /** Every entry's title and aliases, keyed for the mentions a task makes (see NameIndex). */

@@ -1,0 +1,67 @@
+/**
+ * Every default that is not a search's, in one place: searches take theirs from their preset
+ * (recipe/presets.ts), everything else from here. The settings table (config.ts), the option
+ * types' TSDoc and the generated docs/configuration.md all name these values; a change here is
+ * a change of behaviour, so each says why it is what it is.
+ */
+export const DEFAULTS = {
+  store: {
+    /**
+     * The largest store whose entries are held whole in memory, as the Arrow columns of the load
+     * scan (about their text's size again).
+     */
+    residentMaxEntries: 250_000,
+    /**
+     * The largest store whose stage 1 is a scan of 8-bit small vectors in memory (132 bytes an
+     * entry at 128-d, a quarter of the 8-bit full vectors held anyway). The scan grows with the
+     * store, ~0.8 ms per 100K entries, and finds the true nearest small vectors; past it,
+     * LanceDB's IVF index, whose default probes reached a two-stage recall@10 of only 0.835 at 1M.
+     */
+    scanMaxEntries: 2_000_000,
+    /**
+     * From this store size the scan runs on a helper thread while the keyword search runs on the
+     * caller's. At 100K entries the scan takes ~1.2 ms, which the search then hides; below this
+     * size it takes a few tenths of a millisecond and stays on the caller's thread (a judgment,
+     * not a measured break-even).
+     */
+    scanThreadMinEntries: 32_768,
+    /** `index()` builds LanceDB's ANN index on vector_small from this many entries. */
+    annMinRows: 50_000,
+  },
+  /** The context-bundle cache: five minutes, a few hundred bundles (each a few KB). */
+  cache: { ttlMs: 300_000, max: 500 },
+  feedback: {
+    /** Weight of a new rating in an entry's effectiveness (a moving average). */
+    alpha: 0.3,
+    /** Days over which an effectiveness drifts halfway back to neutral without ratings. */
+    halfLifeDays: 90,
+  },
+  gaps: { retentionDays: 90 },
+  /** The relevance filter's chat: a budget a query can afford, one retry within it. */
+  llm: { timeoutMs: 8_000, maxRetries: 1 },
+  /** An OpenAI-compatible embedding server. */
+  openaiEmbedder: { batchSize: 64, concurrency: 2, timeoutMs: 30_000, maxRetries: 3, chunkTokens: 512, overlapTokens: 64 },
+  /** The offline model: it reads 128 tokens at most, so longer texts are chunked to that. */
+  localEmbedder: { batchSize: 64, chunkTokens: 128, overlapTokens: 16 },
+  /** The reads that are not searches. */
+  reads: {
+    /** Entries a `listEntries` page holds, and at most. */
+    listLimit: 100,
+    listMaxLimit: 10_000,
+    /** Hits of `findRelatedToCode`. */
+    limit: 10,
+    /** A core's memory block for a system prompt. */
+    coreMemoryTokens: 2_000,
+    /** Hops of `traverse`, and at most. */
+    traverseDepth: 2,
+    traverseMaxDepth: 10,
+    /** Hops around an `entryGraph` focus, and at most (a drawing past 3 hops is the whole store). */
+    entryGraphDepth: 1,
+    entryGraphMaxDepth: 3,
+    /** Entries an `entryGraph` draws, and at most: a browser draws 2,000 nodes smoothly. */
+    entryGraphNodes: 2_000,
+    entryGraphMaxNodes: 10_000,
+  },
+  /** `memcore serve --http`'s port. */
+  httpPort: 7077,
+} as const;
