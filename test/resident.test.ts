@@ -511,9 +511,8 @@ describe('snapshots of the structures held in memory', () => {
       await first.matryoshkaSearch(task);
       calibration = (await first.unsafeExposeInternals().stores.columns()).derived.get('stage1Calibration');
       expect(calibration).toHaveProperty('calibration');
-      // The code links were first asked for after a write, which drops the snapshots the graph was
-      // seeded from: scanned from the graph without a record.
-      expect(loads(first)).toEqual({ columns: 'built', keywords: 'built', names: 'built', adjacency: 'built' });
+      // A new folder has no snapshots: every structure, the graph's too, was built.
+      expect(loads(first)).toEqual({ columns: 'built', keywords: 'built', names: 'built', adjacency: 'built', 'code-links': 'built' });
     } finally {
       await first.close();
     }
@@ -592,7 +591,7 @@ describe('snapshots of the structures held in memory', () => {
         'code-links': 'built',
       });
       expect(third.unsafeExposeInternals().stores.residents.loads.get('code-links')!.note).toMatch(
-        /code-links\.snap is of generation \d+, the store of \d+; rebuilt from the graph/,
+        /code-links\.snap is of generation \d+, the store of \d+, and the change log does not bring it up to date; rebuilt from the stores/,
       );
       await expectAsBuiltAfresh(third.unsafeExposeInternals().stores, ['s5', 's6']);
     } finally {
@@ -809,6 +808,42 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
       await expectAsBuiltAfresh(stores, []);
     } finally {
       await third.close();
+    }
+  });
+
+  it('of the graph are not loaded once the graph changed ahead of the generation, as within a write', async () => {
+    const dir = await tempDir();
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await first.ingestDocument(linkedDocument(60), { source: 'first' });
+    await first.buildTaskContext('cache eviction leaks memory when the disk fills up');
+    await first.close();
+    const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      const { stores } = second.unsafeExposeInternals();
+      const generation = await stores.currentGeneration();
+      // Written to the graph alone, as Stores.apply does before it moves the generation: the
+      // snapshots of this generation no longer describe the graph, and neither structure is held.
+      await stores.graph.write({
+        entries: [],
+        codeLocations: [
+          {
+            ...{ id: 'c99', codebaseId: 'app', filePath: 'src/new.ts', symbol: 'fresh', startLine: 1, endLine: null },
+            ...{ language: null, kind: null, fingerprint: null, revision: null },
+          },
+        ],
+        goldenPaths: [],
+        relations: [{ type: 'REFERENCES_CODE', from: 's1', to: 'c99', relevance: 1 }],
+      });
+      await stores.graph.deleteEntries(['s2']);
+      expect(await stores.currentGeneration()).toBe(generation);
+      const references = await stores.graph.codeReferencesOf(['s1']);
+      expect(references.map((r) => r.code.id)).toContain('c99');
+      const reached = await stores.graph.reach(['s1'], { depth: 1, edgeTypes: ['RELATED'] });
+      expect(reached.map((r) => r.targetId)).not.toContain('s2');
+      expect(stores.residents.loads.get('code-links')).toMatchObject({ loadedFrom: 'built' });
+      expect(stores.residents.loads.get('adjacency')).toMatchObject({ loadedFrom: 'built' });
+    } finally {
+      await second.close();
     }
   });
 });

@@ -6,14 +6,7 @@ import { defaultSmallDimensions, fitPca, PCA_SAMPLE, project, type Projection } 
 import { MemcoreError } from '../model/errors.js';
 import type { EntryEdgeType, GoldenPath, SearchRunsOn, StoreStats } from '../model/types.js';
 import type { EntryFilter } from '../model/entryFilter.js';
-import {
-  GRAPH_STRUCTURES,
-  type EntryCodeReference,
-  type GraphEdge,
-  type GraphReach,
-  type GraphStore,
-  type ReachOptions,
-} from './graph/graphStore.js';
+import type { EntryCodeReference, GraphEdge, GraphReach, GraphStore, ReachOptions } from './graph/graphStore.js';
 import { expandWithPaths } from './graph/expandWithPaths.js';
 import type { EntryRow, MemoryIndex } from './memoryIndex.js';
 import { nearestSmallWhile } from './nearestSmall.js';
@@ -196,7 +189,6 @@ export class Stores implements MemoryIndex {
           vectorSmall: s.vectorSmall!,
         })),
       snapshotsAfterIdle: async () => (await this.table.count()) <= this.residentMaxEntries,
-      graphSnapshot: (structure) => this.graph.heldSnapshot(structure),
       writing: () => this.writesRunning > 0,
     });
   }
@@ -349,7 +341,9 @@ export class Stores implements MemoryIndex {
       const { to } = await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
       await stores.residents.logChange(to, change);
     }
-    for (const structure of GRAPH_STRUCTURES) stores.graph.seedFromSnapshot(structure, () => stores.residents.graphFromSnapshot(structure));
+    // After the replay, whose writes ask Kuzu what exists: a write replayed may have partly reached
+    // it before the crash, which the adjacency of a snapshot would not know.
+    stores.graph.holdIn(stores.residents);
     return stores;
   }
 

@@ -1,5 +1,5 @@
 import type { CodeLinksData } from './codeLinks.js';
-import type { SnapshotContent } from '../snapshot/snapshotFile.js';
+import type { Residents } from '../resident/residents.js';
 import type { CodeLocation, EntryEdgeType, GoldenPath, PathHop, Relation, RelationType } from '../../model/types.js';
 import type { GoldenPathInput } from '../../model/memoryFile.js';
 
@@ -34,10 +34,6 @@ export interface GraphReach extends GraphHit {
 }
 
 /** A directed edge between two entries; `weight` is RELATED's weight, 1 for the other types. */
-/** What a graph driver holds in memory and can snapshot: the entry edges, and the entries' code references and golden paths. */
-export const GRAPH_STRUCTURES = ['adjacency', 'code-links'] as const;
-export type GraphStructure = (typeof GRAPH_STRUCTURES)[number];
-
 export interface GraphEdge {
   from: string;
   to: string;
@@ -132,14 +128,8 @@ export interface GraphStore {
   counts(): Promise<GraphCounts>;
   /** Loads what it holds in memory (entry edges, code links) ahead of the queries that need them. */
   warm(): Promise<void>;
-  /** A structure the driver holds in memory (the entry edges, the code links), as snapshot content; undefined while it is not loaded. */
-  heldSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined>;
-  /**
-   * Where a structure held in memory comes from when first needed, instead of a scan of the
-   * graph: a snapshot of the graph as it is now (undefined: scan). Used at most once, and
-   * forgotten on the first write through this store, after which it no longer describes the graph.
-   */
-  seedFromSnapshot(structure: GraphStructure, load: () => Promise<SnapshotContent | undefined>): void;
+  /** Hands what it holds in memory to the structures of the stores that own the folder (snapshots, generations). */
+  holdIn(residents: Residents): void;
   /** Writes everything committed into the database file itself, so that a copy of the file holds it (backup). */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -167,8 +157,7 @@ export interface GraphDriver extends Omit<
   | 'findByCodeReference'
   | 'edgesAmong'
   | 'warm'
-  | 'heldSnapshot'
-  | 'seedFromSnapshot'
+  | 'holdIn'
 > {
   /** As GraphStore.write; `known` says which entries and entry edges exist already. */
   write(batch: GraphBatch, known?: KnownRecords): Promise<void>;

@@ -1,6 +1,6 @@
 import { ENTRY_EDGE_TYPES, type EntryEdgeType, type GoldenPath, type Relation } from '../../model/types.js';
 import { invalidInput } from '../../model/errors.js';
-import type { SnapshotContent } from '../snapshot/snapshotFile.js';
+import { Residents, type Resident } from '../resident/residents.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
 import type {
@@ -12,7 +12,6 @@ import type {
   GraphHit,
   GraphRemoval,
   GraphStore,
-  GraphStructure,
   ReachOptions,
 } from './graphStore.js';
 
@@ -32,39 +31,53 @@ const graphEdgeOf = (r: Relation & { type: EntryEdgeType }): GraphEdge => ({
 /**
  * A GraphStore over any GraphDriver, holding what the query path reads of the graph in memory:
  * the entry adjacency (walks, supersession, edges among candidates, which entries exist) and the
- * code links (references, golden paths, lookups by file or symbol). Each is loaded on first use,
- * from a snapshot when the stores seed one, else from the driver's scan; the adjacency follows
- * writes, the code links are reloaded after a write that touches code. Storage itself is the
- * driver's, so a second driver (a Cypher server, the maintained Kuzu fork) gets all of this.
+ * code links (references, golden paths, lookups by file or symbol). Both are Residents (see
+ * store/resident/residents.ts): built on first use from the driver's scan, or loaded from their
+ * snapshot files when the stores hold them; this store keeps them in step with its own writes,
+ * in place for the adjacency, by reloading the code links after a write that touches code.
+ * Storage itself is the driver's, so a second driver (a Cypher server, the maintained Kuzu fork)
+ * gets all of this.
  */
 export class ResidentGraph implements GraphStore {
-  /** Entry-to-entry edges in memory: loaded on first use, kept in step by writes. */
-  private adjacency: Promise<EntryAdjacency> | undefined;
-  /** Entries' code references and golden paths in memory: reloaded after a write that touches code. */
-  private codeLinks: Promise<CodeLinks> | undefined;
-  /** See seedFromSnapshot. */
-  private readonly seeds = new Map<GraphStructure, () => Promise<SnapshotContent | undefined>>();
+  constructor(
+    private readonly driver: GraphDriver,
+    /** Where the structures are held: on their own until the stores that own the folder take them (`holdIn`). */
+    private residents = new Residents(),
+  ) {}
 
-  constructor(private readonly driver: GraphDriver) {}
+  /** Entry-to-entry edges and which entries exist. */
+  private readonly adjacency: Resident<EntryAdjacency> = {
+    key: 'adjacency',
+    followedByOwner: true,
+    build: async () => {
+      const { ids, edges } = await this.driver.scanEntryEdges();
+      return new EntryAdjacency(ids, edges);
+    },
+    snapshot: { fingerprint: 'adjacency/3', write: (a) => a.snapshot(), read: (content) => EntryAdjacency.fromSnapshot(content) },
+  };
+
+  /** Entries' code references and golden paths (four scans in Kuzu). */
+  private readonly codeLinks: Resident<CodeLinks> = {
+    key: 'code-links',
+    followedByOwner: true,
+    build: async () => new CodeLinks(await this.driver.scanCodeLinks()),
+    snapshot: { fingerprint: 'code-links/1', write: (c) => c.snapshot(), read: (content) => CodeLinks.fromSnapshot(content) },
+  };
+
+  holdIn(residents: Residents): void {
+    this.residents = residents;
+  }
 
   async warm(): Promise<void> {
     await Promise.all([this.entryEdges(), this.loadCodeLinks()]);
   }
 
-  seedFromSnapshot(structure: GraphStructure, load: () => Promise<SnapshotContent | undefined>): void {
-    this.seeds.set(structure, load);
+  private entryEdges(): Promise<EntryAdjacency> {
+    return this.residents.get(this.adjacency);
   }
 
-  async heldSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined> {
-    const held = await (structure === 'adjacency' ? this.adjacency : this.codeLinks)?.catch(() => undefined);
-    return held?.snapshot();
-  }
-
-  /** The snapshot a structure is seeded from, taken once; undefined when there is none or it does not load. */
-  private async fromSeed(structure: GraphStructure): Promise<SnapshotContent | undefined> {
-    const seed = this.seeds.get(structure);
-    this.seeds.delete(structure);
-    return seed?.().catch(() => undefined);
+  private loadCodeLinks(): Promise<CodeLinks> {
+    return this.residents.get(this.codeLinks);
   }
 
   async write(batch: GraphBatch): Promise<void> {
@@ -72,75 +85,41 @@ export class ResidentGraph implements GraphStore {
     // New entries and entry edges skip the existence query, which grows with the table (~2 s for
     // 5,000 entries, ~1.5 s for 2,300 edges at 100K entries): the adjacency knows what exists.
     const adjacency = entryEdges.length > 0 || batch.entries.length > 0 ? await this.entryEdges() : undefined;
-    this.seeds.clear();
     try {
       await this.driver.write(batch, adjacency && { entry: (id) => adjacency.hasEntry(id), edge: (e) => adjacency.has(e) });
     } catch (e) {
       // a load during the transaction may hold what was rolled back
-      this.adjacency = undefined;
-      this.codeLinks = undefined;
+      this.changedAhead({ drop: true });
       throw e;
     }
     adjacency?.addEntries(batch.entries.map((e) => e.id));
     adjacency?.upsert(entryEdges);
     if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type)))
-      this.codeLinks = undefined;
+      this.residents.changedAhead(this.codeLinks.key, { drop: true });
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
-    this.seeds.clear();
     if (ids.length === 0) return;
     await this.driver.deleteEntries(ids);
-    (await this.adjacency)?.removeEntries(ids);
-    (await this.codeLinks)?.removeEntries(ids);
+    this.changedAhead();
+    (await this.residents.heldValue<EntryAdjacency>(this.adjacency.key))?.removeEntries(ids);
+    (await this.residents.heldValue<CodeLinks>(this.codeLinks.key))?.removeEntries(ids);
   }
 
   async remove(batch: GraphRemoval): Promise<void> {
-    this.seeds.clear();
     if (batch.codeLocations.length + batch.goldenPaths.length + batch.relations.length === 0) return;
     try {
       await this.driver.remove(batch);
     } finally {
       // A sync is rare next to queries: reloading both is simpler than following every kind of removal.
-      this.adjacency = undefined;
-      this.codeLinks = undefined;
+      this.changedAhead({ drop: true });
     }
   }
 
-  /** The code links, from the seeded snapshot or the driver's scan (four scans in Kuzu). */
-  private loadCodeLinks(): Promise<CodeLinks> {
-    this.codeLinks ??= (async () => {
-      const snapshot = await this.fromSeed('code-links');
-      try {
-        if (snapshot) return CodeLinks.fromSnapshot(snapshot);
-      } catch {
-        // scanned for instead
-      }
-      return new CodeLinks(await this.driver.scanCodeLinks());
-    })().catch((e: unknown) => {
-      this.codeLinks = undefined;
-      throw e;
-    });
-    return this.codeLinks;
-  }
-
-  /** The entry ids and entry-to-entry edges, from the seeded snapshot or the driver's scan. */
-  private entryEdges(): Promise<EntryAdjacency> {
-    this.adjacency ??= (async () => {
-      // A snapshot that does not load is scanned for instead.
-      const snapshot = await this.fromSeed('adjacency').catch(() => undefined);
-      try {
-        if (snapshot) return EntryAdjacency.fromSnapshot(snapshot);
-      } catch {
-        // nor is one that does not decode
-      }
-      const { ids, edges } = await this.driver.scanEntryEdges();
-      return new EntryAdjacency(ids, edges);
-    })().catch((e: unknown) => {
-      this.adjacency = undefined;
-      throw e;
-    });
-    return this.adjacency;
+  /** The graph changed before the write moves the generation: no snapshot of the one before describes it. */
+  private changedAhead(opts: { drop?: boolean } = {}): void {
+    this.residents.changedAhead(this.adjacency.key, opts);
+    this.residents.changedAhead(this.codeLinks.key, opts);
   }
 
   async existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>> {

@@ -209,7 +209,7 @@ class FilterColumns {
  * over the table) are filtered and scored here, and only the entries that make the bundle are read
  * from LanceDB: reading 260 random rows with their vectors costs ~16 ms at 100K entries, 12 rows
  * ~4 ms. Loaded from the table once, then kept in step by the writes of the same process (see
- * Stores.derived); LanceDB stays the system of record.
+ * Residents); LanceDB stays the system of record.
  *
  * Why 8-bit full vectors and not the float small vectors (the same 512 bytes an entry at 512-d):
  * scoring weighs cosine similarity, and the small vectors' cosine moved enough scores to cost two

@@ -184,7 +184,7 @@ const BAR_SAMPLE = 1024;
  * ~9 ms a query at 100K entries and its index must be refreshed after every write (22 s of a 55 s
  * ingest of 100K entries); here a write adds its own documents only, and a query scores the
  * postings of its few terms in typed arrays. Loaded from the table's `search_text` column, then
- * kept in step by this process's writes (Stores.derived). Removed documents leave dead postings
+ * kept in step by this process's writes (Residents). Removed documents leave dead postings
  * behind until they outnumber the live ones, when the postings are rebuilt from the live documents.
  *
  * A search scoped to some groups (the memory cores a query filters to) weighs its terms by their

@@ -1,8 +1,9 @@
 /**
  * The structures the query path holds in memory (entry columns, keyword index, name index,
- * effectiveness) and the one way each is built, kept in step and invalidated: built on first use,
- * followed by this process's writes, rebuilt (or brought up to date from the change log) when
- * another process's write moved the store's generation, and written to snapshot files
+ * effectiveness, and the graph's entry adjacency and code links) and the one way each is built,
+ * kept in step and invalidated: built on first use, followed by this process's writes, rebuilt
+ * (or brought up to date from the change log) when another process's write moved the store's
+ * generation, and written to snapshot files
  * (`<db>/snapshots/`) that a fresh process loads instead of building (docs/storage.md#snapshots).
  * The stores stay the system of record: nothing here can make a structure differ from one built
  * afresh, which test/resident.test.ts checks.
@@ -12,7 +13,6 @@ import { join } from 'node:path';
 import type { ResidentLoad } from '../../model/types.js';
 import type { FeedbackSignal } from '../../feedback/effectiveness.js';
 import type { StoredEntry } from '../lance/entriesTable.js';
-import { GRAPH_STRUCTURES, type GraphStructure } from '../graph/graphStore.js';
 import { appendChange, changesBetween, forgetChangesThrough, type ChangeRecord } from '../snapshot/changeLog.js';
 import { readSnapshot, snapshotGeneration, writeSnapshot, type LaterSections, type SnapshotContent } from '../snapshot/snapshotFile.js';
 
@@ -31,6 +31,15 @@ export interface Resident<T> {
   build(): Promise<T>;
   /** Applies a write of this process (or the change log's net change) in place. */
   follow?(value: T, change: StoreChange): void;
+  /**
+   * Kept in step by its owner instead, in place, as the owner's writes happen (the graph's
+   * structures: a write's change names entries, not edges). Held whatever the generation says,
+   * since only this process can write what it describes (Kuzu lets one process open a database),
+   * and never brought up to date from the change log; its snapshot loads only at the generation
+   * it was written at. The owner calls `changedAhead` when it changes what the structure
+   * describes before the write moves the generation.
+   */
+  followedByOwner?: boolean;
   snapshot?: Snapshotting<T>;
 }
 
@@ -39,6 +48,7 @@ interface Held<T> {
   generation: number;
   value: Promise<T>;
   follow?: (value: T, change: StoreChange) => void;
+  followedByOwner?: boolean;
   snapshot?: Snapshotting<T>;
 }
 
@@ -66,16 +76,8 @@ export interface Snapshotting<T> {
 /** Snapshot files and the change log live here, in the database folder. */
 const SNAPSHOT_DIR = 'snapshots';
 const CHANGE_LOG = 'changes.jsonl';
-/** The structures written to snapshot files: the entry columns, the keyword and name indexes, and the entry edges. */
-const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', ...GRAPH_STRUCTURES] as const;
-/**
- * The snapshots of what the graph driver holds (GraphStore.heldSnapshot): the entry edges and the
- * code links, usable only at the generation they were written at.
- */
-const GRAPH_SNAPSHOTS: Record<GraphStructure, { kind: GraphStructure; fingerprint: string }> = {
-  adjacency: { kind: 'adjacency', fingerprint: 'adjacency/3' },
-  'code-links': { kind: 'code-links', fingerprint: 'code-links/1' },
-};
+/** The structures written to snapshot files: the entry columns, the keyword and name indexes, the entry edges and the code links. */
+const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency', 'code-links'] as const;
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
@@ -96,17 +98,24 @@ export interface ResidentHost {
   readStored(ids: readonly string[]): Promise<StoredEntry[]>;
   /** Whether a long-lived process writes the snapshots once writes pause (a small enough store). */
   snapshotsAfterIdle(): Promise<boolean>;
-  /** A structure the graph driver holds, as snapshot content; undefined while it is not loaded. */
-  graphSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined>;
-  /** Whether a write of this process is under way (the entry edges are not snapshotted meanwhile). */
+  /** Whether a write of this process is under way (what its owner follows is not snapshotted meanwhile). */
   writing(): boolean;
 }
 
-/** Every structure held in memory for one database folder. */
+/**
+ * Every structure held in memory for one database folder. Without a host (a graph store opened on
+ * its own), structures are built on first use and held until forgotten: no generation, no snapshots.
+ */
 export class Residents {
   private readonly held = new Map<string, Held<unknown>>();
 
-  constructor(private readonly host: ResidentHost) {}
+  constructor(private readonly host?: ResidentHost) {}
+
+  /** The folder's host: only structures held for a folder have snapshots and a change log. */
+  private get folder(): ResidentHost {
+    if (!this.host) throw new Error('structures held without a folder have no snapshots');
+    return this.host;
+  }
 
   /**
    * The structure, built on first use. With `follow`, the writes of this process update it in
@@ -115,11 +124,13 @@ export class Residents {
    * brought up to date from the change log when it has a snapshot scheme.
    */
   async get<T>(resident: Resident<T>): Promise<T> {
-    const { key, snapshot } = resident;
+    const { key, followedByOwner } = resident;
+    const cached = this.held.get(key) as Held<T> | undefined;
+    if (cached && followedByOwner) return cached.value;
+    const snapshot = this.host && resident.snapshot;
     const build = () => resident.build();
     const follow = resident.follow && ((value: T, change: StoreChange) => resident.follow!(value, change));
-    const generation = await this.host.currentGeneration();
-    const cached = this.held.get(key) as Held<T> | undefined;
+    const generation = (await this.host?.currentGeneration()) ?? 0;
     if (cached && cached.generation === generation) return cached.value;
     // Held at an older generation (another process wrote since): brought up to date from the
     // change log when it has every generation between, rebuilt otherwise.
@@ -133,7 +144,7 @@ export class Residents {
           })
         : undefined;
     const value = catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build());
-    const entry = { generation, value, follow, snapshot } as Held<unknown>;
+    const entry = { generation, value, follow, followedByOwner, snapshot } as Held<unknown>;
     this.held.set(key, entry);
     value.catch(() => this.held.get(key) === entry && this.held.delete(key));
     return value;
@@ -145,7 +156,7 @@ export class Residents {
    */
   async current<T>(key: string): Promise<T | undefined> {
     const held = this.held.get(key) as Held<T> | undefined;
-    return held?.generation === (await this.host.currentGeneration()) ? held.value.catch(() => undefined) : undefined;
+    return held?.generation === ((await this.host?.currentGeneration()) ?? 0) ? held.value.catch(() => undefined) : undefined;
   }
 
   /** What is held of `key` at whatever generation (close releases it). */
@@ -158,13 +169,26 @@ export class Residents {
     this.held.delete(key);
   }
 
+  /** Generation through which a structure's snapshots no longer describe what it holds (see `changedAhead`). */
+  private readonly staleThrough = new Map<string, number>();
+
+  /**
+   * The owner of `key` changed what it describes ahead of the write's generation (a graph write
+   * commits before the write moves the generation): a snapshot of the generation known now is no
+   * longer loaded for it. With `drop`, what is held goes too, and the next `get` builds it.
+   */
+  changedAhead(key: string, opts: { drop?: boolean } = {}): void {
+    if (this.host) this.staleThrough.set(key, this.host.knownGeneration());
+    if (opts.drop) this.held.delete(key);
+  }
+
   /** How each structure held in memory was last loaded (`stats().resident`). */
   readonly loads = new Map<string, ResidentLoad>();
   /** The generation of each snapshot file as this process last read or wrote it. */
   private readonly snapshotGenerations = new Map<string, number>();
 
   private snapshotPath(key: string): string {
-    return join(this.host.dir, SNAPSHOT_DIR, `${key}.snap`);
+    return join(this.folder.dir, SNAPSHOT_DIR, `${key}.snap`);
   }
 
   /**
@@ -188,7 +212,7 @@ export class Residents {
     const path = this.snapshotPath(key);
     let note: string | undefined = this.lazyFailures.get(key);
     this.lazyFailures.delete(key);
-    if (note) return done(await build(), 'built', note);
+    if (note || generation <= (this.staleThrough.get(key) ?? -1)) return done(await build(), 'built', note);
     try {
       const found = await readSnapshot(path, { kind: key, fingerprint: snapshot.fingerprint }, { lazy: snapshot.lazy });
       if (found && 'problem' in found) note = `${path} ${found.problem}; rebuilt from the stores`;
@@ -205,7 +229,7 @@ export class Residents {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'caught-up');
         } else
-          note = `${path} is of generation ${found.generation} and the change log does not reach it to ${generation}; rebuilt from the stores`;
+          note = `${path} is of generation ${found.generation}, the store of ${generation}, and the change log does not bring it up to date; rebuilt from the stores`;
       }
     } catch (e) {
       note = `${path} could not be loaded (${(e as Error).message}); rebuilt from the stores`;
@@ -239,9 +263,9 @@ export class Residents {
    * hand them over. False when the log does not reach.
    */
   private async bringUpToDate<T>(value: T, follow: (value: T, change: StoreChange) => void, from: number, to: number): Promise<boolean> {
-    const net = await changesBetween(join(this.host.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
+    const net = await changesBetween(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
     if (!net) return false;
-    const stored = net.upserted.length > 0 ? await this.host.readStored(net.upserted) : [];
+    const stored = net.upserted.length > 0 ? await this.folder.readStored(net.upserted) : [];
     const found = new Set(stored.map((s) => s.entry.id));
     follow(value, {
       upserted: stored,
@@ -268,9 +292,11 @@ export class Residents {
     if (opts.rewrite) this.snapshotGenerations.clear();
     this.clearSnapshotTimer();
     const written: { key: string; generation: number; bytes: number; ms: number }[] = [];
-    await mkdir(join(this.host.dir, SNAPSHOT_DIR), { recursive: true });
+    await mkdir(join(this.folder.dir, SNAPSHOT_DIR), { recursive: true });
     for (const [key, d] of [...this.held]) {
       if (!d.snapshot || this.snapshotGenerations.get(key) === d.generation) continue;
+      // What its owner follows changes within a write, ahead of the generation that write moves to.
+      if (d.followedByOwner && (this.folder.writing() || d.generation !== this.folder.knownGeneration())) continue;
       const started = performance.now();
       const generation = d.generation;
       // Taken in one synchronous step: no write's follow can run halfway through it.
@@ -281,23 +307,10 @@ export class Residents {
         },
         () => undefined,
       );
-      if (!content || d.generation !== generation) continue;
+      if (!content || d.generation !== generation || (d.followedByOwner && this.folder.writing())) continue;
       const bytes = await writeSnapshot(this.snapshotPath(key), { kind: key, fingerprint: d.snapshot.fingerprint, generation }, content);
       this.snapshotGenerations.set(key, generation);
       written.push({ key, generation, bytes, ms: performance.now() - started });
-    }
-    // The graph's structures follow the graph writes of this process, which the generation counts
-    // once a write is done: none may be running.
-    for (const header of Object.values(GRAPH_SNAPSHOTS)) {
-      const generation = this.host.knownGeneration();
-      if (this.host.writing() || this.snapshotGenerations.get(header.kind) === generation) continue;
-      const started = performance.now();
-      const content = await this.host.graphSnapshot(header.kind);
-      if (content && !this.host.writing() && this.host.knownGeneration() === generation) {
-        const bytes = await writeSnapshot(this.snapshotPath(header.kind), { ...header, generation }, content);
-        this.snapshotGenerations.set(header.kind, generation);
-        written.push({ key: header.kind, generation, bytes, ms: performance.now() - started });
-      }
     }
     if (written.length > 0) {
       // The log is kept back to the oldest snapshot on disk.
@@ -306,7 +319,7 @@ export class Residents {
       );
       // A structure without a snapshot needs no line of the log.
       const oldest = Math.min(...generations.filter((g) => g !== undefined));
-      if (Number.isFinite(oldest)) await forgetChangesThrough(join(this.host.dir, SNAPSHOT_DIR, CHANGE_LOG), oldest);
+      if (Number.isFinite(oldest)) await forgetChangesThrough(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), oldest);
     }
     return written;
   }
@@ -323,38 +336,10 @@ export class Residents {
   private scheduleSnapshots(): void {
     this.clearSnapshotTimer();
     const whenSmall = async () => {
-      if (await this.host.snapshotsAfterIdle()) await this.writeSnapshots();
+      if (await this.folder.snapshotsAfterIdle()) await this.writeSnapshots();
     };
     this.snapshotTimer = setTimeout(() => void whenSmall().catch(() => undefined), SNAPSHOT_AFTER_IDLE_MS);
     this.snapshotTimer.unref();
-  }
-
-  /**
-   * The snapshot of a structure the graph driver holds, when it is of the current generation: the
-   * change log records ids, not edges or code links, so an older one cannot be brought up to date
-   * (the graph is scanned instead).
-   */
-  async graphFromSnapshot(structure: GraphStructure): Promise<SnapshotContent | undefined> {
-    const started = performance.now();
-    const header = GRAPH_SNAPSHOTS[structure];
-    const path = this.snapshotPath(header.kind);
-    const found = await readSnapshot(path, header).catch((e: unknown) => ({ problem: `could not be loaded (${(e as Error).message})` }));
-    const generation = await this.host.currentGeneration();
-    const note = !found
-      ? undefined
-      : 'problem' in found
-        ? `${path} ${found.problem}`
-        : found.generation !== generation
-          ? `${path} is of generation ${found.generation}, the store of ${generation}`
-          : undefined;
-    if (found && !('problem' in found)) this.snapshotGenerations.set(header.kind, found.generation);
-    const usable = found && !('problem' in found) && found.generation === generation ? found.content : undefined;
-    this.loads.set(header.kind, {
-      loadedFrom: usable ? 'snapshot' : 'built',
-      ms: performance.now() - started,
-      ...(note ? { note: `${note}; rebuilt from the graph` } : {}),
-    });
-    return usable;
   }
 
   /**
@@ -366,14 +351,18 @@ export class Residents {
       change === 'all'
         ? { generation, all: true }
         : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
-    await mkdir(join(this.host.dir, SNAPSHOT_DIR), { recursive: true });
-    await appendChange(join(this.host.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
+    await mkdir(join(this.folder.dir, SNAPSHOT_DIR), { recursive: true });
+    await appendChange(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
   }
 
   /** Carries the structures that were current before a write over to the generation after it. */
   followWrite(change: StoreChange, from: number, to: number): void {
     if ([...this.held.values()].some((d) => d.snapshot)) this.scheduleSnapshots();
     for (const [key, d] of this.held) {
+      if (d.followedByOwner) {
+        d.generation = to; // its owner applied the write in place
+        continue;
+      }
       if (d.generation === to) continue; // built after the write by a query that saw the new generation first
       if (d.generation !== from || !d.follow) {
         this.held.delete(key);
