@@ -43,6 +43,11 @@ export const DEFAULTS = {
   openaiEmbedder: { batchSize: 64, concurrency: 2, timeoutMs: 30_000, maxRetries: 3, chunkTokens: 512, overlapTokens: 64 },
   /** The offline model: it reads 128 tokens at most, so longer texts are chunked to that. */
   localEmbedder: { batchSize: 64, chunkTokens: 128, overlapTokens: 16 },
+  /**
+   * Auto-linking on ingest: a title or alias is matched from 4 characters (acronyms from 3), and
+   * one mentioned by more than 2% of the entries is too common to mean a link.
+   */
+  autoLink: { minLength: 4, maxMentionShare: 0.02 },
   /** The reads that are not searches. */
   reads: {
     /** Entries a `listEntries` page holds, and at most. */

@@ -6,6 +6,7 @@
  */
 import type { CodeLocation, Relation } from '../model/types.js';
 import { optionNames } from '../model/options.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 interface Node {
   next: Map<string, number>;
@@ -93,7 +94,7 @@ const STOP = new Set([
  * must be matched: `exact` (case-sensitive) for acronyms and names of five characters or fewer,
  * case-folded otherwise. Shared by ingest-time linking and the task's mention search.
  */
-export function linkableName(raw: string, minLength = 4): { text: string; exact: boolean } | null {
+export function linkableName(raw: string, minLength: number = DEFAULTS.autoLink.minLength): { text: string; exact: boolean } | null {
   const text = raw.trim();
   const acronym = /^\p{Lu}[\p{Lu}\p{N}]+$/u.test(text); // DLQ, JWT, S3: matched exactly from 3 characters
   if ([...text].length < (acronym ? 3 : minLength) || STOP.has(text.toLowerCase()) || !WORD.test(text)) return null;
@@ -154,7 +155,7 @@ interface TextEntry {
  * entries being written) are returned, since the others were found when their entries were.
  */
 export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<string>, options: AutoLinkOptions = {}): Relation[] {
-  const minLength = options.minLength ?? 4;
+  const minLength = options.minLength ?? DEFAULTS.autoLink.minLength;
   // Patterns: case-folded unless short or written in capitals (acronyms, symbols), which must match exactly.
   // `folded` is what the automaton matches; `text` is what an exact pattern must read in the original.
   const patterns: { text: string; folded: string; exact: boolean; entryIds: string[]; codeIds: string[] }[] = [];
@@ -209,7 +210,7 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
     }
   }
 
-  const limit = Math.max(5, Math.floor((options.maxMentionShare ?? 0.02) * corpus.length));
+  const limit = Math.max(5, Math.floor((options.maxMentionShare ?? DEFAULTS.autoLink.maxMentionShare) * corpus.length));
   const seen = new Set<string>();
   const links: Relation[] = [];
   for (const [pattern, by] of mentions) {
