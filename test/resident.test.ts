@@ -846,4 +846,21 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
       await second.close();
     }
   });
+
+  it('are loaded once when the first queries ask for them at the same time', async () => {
+    const dir = await tempDir();
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await first.ingestDocument(linkedDocument(30), { source: 'first' });
+    await first.close();
+    const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      const { stores } = second.unsafeExposeInternals();
+      const [a, b] = await Promise.all([stores.names(), stores.names()]);
+      expect(a).toBe(b);
+      const [c, d] = await Promise.all([stores.keywords(), stores.keywords()]);
+      expect(c).toBe(d);
+    } finally {
+      await second.close();
+    }
+  });
 });

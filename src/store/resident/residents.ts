@@ -125,13 +125,15 @@ export class Residents {
    */
   async get<T>(resident: Resident<T>): Promise<T> {
     const { key, followedByOwner } = resident;
-    const cached = this.held.get(key) as Held<T> | undefined;
-    if (cached && followedByOwner) return cached.value;
+    const ownersValue = followedByOwner && this.held.get(key);
+    if (ownersValue) return (ownersValue as Held<T>).value;
     const snapshot = this.host && resident.snapshot;
     const build = () => resident.build();
     const follow = resident.follow && ((value: T, change: StoreChange) => resident.follow!(value, change));
     const generation = (await this.host?.currentGeneration()) ?? 0;
-    if (cached && cached.generation === generation) return cached.value;
+    // Read after the wait, and nothing awaited from here until it is held: concurrent first calls share one load.
+    const cached = this.held.get(key) as Held<T> | undefined;
+    if (cached && (followedByOwner || cached.generation === generation)) return cached.value;
     // Held at an older generation (another process wrote since): brought up to date from the
     // change log when it has every generation between, rebuilt otherwise.
     const catchUp =
