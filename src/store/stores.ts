@@ -442,7 +442,7 @@ export class Stores implements MemoryIndex {
         index.remove(change.deleted);
         index.upsert(change.upserted.map(({ entry }) => ({ id: entry.id, title: entry.title, aliases: entry.aliases })));
       },
-      snapshot: { fingerprint: 'names/1', write: (index) => index.snapshot(), read: (content) => NameIndex.fromSnapshot(content) },
+      snapshot: { fingerprint: 'names/2', write: (index) => index.snapshot(), read: (content) => NameIndex.fromSnapshot(content) },
     });
   }
 

@@ -14,7 +14,10 @@ const words = (text: string) => text.split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
  * so matching costs O(words in the task), whatever the number of entries.
  */
 export class NameIndex {
-  private byKey = new Map<string, string[]>();
+  /** Entries by name key; built from `loaded` on the first write after a snapshot load (queries need only lookups). */
+  private keyed: Map<string, string[]> | undefined = new Map();
+  /** The index as a snapshot holds it: sorted keys, each with a range of entry slots. */
+  private loaded: SortedNames | undefined;
   /**
    * The keys each entry is listed under, so a write can take them out again; derived from
    * `byKey` when a snapshot loaded it, on the first write (queries never need it).
@@ -25,6 +28,29 @@ export class NameIndex {
     this.upsert(names);
   }
 
+  private get byKey(): Map<string, string[]> {
+    if (!this.keyed) {
+      const { keys, offsets, slots, ids } = this.loaded!;
+      this.keyed = new Map(keys.map((key, i) => [key, Array.from(slots.subarray(offsets[i]!, offsets[i + 1]!), (slot) => ids[slot]!)]));
+      this.loaded = undefined;
+    }
+    return this.keyed;
+  }
+
+  /** The entries under one key: a binary search of the loaded snapshot until a write builds the map. */
+  private entriesUnder(key: string): string[] | undefined {
+    if (this.keyed) return this.keyed.get(key);
+    const { keys, offsets, slots, ids } = this.loaded!;
+    let [lo, hi] = [0, keys.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    if (keys[lo] !== key) return undefined;
+    return Array.from(slots.subarray(offsets[lo]!, offsets[lo + 1]!), (slot) => ids[slot]!);
+  }
+
   private get keysOf(): Map<string, string[]> {
     if (!this.listedUnder) {
       this.listedUnder = new Map();
@@ -33,15 +59,20 @@ export class NameIndex {
     return this.listedUnder;
   }
 
-  /** Every name key and the entries under it, for a snapshot file. */
+  /** Sorted keys, and each key's entries as slots into one list of ids: one string list and two typed arrays to load. */
   snapshot(): SnapshotContent {
-    return { arrays: {}, values: { keys: [...this.byKey.keys()], ids: [...this.byKey.values()] } };
+    const { keys, offsets, slots, ids } = this.loaded ?? sortedNames(this.byKey);
+    return { arrays: { offsets, slots }, values: { keys, ids } };
   }
 
-  static fromSnapshot({ values }: SnapshotContent): NameIndex {
+  static fromSnapshot({ arrays, values }: SnapshotContent): NameIndex {
     const index = new NameIndex();
-    const ids = values.ids as string[][];
-    index.byKey = new Map((values.keys as string[]).map((key, i) => [key, ids[i]!]));
+    const [keys, ids] = [values.keys as string[], values.ids as string[]];
+    const [offsets, slots] = [arrays.offsets as Int32Array, arrays.slots as Int32Array];
+    if (offsets.length !== keys.length + 1 || offsets[keys.length] !== slots.length)
+      throw new Error('the name index snapshot does not add up');
+    index.loaded = { keys, offsets, slots, ids };
+    index.keyed = undefined;
     index.listedUnder = undefined;
     return index;
   }
@@ -85,7 +116,7 @@ export class NameIndex {
       for (let n = Math.min(MAX_NAME_WORDS, w.length - i); n >= 1; n--) {
         const span = w.slice(i, i + n).join(' ');
         for (const key of [`E${span}`, `F${span.toLowerCase()}`]) {
-          const ids = this.byKey.get(key);
+          const ids = this.entriesUnder(key);
           if (!ids || ids.length > MAX_ENTRIES_PER_NAME) continue;
           for (const id of ids) out.push({ id, start: i, end: i + n, words: n, mention: span });
         }
@@ -108,6 +139,32 @@ export class NameIndex {
   matchOccurrences(occurrences: NameOccurrence[], counts: (id: string) => boolean): { id: string; mention: string; words: number }[] {
     return namedEntries(occurrences, counts);
   }
+}
+
+interface SortedNames {
+  keys: string[];
+  /** Key i's entries are `slots[offsets[i]]` up to `slots[offsets[i + 1]]`, indices into `ids`. */
+  offsets: Int32Array;
+  slots: Int32Array;
+  ids: string[];
+}
+
+function sortedNames(byKey: Map<string, string[]>): SortedNames {
+  // Sorted by UTF-16 code units, as `<` compares them in the binary search.
+  const keys = [...byKey.keys()].sort();
+  const slotOf = new Map<string, number>();
+  const ids: string[] = [];
+  const offsets = new Int32Array(keys.length + 1);
+  const slots: number[] = [];
+  keys.forEach((key, i) => {
+    for (const id of byKey.get(key)!) {
+      let slot = slotOf.get(id);
+      if (slot === undefined) slotOf.set(id, (slot = ids.push(id) - 1));
+      slots.push(slot);
+    }
+    offsets[i + 1] = slots.length;
+  });
+  return { keys, offsets, slots: Int32Array.from(slots), ids };
 }
 
 /** `NameIndex.match` on occurrences already found. */
