@@ -318,10 +318,21 @@ export class Stores implements MemoryIndex {
       await writeMeta(dir, meta);
     }
     if (meta.generation > 0) refuseMissingStores(dir, meta.generation);
-    const table = await EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions);
-    const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
-    const projection = await readProjection(dir, meta);
-    const embeddingCache = await EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions);
+    // Kuzu opens on its own threads (~50 ms at 100K entries) while the rest opens beside it.
+    const graphOpened = KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    let parts: [EntriesTable, Projection, EmbeddingCacheTable];
+    try {
+      parts = await Promise.all([
+        EntriesTable.open(join(dir, 'lance'), meta.embedder.dimensions, meta.smallDimensions),
+        readProjection(dir, meta),
+        EmbeddingCacheTable.open(join(dir, 'lance'), meta.embedder.id, meta.embedder.dimensions),
+      ]);
+    } catch (e) {
+      await graphOpened.then((g) => g.close()).catch(() => undefined);
+      throw e;
+    }
+    const [table, projection, embeddingCache] = parts;
+    const graph = await graphOpened;
     const stores = new Stores(
       dir,
       table,
