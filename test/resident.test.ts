@@ -755,6 +755,36 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
     );
   });
 
+  it('of the code links answer as the links they were taken from, before and after a removal, and snapshot again alike', () => {
+    const location = (i: number) => ({
+      ...{ id: `c${i}`, codebaseId: i % 2 ? 'app' : 'lib', filePath: `src/m${i % 3}/f${i}.ts`, symbol: i % 4 ? `fn${i}` : null },
+      ...{ startLine: i % 5 ? i : null, endLine: i % 5 ? i + 9 : null, language: i % 3 ? 'ts' : null, kind: null },
+      ...{ fingerprint: i % 2 ? `h${i}` : null, revision: null },
+    });
+    const data = {
+      // entry e7 references a location that does not exist, which no answer names
+      references: Array.from({ length: 60 }, (_, i) => ({ entryId: `e${(i * 7) % 23}`, codeId: `c${i % 17}`, relevance: (i % 10) / 10 })),
+      implementations: [0, 3, 9].map((i) => ({ entryId: `e${i}`, pathId: `g${i % 2}` })),
+      codeLocations: [...Array.from({ length: 16 }, (_, i) => location(i))],
+      goldenPaths: [0, 1].map((i) => ({ id: `g${i}`, name: `path ${i}`, concept: 'x', description: null, steps: [] })),
+    };
+    const built = new CodeLinks(data as never);
+    const loaded = CodeLinks.fromSnapshot(built.snapshot());
+    const entries = [...Array.from({ length: 25 }, (_, i) => `e${i}`), 'nope', 'e3'];
+    const answers = (c: CodeLinks) => ({
+      references: c.codeReferencesOf(entries),
+      paths: c.goldenPathsOf(entries),
+      byFile: c.findByCodeReference({ filePath: 'src/m1' }),
+      bySymbol: c.findByCodeReference({ symbol: 'fn5', codebaseId: 'app' }),
+    });
+    expect(answers(loaded)).toEqual(answers(built));
+    expect(answers(loaded).references.length).toBeGreaterThan(40);
+    const fresh = CodeLinks.fromSnapshot(built.snapshot());
+    for (const c of [built, fresh]) c.removeEntries(['e0', 'e14']);
+    expect(answers(fresh)).toEqual(answers(built));
+    expect(answers(CodeLinks.fromSnapshot(fresh.snapshot()))).toEqual(answers(built));
+  });
+
   it('hand the residual level and the entries over after the first answer; a damaged one is let go and rebuilt, with a note', async () => {
     const task = 'cache eviction leaks memory when the disk fills up';
     const loads = (m: Engine) =>

@@ -22,46 +22,149 @@ export interface CodeLinksData {
   goldenPaths: GoldenPath[];
 }
 
-export class CodeLinks {
-  private readonly refsOf = new Map<string, { codeId: string; relevance: number }[]>();
-  private readonly pathsOf = new Map<string, string[]>();
-  private readonly code: Map<string, CodeLocation>;
-  private readonly paths: Map<string, GoldenPath>;
+/** The maps every lookup and write can use: built from the data, or from a snapshot when first needed. */
+interface Linked {
+  refsOf: Map<string, { codeId: string; relevance: number }[]>;
+  pathsOf: Map<string, string[]>;
+  code: Map<string, CodeLocation>;
+  paths: Map<string, GoldenPath>;
   /** The entries referencing each code location: what `findByCodeReference` answers from. */
-  private readonly referencedBy = new Map<string, { entryId: string; relevance: number }[]>();
+  referencedBy: Map<string, { entryId: string; relevance: number }[]>;
+}
+
+/**
+ * The references as a snapshot holds them, columns of typed arrays and string lists: a bundle's
+ * dozen entries are looked up by binary search and only their code locations are made objects
+ * (building every map cost ~40 ms of a fresh process's first query at 100K entries).
+ */
+interface LoadedReferences {
+  /** Entries with references, sorted; entry i's are `refStart[i]` up to `refStart[i + 1]`. */
+  entries: string[];
+  refStart: Uint32Array;
+  /** Index of each reference's code location in the columns below. */
+  refCode: Uint32Array;
+  refRelevance: Float64Array;
+  code: CodeColumns;
+  decoded: (CodeLocation | undefined)[];
+}
+
+interface CodeColumns {
+  ids: string[];
+  codebaseIds: string[];
+  filePaths: string[];
+  symbols: (string | null)[];
+  /** NaN for none. */
+  startLines: Float64Array;
+  endLines: Float64Array;
+  languages: (string | null)[];
+  kinds: (string | null)[];
+  fingerprints: (string | null)[];
+  revisions: (string | null)[];
+}
+
+export class CodeLinks {
+  private linked: Linked | undefined;
+  private loaded: LoadedReferences | undefined;
+  /** Golden paths and which entries implement them: hundreds, held as maps either way. */
+  private readonly pathsOf: Map<string, string[]>;
+  private readonly paths: Map<string, GoldenPath>;
 
   constructor(data: CodeLinksData) {
-    for (const r of data.references) {
-      listIn(this.refsOf, r.entryId).push({ codeId: r.codeId, relevance: r.relevance });
-      listIn(this.referencedBy, r.codeId).push({ entryId: r.entryId, relevance: r.relevance });
-    }
-    for (const i of data.implementations) listIn(this.pathsOf, i.entryId).push(i.pathId);
-    this.code = new Map(data.codeLocations.map((c) => [c.id, c]));
-    this.paths = new Map(data.goldenPaths.map((p) => [p.id, p]));
+    this.linked = linkedOf(data);
+    ({ pathsOf: this.pathsOf, paths: this.paths } = this.linked);
   }
 
-  /** What it holds, as the data it is built from, for a snapshot file (the values are small: thousands of locations). */
+  private get maps(): Linked {
+    if (!this.linked) {
+      const loaded = this.loaded!;
+      const references = loaded.entries.flatMap((entryId, i) =>
+        Array.from({ length: loaded.refStart[i + 1]! - loaded.refStart[i]! }, (_, k) => {
+          const at = loaded.refStart[i]! + k;
+          return { entryId, codeId: loaded.code.ids[loaded.refCode[at]!]!, relevance: loaded.refRelevance[at]! };
+        }),
+      );
+      const codeLocations = loaded.code.ids.map((_, i) => codeAt(loaded, i));
+      this.linked = {
+        ...linkedOf({ references, implementations: [], codeLocations, goldenPaths: [] }),
+        pathsOf: this.pathsOf,
+        paths: this.paths,
+      };
+      this.loaded = undefined;
+    }
+    return this.linked;
+  }
+
+  /** Every reference, code location, golden path and implementation, as columns and lists (code-links/2). */
   snapshot(): SnapshotContent {
-    const data: CodeLinksData = {
-      references: [...this.refsOf].flatMap(([entryId, refs]) => refs.map(({ codeId, relevance }) => ({ entryId, codeId, relevance }))),
-      implementations: [...this.pathsOf].flatMap(([entryId, paths]) => paths.map((pathId) => ({ entryId, pathId }))),
-      codeLocations: [...this.code.values()],
+    const implementations = [...this.pathsOf].flatMap(([entryId, paths]) => paths.map((pathId) => [entryId, pathId] as const));
+    const values = {
+      implEntries: implementations.map(([e]) => e),
+      implPaths: implementations.map(([, p]) => p),
       goldenPaths: [...this.paths.values()],
     };
-    return { arrays: {}, values: { data } };
+    const loaded = this.loaded ?? loadedOf(this.maps);
+    const { startLines, endLines, ...strings } = loaded.code;
+    return {
+      arrays: { refStart: loaded.refStart, refCode: loaded.refCode, refRelevance: loaded.refRelevance, startLines, endLines },
+      values: { ...values, entries: loaded.entries, ...strings },
+    };
   }
 
-  static fromSnapshot({ values }: SnapshotContent): CodeLinks {
-    return new CodeLinks(values.data as CodeLinksData);
+  static fromSnapshot({ arrays, values }: SnapshotContent): CodeLinks {
+    const links = new CodeLinks({
+      references: [],
+      implementations: [],
+      codeLocations: [],
+      goldenPaths: values.goldenPaths as GoldenPath[],
+    });
+    const [implEntries, implPaths] = [values.implEntries as string[], values.implPaths as string[]];
+    implEntries.forEach((entryId, i) => listIn(links.pathsOf, entryId).push(implPaths[i]!));
+    const list = (name: string) => values[name] as (string | null)[];
+    const code: CodeColumns = {
+      ids: list('ids') as string[],
+      codebaseIds: list('codebaseIds') as string[],
+      filePaths: list('filePaths') as string[],
+      symbols: list('symbols'),
+      startLines: arrays.startLines as Float64Array,
+      endLines: arrays.endLines as Float64Array,
+      languages: list('languages'),
+      kinds: list('kinds'),
+      fingerprints: list('fingerprints'),
+      revisions: list('revisions'),
+    };
+    const entries = values.entries as string[];
+    const refStart = arrays.refStart as Uint32Array;
+    if (refStart.length !== entries.length + 1 || code.startLines.length !== code.ids.length)
+      throw new Error('the code links snapshot does not add up');
+    links.loaded = {
+      entries,
+      refStart,
+      refCode: arrays.refCode as Uint32Array,
+      refRelevance: arrays.refRelevance as Float64Array,
+      code,
+      decoded: new Array<CodeLocation | undefined>(code.ids.length),
+    };
+    links.linked = undefined;
+    return links;
   }
 
   codeReferencesOf(entryIds: readonly string[]): EntryCodeReference[] {
-    return [...new Set(entryIds)].flatMap((entryId) =>
-      (this.refsOf.get(entryId) ?? []).flatMap(({ codeId, relevance }) => {
-        const code = this.code.get(codeId);
-        return code ? [{ entryId, relevance, code }] : [];
-      }),
-    );
+    const loaded = this.loaded;
+    return [...new Set(entryIds)].flatMap((entryId) => {
+      if (loaded) {
+        const i = sortedIndexOf(loaded.entries, entryId);
+        if (i < 0) return [];
+        return Array.from({ length: loaded.refStart[i + 1]! - loaded.refStart[i]! }, (_, k) => {
+          const at = loaded.refStart[i]! + k;
+          return { entryId, relevance: loaded.refRelevance[at]!, code: codeAt(loaded, loaded.refCode[at]!) };
+        });
+      }
+      const { refsOf, code } = this.maps;
+      return (refsOf.get(entryId) ?? []).flatMap(({ codeId, relevance }) => {
+        const location = code.get(codeId);
+        return location ? [{ entryId, relevance, code: location }] : [];
+      });
+    });
   }
 
   goldenPathsOf(entryIds: readonly string[]): (GoldenPath & { entryIds: string[] })[] {
@@ -85,11 +188,12 @@ export class CodeLinks {
    */
   findByCodeReference(q: CodeReferenceQuery): EntryCodeReference[] {
     const found: EntryCodeReference[] = [];
-    for (const code of this.code.values()) {
+    const { code: locations, referencedBy } = this.maps;
+    for (const code of locations.values()) {
       if (q.filePath !== undefined && !code.filePath.includes(q.filePath)) continue;
       if (q.symbol !== undefined && code.symbol !== q.symbol) continue;
       if (q.codebaseId !== undefined && code.codebaseId !== q.codebaseId) continue;
-      for (const { entryId, relevance } of this.referencedBy.get(code.id) ?? []) found.push({ entryId, relevance, code });
+      for (const { entryId, relevance } of referencedBy.get(code.id) ?? []) found.push({ entryId, relevance, code });
     }
     const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
     return found.sort(
@@ -103,17 +207,107 @@ export class CodeLinks {
 
   /** Forgets the links of deleted entries. */
   removeEntries(ids: Iterable<string>): void {
+    const { refsOf, referencedBy } = this.maps;
     for (const id of ids) {
-      for (const { codeId } of this.refsOf.get(id) ?? []) {
-        const list = this.referencedBy.get(codeId);
+      for (const { codeId } of refsOf.get(id) ?? []) {
+        const list = referencedBy.get(codeId);
         if (list)
-          this.referencedBy.set(
+          referencedBy.set(
             codeId,
             list.filter((r) => r.entryId !== id),
           );
       }
-      this.refsOf.delete(id);
+      refsOf.delete(id);
       this.pathsOf.delete(id);
     }
   }
+}
+
+function linkedOf(data: CodeLinksData): Linked {
+  const linked: Linked = {
+    refsOf: new Map(),
+    pathsOf: new Map(),
+    code: new Map(data.codeLocations.map((c) => [c.id, c])),
+    paths: new Map(data.goldenPaths.map((p) => [p.id, p])),
+    referencedBy: new Map(),
+  };
+  for (const r of data.references) {
+    listIn(linked.refsOf, r.entryId).push({ codeId: r.codeId, relevance: r.relevance });
+    listIn(linked.referencedBy, r.codeId).push({ entryId: r.entryId, relevance: r.relevance });
+  }
+  for (const i of data.implementations) listIn(linked.pathsOf, i.entryId).push(i.pathId);
+  return linked;
+}
+
+/** The references and code locations of the maps as columns, entries sorted (by UTF-16 code units, as `<` compares). */
+function loadedOf({ refsOf, code }: Linked): LoadedReferences {
+  const locations = [...code.values()];
+  const indexOf = new Map(locations.map((c, i) => [c.id, i]));
+  const entries = [...refsOf.keys()].filter((id) => refsOf.get(id)!.some((r) => indexOf.has(r.codeId))).sort();
+  const refStart = new Uint32Array(entries.length + 1);
+  const refCode: number[] = [];
+  const refRelevance: number[] = [];
+  entries.forEach((entryId, i) => {
+    for (const { codeId, relevance } of refsOf.get(entryId)!) {
+      const at = indexOf.get(codeId);
+      if (at === undefined) continue;
+      refCode.push(at);
+      refRelevance.push(relevance);
+    }
+    refStart[i + 1] = refCode.length;
+  });
+  const line = (v: number | null) => v ?? NaN;
+  return {
+    entries,
+    refStart,
+    refCode: Uint32Array.from(refCode),
+    refRelevance: Float64Array.from(refRelevance),
+    code: {
+      ids: locations.map((c) => c.id),
+      codebaseIds: locations.map((c) => c.codebaseId),
+      filePaths: locations.map((c) => c.filePath),
+      symbols: locations.map((c) => c.symbol),
+      startLines: Float64Array.from(locations, (c) => line(c.startLine)),
+      endLines: Float64Array.from(locations, (c) => line(c.endLine)),
+      languages: locations.map((c) => c.language),
+      kinds: locations.map((c) => c.kind),
+      fingerprints: locations.map((c) => c.fingerprint),
+      revisions: locations.map((c) => c.revision),
+    },
+    decoded: [],
+  };
+}
+
+/** Code location `i` of the columns, made an object once. */
+function codeAt(loaded: LoadedReferences, i: number): CodeLocation {
+  let location = loaded.decoded[i];
+  if (!location) {
+    const c = loaded.code;
+    const line = (v: number) => (Number.isNaN(v) ? null : v);
+    location = {
+      id: c.ids[i]!,
+      codebaseId: c.codebaseIds[i]!,
+      filePath: c.filePaths[i]!,
+      symbol: c.symbols[i]!,
+      startLine: line(c.startLines[i]!),
+      endLine: line(c.endLines[i]!),
+      language: c.languages[i]!,
+      kind: c.kinds[i]!,
+      fingerprint: c.fingerprints[i]!,
+      revision: c.revisions[i]!,
+    };
+    loaded.decoded[i] = location;
+  }
+  return location;
+}
+
+/** Index of `key` in a sorted list, or −1. */
+function sortedIndexOf(sorted: readonly string[], key: string): number {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return sorted[lo] === key ? lo : -1;
 }

@@ -61,7 +61,7 @@ export class ResidentGraph implements GraphStore {
     key: 'code-links',
     followedByOwner: true,
     build: async () => new CodeLinks(await this.driver.scanCodeLinks()),
-    snapshot: { fingerprint: 'code-links/1', write: (c) => c.snapshot(), read: (content) => CodeLinks.fromSnapshot(content) },
+    snapshot: { fingerprint: 'code-links/2', write: (c) => c.snapshot(), read: (content) => CodeLinks.fromSnapshot(content) },
   };
 
   holdIn(residents: Residents): void {
