@@ -41,7 +41,9 @@ export class EntryAdjacency {
    * without walking the edges of a hub (100K of them) to find the one or two.
    */
   private readonly supersededVia = new Map<string, HeldEdge[]>();
-  private readonly entries: Set<string>;
+  private entriesHeld: Set<string> | undefined;
+  /** A snapshot's entry ids, made a set when first asked (writes and existence checks; a query's walk does not). */
+  private entriesToCome: (() => string[]) | undefined;
   /**
    * The lists of a snapshot not yet asked for: loaded as they are read, so that opening a store
    * builds no edge object until a query walks to it (one object an edge cost 130–240 ms for 670K
@@ -50,8 +52,16 @@ export class EntryAdjacency {
   private lazy: SnapshotLists | undefined;
 
   constructor(entryIds: Iterable<string> = [], edges: Iterable<GraphEdge> = []) {
-    this.entries = new Set(entryIds);
+    this.entriesHeld = new Set(entryIds);
     this.upsert(edges);
+  }
+
+  private get entries(): Set<string> {
+    if (!this.entriesHeld) {
+      this.entriesHeld = new Set(this.entriesToCome!());
+      this.entriesToCome = undefined;
+    }
+    return this.entriesHeld;
   }
 
   /**
@@ -131,7 +141,9 @@ export class EntryAdjacency {
       return array;
     };
     const isEntry = a('isEntry');
-    const adjacency = new EntryAdjacency(ids.filter((_, i) => isEntry[i] === 1));
+    const adjacency = new EntryAdjacency();
+    adjacency.entriesHeld = undefined;
+    adjacency.entriesToCome = () => ids.filter((_, i) => isEntry[i] === 1);
     const listStart = a('listStart');
     const owned = listStart.length - 1;
     const viaOwners = a('viaOwners');
