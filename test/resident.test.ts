@@ -755,6 +755,23 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
     );
   });
 
+  it('of the name index find every name a built one finds, unicode included, before and after a write', () => {
+    const names = ['Zephyr gateway', 'Ärger mit Umlauten', '日本語の設計', 'JWT', 'cache eviction', 'Émile', 'zeta', '😀 emoji name'].map(
+      (title, i) => ({ id: `n${i}`, title, aliases: i % 2 ? [`alias ${title}`] : [] }),
+    );
+    const built = new NameIndex(names);
+    const loaded = NameIndex.fromSnapshot(built.snapshot());
+    const tasks = [...names.map((n) => `why does ${n.title} fail`), 'alias Ärger mit Umlauten and JWT', 'nothing here'];
+    for (const task of tasks) expect(loaded.match(task), task).toEqual(built.match(task));
+    expect(loaded.match('the Zephyr gateway and 日本語の設計').map((m) => m.id)).toEqual(['n0', 'n2']);
+    for (const index of [built, loaded]) {
+      index.upsert([{ id: 'n0', title: 'Zephyr bridge', aliases: [] }]);
+      index.remove(['n3']);
+    }
+    for (const task of [...tasks, 'the Zephyr bridge']) expect(loaded.match(task), task).toEqual(built.match(task));
+    expect(loaded.match('JWT and Zephyr gateway')).toEqual([]);
+  });
+
   it('of the code links answer as the links they were taken from, before and after a removal, and snapshot again alike', () => {
     const location = (i: number) => ({
       ...{ id: `c${i}`, codebaseId: i % 2 ? 'app' : 'lib', filePath: `src/m${i % 3}/f${i}.ts`, symbol: i % 4 ? `fn${i}` : null },
