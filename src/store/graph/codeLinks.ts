@@ -1,6 +1,7 @@
 import type { CodeLocation, GoldenPath } from '../../model/types.js';
 import type { CodeReferenceQuery, EntryCodeReference } from './graphStore.js';
 import type { SnapshotContent } from '../snapshot/snapshotFile.js';
+import { sortedIndexOf } from '../../kernel/sortedIndexOf.js';
 
 function listIn<T>(map: Map<string, T[]>, key: string): T[] {
   let list = map.get(key);
@@ -299,15 +300,4 @@ function codeAt(loaded: LoadedReferences, i: number): CodeLocation {
     loaded.decoded[i] = location;
   }
   return location;
-}
-
-/** Index of `key` in a sorted list, or −1. */
-function sortedIndexOf(sorted: readonly string[], key: string): number {
-  let [lo, hi] = [0, sorted.length];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return sorted[lo] === key ? lo : -1;
 }

@@ -1,5 +1,6 @@
 import { linkableName, outermost } from '../../ingest/autoLink.js';
 import type { SnapshotContent } from '../snapshot/snapshotFile.js';
+import { sortedIndexOf } from '../../kernel/sortedIndexOf.js';
 
 /** Longest name, in words, that a task can mention. */
 const MAX_NAME_WORDS = 12;
@@ -41,14 +42,9 @@ export class NameIndex {
   private entriesUnder(key: string): string[] | undefined {
     if (this.keyed) return this.keyed.get(key);
     const { keys, offsets, slots, ids } = this.loaded!;
-    let [lo, hi] = [0, keys.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[mid]! < key) lo = mid + 1;
-      else hi = mid;
-    }
-    if (keys[lo] !== key) return undefined;
-    return Array.from(slots.subarray(offsets[lo]!, offsets[lo + 1]!), (slot) => ids[slot]!);
+    const at = sortedIndexOf(keys, key);
+    if (at < 0) return undefined;
+    return Array.from(slots.subarray(offsets[at]!, offsets[at + 1]!), (slot) => ids[slot]!);
   }
 
   private get keysOf(): Map<string, string[]> {
