@@ -320,6 +320,8 @@ export class Stores implements MemoryIndex {
     if (meta.generation > 0) refuseMissingStores(dir, meta.generation);
     // Kuzu opens on its own threads (~50 ms at 100K entries) while the rest opens beside it.
     const graphOpened = KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    // Handled here at once (a folder in use fails fast): awaited below, where its error is thrown.
+    graphOpened.catch(() => undefined);
     let parts: [EntriesTable, Projection, EmbeddingCacheTable];
     try {
       parts = await Promise.all([
