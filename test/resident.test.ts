@@ -93,6 +93,21 @@ describe('keyword index (BM25 in memory)', () => {
         if (groups) expect(a.every((h) => groups.includes(live.get(h.id)!.group))).toBe(true);
       }
     }
+    // Loaded from its snapshot (ids looked up by binary search until a write), with removed slots
+    // among the live ones: the same scores, before and after a write.
+    const loaded = KeywordIndex.fromSnapshot(index.snapshot());
+    const asked = [...Array.from({ length: 90 }, (_, i) => `d${i}`), 'absent'];
+    expect(loaded.size).toBe(index.size);
+    for (const q of ['alpha', 'beta gamma', 'mu kappa eta'])
+      expect(loaded.scoreDocuments(q, asked)).toEqual(index.scoreDocuments(q, asked));
+    for (const k of [loaded, index]) {
+      k.upsert([{ id: 'd3', text: 'alpha alpha beta', group: 'g1' }]);
+      k.remove(['d5', 'd6']);
+    }
+    for (const q of ['alpha', 'beta gamma']) {
+      expect(loaded.scoreDocuments(q, asked)).toEqual(index.scoreDocuments(q, asked));
+      expect(loaded.search(q, { limit: 20 })).toEqual(index.search(q, { limit: 20 }));
+    }
   });
 
   it('returns exactly the BM25 top k of a brute-force reference, ties by id, for rare and for common terms, whole or scoped to groups', () => {

@@ -468,7 +468,7 @@ export class Stores implements MemoryIndex {
         index.remove(change.deleted);
         index.upsert(change.upserted.map((s) => ({ id: s.entry.id, text: searchText(s.entry), group: s.entry.coreId })));
       },
-      snapshot: { fingerprint: 'keywords/1', write: (index) => index.snapshot(), read: (content) => KeywordIndex.fromSnapshot(content) },
+      snapshot: { fingerprint: 'keywords/2', write: (index) => index.snapshot(), read: (content) => KeywordIndex.fromSnapshot(content) },
     });
   }
 
