@@ -507,7 +507,7 @@ export class Stores implements MemoryIndex {
       },
       snapshot: {
         // What is held depends on the limits: a snapshot taken under others is not loaded.
-        fingerprint: `columns/1 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
+        fingerprint: `columns/2 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
         write: (columns) => columns.snapshot(),
         lazy: ['full.residualValues', 'full.residualScales', 'full.residualErrors', 'entries'],
         settled: (columns) => columns.settled(),

@@ -225,7 +225,16 @@ export class EntryColumns {
    * mean; whoever derives one decides when it is stale.
    */
   readonly derived = new Map<string, unknown>();
-  private readonly slotOf = new Map<string, number>();
+  /** Slot by entry id; after a snapshot load, made by the first write or once lookups add up (see `slotOfId`). */
+  private slotMap: Map<string, number> | undefined = new Map();
+  /**
+   * Until then, a snapshot's live slots ordered by id, searched: a first query looks up a few
+   * thousand ids, where a map of every id cost a fresh process ~0.3–0.5 s at 1M entries.
+   */
+  private idOrder: Uint32Array | undefined;
+  /** Lookups answered by searching `idOrder`. */
+  private searched = 0;
+  private live = 0;
   /**
    * By slot, what of a row is not in the typed columns below; a removed entry leaves its slot
    * empty (a reload compacts).
@@ -303,6 +312,7 @@ export class EntryColumns {
         rowImportance: Float64Array.from(this.rows, (r) => r?.importance ?? 0),
         updatedAt: Float64Array.from(this.rows, (r) => r?.updatedAt ?? 0),
         ...(whole ? { entries: whole.loaded.ipc } : {}),
+        idOrder: this.idOrder ?? this.liveSlotsById(),
       },
       values: {
         ids: this.rows.map((r) => r?.id ?? null),
@@ -335,7 +345,10 @@ export class EntryColumns {
     const ipc = arrays.entries;
     const records = values.records as [number, string][] | null;
     const has = (name: string) => arrays[name] !== undefined || (later?.names.includes(name) ?? false);
+    const idOrder = arrays.idOrder;
     if (
+      !(idOrder instanceof Uint32Array) ||
+      idOrder.length !== live ||
       (wants(hold.entries) && !((ipc instanceof Uint8Array || has('entries')) && records)) ||
       (wants(hold.small) && !arrays['small.values']) ||
       (wants(hold.exact) && !has('full.residualValues'))
@@ -408,9 +421,10 @@ export class EntryColumns {
         columns.rows.push(undefined);
         return;
       }
-      columns.slotOf.set(id, slot);
+      columns.live++;
       columns.rows.push({ id, tags: tagsOf.get(slot) ?? [], importance: importance[slot]!, updatedAt: updatedAt[slot]! });
     });
+    [columns.slotMap, columns.idOrder] = [undefined, idOrder];
     for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) columns.derived.set(key, value);
     return columns;
   }
@@ -444,7 +458,38 @@ export class EntryColumns {
   }
 
   get size(): number {
-    return this.slotOf.size;
+    return this.live;
+  }
+
+  private get slotOf(): Map<string, number> {
+    if (!this.slotMap) {
+      const slotMap = new Map<string, number>();
+      this.rows.forEach((row, slot) => row && slotMap.set(row.id, slot));
+      [this.slotMap, this.idOrder] = [slotMap, undefined];
+    }
+    return this.slotMap;
+  }
+
+  /**
+   * A one-shot process answers its query with a few thousand searches; a long-lived one soon makes
+   * the map (at an eighth of the store's size in lookups), since a search costs ~20 comparisons.
+   */
+  private slotOfId(id: string): number | undefined {
+    if (this.slotMap || ++this.searched > Math.max(4096, this.live >> 3)) return this.slotOf.get(id);
+    const [order, rows] = [this.idOrder!, this.rows];
+    let [lo, hi] = [0, order.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (rows[order[mid]!]!.id < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < order.length && rows[order[lo]!]!.id === id ? order[lo] : undefined;
+  }
+
+  /** Every live slot, ordered by its id (UTF-16 code units, as `<` compares). */
+  private liveSlotsById(): Uint32Array {
+    const rows = this.rows;
+    return Uint32Array.from(this.slotOf.values()).sort((a, b) => (rows[a]!.id < rows[b]!.id ? -1 : rows[a]!.id > rows[b]!.id ? 1 : 0));
   }
 
   /**
@@ -454,20 +499,20 @@ export class EntryColumns {
   upsert(rows: readonly EntryColumnRow[], vectorOf: (i: number) => Float32Array, heldOf?: (i: number) => HeldEntry): void {
     // Counted before the write, generously (replacements count as new): a store near a limit stops holding a little early.
     this.small?.kernel.assertIdle();
-    const fits = (held: { maxEntries: number } | undefined) =>
-      heldOf !== undefined && this.slotOf.size + rows.length <= (held?.maxEntries ?? 0);
+    const fits = (held: { maxEntries: number } | undefined) => heldOf !== undefined && this.live + rows.length <= (held?.maxEntries ?? 0);
     if (!fits(this.small)) {
       this.small?.kernel.close();
       this.small = undefined;
     }
     if (!fits(this.whole)) this.whole = undefined;
-    if (this.slotOf.size + rows.length > this.exactMaxEntries) this.full.dropResiduals();
+    if (this.live + rows.length > this.exactMaxEntries) this.full.dropResiduals();
     const { small, whole } = this;
     rows.forEach((row, i) => {
       let slot = this.slotOf.get(row.id);
       if (slot === undefined) {
         slot = this.rows.length;
         this.slotOf.set(row.id, slot);
+        this.live++;
         this.rows.push(undefined);
         this.ensureCapacity(this.rows.length);
       }
@@ -490,6 +535,7 @@ export class EntryColumns {
       const slot = this.slotOf.get(id);
       if (slot === undefined) continue;
       this.slotOf.delete(id);
+      this.live--;
       this.rows[slot] = undefined;
       if (this.whole) this.whole.records[slot] = undefined;
     }
@@ -500,7 +546,7 @@ export class EntryColumns {
   }
 
   has(id: string): boolean {
-    return this.slotOf.has(id);
+    return this.slotOfId(id) !== undefined;
   }
 
   /**
@@ -510,7 +556,7 @@ export class EntryColumns {
   matcher(filter: EntryFilter): (id: string) => boolean {
     const test = this.slotTest(filter);
     return (id) => {
-      const slot = this.slotOf.get(id);
+      const slot = this.slotOfId(id);
       return slot !== undefined && test(slot);
     };
   }
@@ -646,7 +692,7 @@ export class EntryColumns {
     if (!whole) return undefined;
     const out: MemoryEntry[] = [];
     for (const id of ids) {
-      const slot = this.slotOf.get(id);
+      const slot = this.slotOfId(id);
       if (slot === undefined) continue;
       const record = whole.records[slot];
       const entry = record !== undefined ? entryFromRecord(record) : slot < whole.loaded.count ? whole.loaded.entryAt(slot) : undefined;
@@ -665,7 +711,7 @@ export class EntryColumns {
     const test = this.slotTest(filter);
     const { rows, filterColumns } = this;
     return (id) => {
-      const slot = this.slotOf.get(id);
+      const slot = this.slotOfId(id);
       if (slot === undefined || !test(slot)) return undefined;
       const r = rows[slot]!;
       const confidence = CONFIDENCE_LEVELS[filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
@@ -683,7 +729,7 @@ export class EntryColumns {
   /** Cosine similarity of each entry's (quantised) vector to `query`, NaN for an unknown id; the query's norm is taken once. */
   similarities(ids: readonly string[], query: Float32Array): Float64Array {
     return this.full.cosines(
-      ids.map((id) => this.slotOf.get(id) ?? -1),
+      ids.map((id) => this.slotOfId(id) ?? -1),
       query,
       norm(query, this.dimensions),
     );
@@ -703,7 +749,7 @@ export class EntryColumns {
     const test = this.slotTest(filter);
     const rows = this.rows;
     // A filter naming a few ids (a small part of the store) is searched on those slots alone.
-    const among = filter.ids && filter.ids.length * 8 < this.size ? filter.ids.flatMap((id) => this.slotOf.get(id) ?? []) : undefined;
+    const among = filter.ids && filter.ids.length * 8 < this.size ? filter.ids.flatMap((id) => this.slotOfId(id) ?? []) : undefined;
     const found = this.full.exactCandidates(query, limit, (slot) => rows[slot] !== undefined && test(slot), among && [...new Set(among)]);
     return (
       found && {
@@ -720,7 +766,7 @@ export class EntryColumns {
 
   /** The entry's vector as scaled back from 8 bits (a copy). */
   vector(id: string): Float32Array | undefined {
-    const slot = this.slotOf.get(id);
+    const slot = this.slotOfId(id);
     return slot === undefined ? undefined : this.full.vector(slot);
   }
 }
