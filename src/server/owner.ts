@@ -127,6 +127,8 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     if (hello.kind === 'status') {
       socket.end();
     } else if (hello.kind === 'page-login') {
+      // The control socket listens before HTTP is up: a `memcore ui` asking meanwhile waits for it.
+      await httpSetUp;
       const answer: PageLogin = pageLogin
         ? { url: pageLogin() }
         : { error: 'this server does not serve HTTP (it was started with --no-http, or is a memcore mcp)' };
@@ -152,6 +154,9 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     }
   }
 
+  let httpSettled!: () => void;
+  const httpSetUp = new Promise<void>((resolve) => (httpSettled = resolve));
+  if (!options.http) httpSettled();
   await new Promise<void>((resolve, reject) => {
     control.once('error', reject);
     control.listen(path, () => resolve());
@@ -169,11 +174,13 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
       url = `${origin}/mcp`;
       endpoints.page = `${origin}/`;
     } catch (e) {
+      httpSettled();
       control.close();
       await rm(path, { force: true });
       throw e;
     }
     endpoints.http = url;
+    httpSettled();
   }
 
   await writeFile(
