@@ -8,6 +8,7 @@ import type { LaterSections, SnapshotArray, SnapshotContent } from '../snapshot/
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
+import { slotByKey, slotsSortedByKey } from '../../kernel/sortedIndexOf.js';
 
 /** What scoring needs of an entry, known before its row is read. */
 export interface EntryFeatures {
@@ -476,20 +477,12 @@ export class EntryColumns {
    */
   private slotOfId(id: string): number | undefined {
     if (this.slotMap || ++this.searched > Math.max(4096, this.live >> 3)) return this.slotOf.get(id);
-    const [order, rows] = [this.idOrder!, this.rows];
-    let [lo, hi] = [0, order.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (rows[order[mid]!]!.id < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < order.length && rows[order[lo]!]!.id === id ? order[lo] : undefined;
+    return slotByKey(this.idOrder!, (slot) => this.rows[slot]!.id, id);
   }
 
   /** Every live slot, ordered by its id (UTF-16 code units, as `<` compares). */
   private liveSlotsById(): Uint32Array {
-    const rows = this.rows;
-    return Uint32Array.from(this.slotOf.values()).sort((a, b) => (rows[a]!.id < rows[b]!.id ? -1 : rows[a]!.id > rows[b]!.id ? 1 : 0));
+    return slotsSortedByKey(this.slotOf.values(), (slot) => this.rows[slot]!.id);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
 import { analyze } from '../../text/analyze.js';
+import { slotByKey, slotsSortedByKey } from '../../kernel/sortedIndexOf.js';
 
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
@@ -258,14 +259,7 @@ export class KeywordIndex {
 
   private slotOfId(id: string): number | undefined {
     if (this.slotMap) return this.slotMap.get(id);
-    const order = this.idOrder!;
-    let [lo, hi] = [0, order.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.ids[order[mid]!]! < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < order.length && this.ids[order[lo]!] === id ? order[lo] : undefined;
+    return slotByKey(this.idOrder!, (slot) => this.ids[slot]!, id);
   }
 
   /** Adds documents, replacing any with the same id. */
@@ -496,9 +490,7 @@ export class KeywordIndex {
 
   /** Every live slot, ordered by its id (UTF-16 code units, as `<` compares). */
   private liveSlotsById(): Uint32Array {
-    const ids = this.ids;
-    const slots = Uint32Array.from(this.slotOf.values());
-    return slots.sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
+    return slotsSortedByKey(this.slotOf.values(), (slot) => this.ids[slot]!);
   }
 
   /** Rebuilds the postings without removed documents (slots stay). */
