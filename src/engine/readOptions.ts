@@ -44,12 +44,6 @@ function valueOr<T>(
   return v;
 }
 
-/** A `limit` option (of the reads that are not presets) checked as the searches' is. */
-export function checkLimit(v: unknown, name = 'limit', fallback: number = R.limit): number {
-  checkSearchOption('limit', v, name);
-  return (v as number | undefined) ?? fallback;
-}
-
 export interface ListOptions extends SearchFilterOptions {
   /** Entries at most. Default 100, at most 10,000. */
   limit?: number;
@@ -76,7 +70,7 @@ export function sensitivityOf(where: string, o: SensitivityOption): Sensitivity[
   return resolveSensitivity(o.sensitivity);
 }
 
-export interface TraverseSettings {
+interface TraverseSettings {
   depth: number;
   edgeTypes: EntryEdgeType[];
   direction: Direction;
@@ -118,7 +112,7 @@ export function relatedToCodeOptions(o: RelatedToCodeOptions): {
 } {
   checkOptionNames('findRelatedToCode', o, RELATED_TO_CODE_OPTIONS);
   return {
-    limit: checkLimit(o.limit),
+    limit: valueOr((name, v) => checkSearchOption('limit', v, name), 'findRelatedToCode', 'limit', o.limit, R.limit),
     sensitivity: resolveSensitivity(o.sensitivity),
     signal: valueOr(abortSignal, 'findRelatedToCode', 'signal', o.signal, undefined),
   };
