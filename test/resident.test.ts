@@ -746,13 +746,18 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
 
   it('answer as the adjacency they were taken from, before and after writes, and snapshot again alike', () => {
     const { ids, edges } = graph(120);
+    // `built` is never snapshotted, so its lists stay objects; taking a snapshot makes an adjacency
+    // read its lists in place, as a loaded one does.
     const built = new EntryAdjacency(ids, edges);
-    const loaded = EntryAdjacency.fromSnapshot(built.snapshot());
+    const loaded = EntryAdjacency.fromSnapshot(new EntryAdjacency(ids, edges).snapshot());
+    const snapshotted = new EntryAdjacency(ids, edges);
+    snapshotted.snapshot();
     const all = [...ids, 'nope'];
     expect(answers(loaded, all)).toEqual(answers(built, all));
+    expect(answers(snapshotted, all)).toEqual(answers(built, all));
     // Writes on lists decoded and not: a new edge to a list never read, a weight change, a removal of
     // entries whose lists were never decoded (and of the hub), new entries.
-    for (const a of [built, loaded]) {
+    for (const a of [built, loaded, snapshotted]) {
       a.upsert([
         { from: 'e100', to: 'e101', type: 'RELATED', weight: 0.1 },
         { from: 'e111', to: 'e90', type: 'SUPERSEDES', weight: 1 },
@@ -763,11 +768,31 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
       a.upsert([{ from: 'new', to: 'e50', type: 'DEPENDS_ON', weight: 1 }]);
     }
     expect(answers(loaded, [...all, 'new'])).toEqual(answers(built, [...all, 'new']));
+    expect(answers(snapshotted, [...all, 'new'])).toEqual(answers(built, [...all, 'new']));
     const again = EntryAdjacency.fromSnapshot(loaded.snapshot());
     expect(answers(again, [...all, 'new'])).toEqual(answers(built, [...all, 'new']));
     expect(sortEdges(again.edgesAmong([...ids, 'new'], ENTRY_EDGE_TYPES))).toEqual(
       sortEdges(built.edgesAmong([...ids, 'new'], ENTRY_EDGE_TYPES)),
     );
+  });
+
+  it('find the edges among candidates around a hub alike, lists read in place or as objects', () => {
+    const { ids, edges: chain } = graph(1500);
+    // and edges out of the hub, found at their `to` ends
+    const edges = [...chain, ...[710, 720].map((i) => ({ from: 'e0', to: `e${i}`, type: 'DEPENDS_ON' as const, weight: 0.7 }))];
+    const built = new EntryAdjacency(ids, edges);
+    const loaded = EntryAdjacency.fromSnapshot(new EntryAdjacency(ids, edges).snapshot());
+    // e0 has ~1,500 edges, past 4× the 30 ids asked about: found at the other ends, not walked.
+    const among = ['e0', ...ids.slice(700, 729)];
+    const expected = sortEdges(built.edgesAmong(among, ENTRY_EDGE_TYPES));
+    expect(expected.filter((e) => e.to === 'e0')).toHaveLength(29);
+    expect(expected.filter((e) => e.from === 'e0')).toHaveLength(2);
+    expect(sortEdges(loaded.edgesAmong(among, ENTRY_EDGE_TYPES))).toEqual(expected);
+    expect(sortEdges(loaded.edgesAmong(among, ['DEPENDS_ON']))).toEqual(expected.filter((e) => e.type === 'DEPENDS_ON'));
+    loaded.upsert([{ from: 'e0', to: 'e705', type: 'DEPENDS_ON', weight: 0.3 }]);
+    built.upsert([{ from: 'e0', to: 'e705', type: 'DEPENDS_ON', weight: 0.3 }]);
+    expect(sortEdges(loaded.edgesAmong(among, ENTRY_EDGE_TYPES))).toEqual(sortEdges(built.edgesAmong(among, ENTRY_EDGE_TYPES)));
+    expect(loaded.edgesAmong(among, ENTRY_EDGE_TYPES)).toContainEqual({ from: 'e0', to: 'e705', type: 'DEPENDS_ON', weight: 0.3 });
   });
 
   it('of the name index find every name a built one finds, unicode included, before and after a write', () => {

@@ -7,15 +7,22 @@ type HeldEdge = GraphEdge & { serial: number };
 
 const NO_EDGES: readonly HeldEdge[] = [];
 
-/** A snapshot's edges and lists as read (see `EntryAdjacency.snapshot`), with what has been decoded of them. */
+/**
+ * A snapshot's edges and lists as read (see `EntryAdjacency.snapshot`), with what has been decoded
+ * of them. A list not decoded is read in place by the queries: a write decodes the lists of both
+ * ends of every edge it touches, so an undecoded list and each edge on it are as the snapshot says.
+ */
 interface SnapshotLists {
   ids: string[];
-  /** The slot of each entry whose list has not been decoded yet. */
+  /** The slot of each entry with a list in the snapshot, decoded or not (a removed entry's is deleted). */
   slotOf: Map<string, number>;
+  /** 1 where the slot's list moved into `edgesOf` and is no longer read here. */
+  listTaken: Uint8Array;
   listStart: ArrayLike<number>;
   listMembers: ArrayLike<number>;
-  /** The via list of each superseded entry not decoded yet. */
+  /** The via list of each superseded entry (see `listTaken`). */
   viaOf: Map<string, number>;
+  viaTaken: Uint8Array;
   viaStart: ArrayLike<number>;
   viaMembers: ArrayLike<number>;
   from: ArrayLike<number>;
@@ -23,6 +30,16 @@ interface SnapshotLists {
   type: ArrayLike<number>;
   weight: ArrayLike<number>;
   decoded: (HeldEdge | undefined)[];
+  /** `edgesAmong`'s marks by slot: a slot is wanted when its mark equals the call's `epoch`. */
+  mark: Uint32Array;
+  epoch: number;
+}
+
+/** The edge types as bits of ENTRY_EDGE_TYPES' indices, as a snapshot stores an edge's type. */
+function typeBits(edgeTypes: Iterable<EntryEdgeType>): number {
+  let bits = 0;
+  for (const t of edgeTypes) bits |= 1 << ENTRY_EDGE_TYPES.indexOf(t);
+  return bits;
 }
 
 /**
@@ -116,7 +133,7 @@ export class EntryAdjacency {
     const via = [...this.supersededVia.values()].filter((list) => list.length > 0);
     const viaStart = new Uint32Array(via.length + 1);
     via.forEach((list, i) => (viaStart[i + 1] = viaStart[i]! + list.length));
-    return {
+    const content: SnapshotContent = {
       arrays: {
         isEntry,
         from,
@@ -131,29 +148,44 @@ export class EntryAdjacency {
       },
       values: { ids },
     };
+    // From now on the lists are read in place, as after a load: one object an edge costs the
+    // collector, and a query walking them chases a pointer an edge.
+    this.edgesOf.clear();
+    this.supersededVia.clear();
+    this.lazy = EntryAdjacency.listsOf(content);
+    return content;
   }
 
-  static fromSnapshot({ arrays, values }: SnapshotContent): EntryAdjacency {
+  static fromSnapshot(content: SnapshotContent): EntryAdjacency {
+    const ids = content.values.ids as string[];
+    const isEntry = content.arrays.isEntry;
+    if (!isEntry) throw new Error('the snapshot lacks isEntry');
+    const adjacency = new EntryAdjacency();
+    adjacency.entriesHeld = undefined;
+    adjacency.entriesToCome = () => ids.filter((_, i) => isEntry[i] === 1);
+    adjacency.lazy = EntryAdjacency.listsOf(content);
+    return adjacency;
+  }
+
+  private static listsOf({ arrays, values }: SnapshotContent): SnapshotLists {
     const ids = values.ids as string[];
     const a = (name: string) => {
       const array = arrays[name];
       if (!array) throw new Error(`the snapshot lacks ${name}`);
       return array;
     };
-    const isEntry = a('isEntry');
-    const adjacency = new EntryAdjacency();
-    adjacency.entriesHeld = undefined;
-    adjacency.entriesToCome = () => ids.filter((_, i) => isEntry[i] === 1);
     const listStart = a('listStart');
     const owned = listStart.length - 1;
     const viaOwners = a('viaOwners');
     const from = a('from');
-    adjacency.lazy = {
+    return {
       ids,
       slotOf: new Map(ids.slice(0, owned).map((id, i) => [id, i])),
+      listTaken: new Uint8Array(owned),
       listStart,
       listMembers: a('listMembers'),
       viaOf: new Map(Array.from(viaOwners, (owner, i) => [ids[owner]!, i])),
+      viaTaken: new Uint8Array(viaOwners.length),
       viaStart: a('viaStart'),
       viaMembers: a('viaMembers'),
       from,
@@ -161,8 +193,9 @@ export class EntryAdjacency {
       type: a('type'),
       weight: a('weight'),
       decoded: new Array<HeldEdge | undefined>(from.length),
+      mark: new Uint32Array(owned),
+      epoch: 0,
     };
-    return adjacency;
   }
 
   /** The edge numbered `serial` in the snapshot, one object however many lists hold it. */
@@ -184,38 +217,51 @@ export class EntryAdjacency {
   /** Every edge touching the entry, decoding its snapshot list the first time it is asked for. */
   private edgesAt(id: string): HeldEdge[] | undefined {
     const lazy = this.lazy;
-    return this.edgesOf.get(id) ?? (lazy && this.decodeList(this.edgesOf, lazy.slotOf, lazy.listStart, lazy.listMembers, id));
+    return (
+      this.edgesOf.get(id) ?? (lazy && this.decodeList(this.edgesOf, lazy.slotOf, lazy.listTaken, lazy.listStart, lazy.listMembers, id))
+    );
   }
 
   /** The SUPERSEDES edges ending at the entry, decoded alike. */
   private supersedingAt(id: string): HeldEdge[] | undefined {
     const lazy = this.lazy;
-    return this.supersededVia.get(id) ?? (lazy && this.decodeList(this.supersededVia, lazy.viaOf, lazy.viaStart, lazy.viaMembers, id));
+    return (
+      this.supersededVia.get(id) ??
+      (lazy && this.decodeList(this.supersededVia, lazy.viaOf, lazy.viaTaken, lazy.viaStart, lazy.viaMembers, id))
+    );
   }
 
-  /** Moves list `pending[id]` of a snapshot (its edges `members[start[i]…start[i+1]]`) into `held`. */
+  /** Moves list `slots[id]` of a snapshot (its edges `members[start[i]…start[i+1]]`) into `held`. */
   private decodeList(
     held: Map<string, HeldEdge[]>,
-    pending: Map<string, number>,
+    slots: Map<string, number>,
+    taken: Uint8Array,
     start: ArrayLike<number>,
     members: ArrayLike<number>,
     id: string,
   ): HeldEdge[] | undefined {
-    const i = pending.get(id);
-    if (i === undefined) return undefined;
-    pending.delete(id);
+    const i = slots.get(id);
+    if (i === undefined || taken[i] === 1) return undefined;
+    taken[i] = 1;
     const list: HeldEdge[] = [];
     for (let k = start[i]!; k < start[i + 1]!; k++) list.push(this.snapshotEdge(this.lazy!, members[k]!));
     held.set(id, list);
     return list;
   }
 
+  /** A snapshot list not decoded: its slot, or -1. */
+  private unreadSlot(id: string): number {
+    const lazy = this.lazy;
+    const slot = lazy?.slotOf.get(id);
+    return slot === undefined || lazy!.listTaken[slot] === 1 ? -1 : slot;
+  }
+
   /** Decodes every list not yet asked for (a snapshot, or a write that must see them all). */
   private decodeAll(): void {
     const lazy = this.lazy;
     if (!lazy) return;
-    for (const id of [...lazy.slotOf.keys()]) this.edgesAt(id);
-    for (const id of [...lazy.viaOf.keys()]) this.supersedingAt(id);
+    for (const id of lazy.slotOf.keys()) this.edgesAt(id);
+    for (const id of lazy.viaOf.keys()) this.supersedingAt(id);
     this.lazy = undefined;
   }
 
@@ -295,8 +341,8 @@ export class EntryAdjacency {
   degree(id: string): number {
     const held = this.edgesOf.get(id);
     if (held) return held.length;
-    const slot = this.lazy?.slotOf.get(id);
-    return slot === undefined ? 0 : this.lazy!.listStart[slot + 1]! - this.lazy!.listStart[slot]!;
+    const slot = this.unreadSlot(id);
+    return slot < 0 ? 0 : this.lazy!.listStart[slot + 1]! - this.lazy!.listStart[slot]!;
   }
 
   /**
@@ -309,26 +355,42 @@ export class EntryAdjacency {
     opts: { depth: number; edgeTypes: readonly EntryEdgeType[]; direction?: Direction; hubDegree?: number },
   ): GraphHit[] {
     const hubDegree = opts.hubDegree ?? Infinity;
-    const types = new Set(opts.edgeTypes);
+    const bits = typeBits(opts.edgeTypes);
     const direction = opts.direction ?? 'both';
+    const alongEdges = direction !== 'incoming';
+    const againstEdges = direction !== 'outgoing';
     const hits: GraphHit[] = [];
     for (const seedId of new Set(seedIds)) {
       const seen = new Set([seedId]);
       for (let frontier = [seedId], hops = 1; frontier.length > 0 && hops <= opts.depth; hops++) {
         const next: string[] = [];
+        const visit = (target: string) => {
+          if (seen.has(target)) return;
+          seen.add(target);
+          next.push(target);
+          hits.push({ seedId, targetId: target, hops });
+        };
         for (const node of frontier) {
-          // A hub is skipped by its degree, before its list is decoded.
+          // A hub is skipped by its degree, before its list is read.
           if (this.degree(node) > hubDegree) continue;
-          const edges = this.edgesAt(node) ?? NO_EDGES;
-          for (const e of edges) {
-            if (!types.has(e.type)) continue;
-            // Along the edge, against it, or (a self loop aside) to its other end.
-            const target =
-              e.from === node && direction !== 'incoming' ? e.to : e.to === node && direction !== 'outgoing' ? e.from : undefined;
-            if (target === undefined || seen.has(target)) continue;
-            seen.add(target);
-            next.push(target);
-            hits.push({ seedId, targetId: target, hops });
+          const held = this.edgesOf.get(node);
+          if (held) {
+            for (const e of held) {
+              if ((bits & (1 << ENTRY_EDGE_TYPES.indexOf(e.type))) === 0) continue;
+              // Along the edge, against it, or (a self loop aside) to its other end.
+              if (e.from === node && alongEdges) visit(e.to);
+              else if (e.to === node && againstEdges) visit(e.from);
+            }
+            continue;
+          }
+          const slot = this.unreadSlot(node);
+          if (slot < 0) continue;
+          const { listStart, listMembers, from, to, type, ids } = this.lazy!;
+          for (let k = listStart[slot]!, end = listStart[slot + 1]!; k < end; k++) {
+            const edge = listMembers[k]!;
+            if ((bits & (1 << type[edge]!)) === 0) continue;
+            if (from[edge] === slot && alongEdges) visit(ids[to[edge]!]!);
+            else if (to[edge] === slot && againstEdges) visit(ids[from[edge]!]!);
           }
         }
         frontier = next;
@@ -344,16 +406,43 @@ export class EntryAdjacency {
    */
   edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): GraphEdge[] {
     const wanted = new Set(ids);
-    const types = new Set(edgeTypes);
+    const bits = typeBits(edgeTypes);
     const big = [...wanted].filter((id) => this.degree(id) > Math.max(1024, 4 * wanted.size));
     const hub = big.length === 1 ? big[0] : undefined;
     const found: GraphEdge[] = [];
+    // Snapshot lists are tested by slot: a mark per wanted slot, rather than a set of strings per edge.
+    const lazy = this.lazy;
+    let hubSlot = -1;
+    if (lazy) {
+      lazy.epoch = (lazy.epoch + 1) >>> 0 || 1;
+      if (lazy.epoch === 1) lazy.mark.fill(0);
+      for (const id of wanted) {
+        const slot = lazy.slotOf.get(id);
+        if (slot !== undefined) lazy.mark[slot] = lazy.epoch;
+      }
+      if (hub !== undefined) hubSlot = lazy.slotOf.get(hub) ?? -1;
+    }
     for (const id of wanted) {
       if (id === hub) continue;
-      for (const e of this.edgesAt(id) ?? NO_EDGES) {
-        if (!types.has(e.type)) continue;
-        const from = e.from === id ? wanted.has(e.to) : e.to === id && e.from === hub;
-        if (from) found.push({ from: e.from, to: e.to, type: e.type, weight: e.weight });
+      const held = this.edgesOf.get(id);
+      if (held) {
+        for (const e of held) {
+          if ((bits & (1 << ENTRY_EDGE_TYPES.indexOf(e.type))) === 0) continue;
+          const atFrom = e.from === id ? wanted.has(e.to) : e.to === id && e.from === hub;
+          if (atFrom) found.push({ from: e.from, to: e.to, type: e.type, weight: e.weight });
+        }
+        continue;
+      }
+      const slot = this.unreadSlot(id);
+      if (slot < 0) continue;
+      const { listStart, listMembers, from, to, type, weight, mark, epoch, ids: idOf } = lazy!;
+      for (let k = listStart[slot]!, end = listStart[slot + 1]!; k < end; k++) {
+        const edge = listMembers[k]!;
+        if ((bits & (1 << type[edge]!)) === 0) continue;
+        const f = from[edge]!;
+        const t = to[edge]!;
+        const atFrom = f === slot ? mark[t] === epoch : t === slot && f === hubSlot;
+        if (atFrom) found.push({ from: idOf[f]!, to: idOf[t]!, type: ENTRY_EDGE_TYPES[type[edge]!]!, weight: weight[edge]! });
       }
     }
     return found;
@@ -362,10 +451,20 @@ export class EntryAdjacency {
   /** For each id that a newer entry supersedes: the newer entry (the first by id when several do). */
   supersededBy(ids: readonly string[]): Map<string, string> {
     const by = new Map<string, string>();
+    const lazy = this.lazy;
     for (const id of ids) {
       let newer: string | undefined;
-      for (const e of this.supersedingAt(id) ?? NO_EDGES) {
-        if (e.from !== id && (newer === undefined || e.from < newer)) newer = e.from;
+      const held = this.supersededVia.get(id);
+      if (held) {
+        for (const e of held) if (e.from !== id && (newer === undefined || e.from < newer)) newer = e.from;
+      } else {
+        const list = lazy?.viaOf.get(id);
+        if (list !== undefined && lazy!.viaTaken[list] === 0) {
+          for (let k = lazy!.viaStart[list]!, end = lazy!.viaStart[list + 1]!; k < end; k++) {
+            const from = lazy!.ids[lazy!.from[lazy!.viaMembers[k]!]!]!;
+            if (from !== id && (newer === undefined || from < newer)) newer = from;
+          }
+        }
       }
       if (newer !== undefined) by.set(id, newer);
     }
