@@ -115,9 +115,10 @@ describe('keyword index (BM25 in memory)', () => {
     const words = ['common', 'usual', 'frequent', 'everywhere', 'rare', 'scarce', 'odd'];
     let seed = 11;
     const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    // 9,000 documents: past 8 × 1,024, the top k is picked above a bar set on a sample of the scores
-    const docs = Array.from({ length: 9000 }, (_, i) => ({
-      id: `d${String(i).padStart(4, '0')}`,
+    // 70,000 documents: past 8 × 1,024, the top k is picked above a bar set on a sample of the
+    // scores; past two blocks of 32,768 slots, which the search scores a block at a time
+    const docs = Array.from({ length: 70_000 }, (_, i) => ({
+      id: `d${String(i).padStart(5, '0')}`,
       // duplicated texts make exact ties, which the id must break
       text: Array.from({ length: 2 + Math.floor(rand() * 6) }, () => words[Math.floor(rand() ** 0.3 * words.length)]).join(' '),
       group: `g${i % 3}`,
@@ -149,7 +150,7 @@ describe('keyword index (BM25 in memory)', () => {
       for (const [accept, limit] of [
         [() => true, 25],
         [(id: string) => id.endsWith('7'), 10],
-        [(id: string) => id < 'd0100', 200],
+        [(id: string) => id < 'd00100', 200],
       ] as const) {
         for (const groups of [undefined, ['g1'], ['g0', 'g2', 'absent']]) {
           const got = index.search(query, { limit, accept, groups });

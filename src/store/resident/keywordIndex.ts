@@ -29,6 +29,9 @@ class Postings {
   }
 }
 
+/** Slots scored together by `KeywordIndex.search`: their scores and norms (12 bytes a slot) fit in a core's L2 cache. */
+const SCORED_BLOCK = 1 << 15;
+
 /** Postings a term has before it is also listed per group: rarer terms cost little to read whole. */
 const GROUP_LISTS_FROM = 64;
 
@@ -548,10 +551,22 @@ export class KeywordIndex {
     const dense = terms.reduce((sum, t) => t.lists.reduce((s, list) => s + list.n, sum), 0) > this.ids.length / 4;
     const touched: number[] = [];
     const groupOf = this.groupOf;
-    for (const { idf, lists, weigh } of terms) {
-      for (const { slots, counts, n } of lists) {
-        for (let i = 0; i < n; i++) {
+    // Every list is in slot order, so the lists are read together a block of slots at a time: the
+    // block's scores and norms stay in cache while each term adds to them, where a list after list
+    // sweep reads them from memory once per term (a common term touches a third of the corpus). At
+    // 1M entries, in a query whose vector scan had just filled the cache, that was ~12 ms of ~13.
+    // (Terms in query order within a block, as before: a slot's score is summed in the same order.)
+    const cursors = terms.flatMap(({ idf, lists, weigh }) =>
+      lists.map(({ slots, counts, n }) => ({ idf, weigh, slots, counts, n, at: 0 })),
+    );
+    for (let blockEnd = SCORED_BLOCK, left = cursors.length; left > 0; blockEnd += SCORED_BLOCK) {
+      for (const cursor of cursors) {
+        const { idf, weigh, slots, counts, n } = cursor;
+        if (cursor.at === n) continue;
+        let i = cursor.at;
+        for (; i < n; i++) {
           const slot = slots[i]!;
+          if (slot >= blockEnd) break;
           const norm = norms[slot]!;
           if (norm === 0) continue; // removed
           const inScope = weigh === undefined ? 1 : weigh[groupOf[slot]!]!;
@@ -559,6 +574,8 @@ export class KeywordIndex {
           if (!dense && scores[slot] === 0 && inScope === 1) touched.push(slot);
           scores[slot]! += (inScope * idf * tf) / (tf + norm);
         }
+        cursor.at = i;
+        if (i === n) left--;
       }
     }
     // The best few first, then the filter on them; more only when the filter turned too many away.
