@@ -59,7 +59,7 @@ describe('configuration', () => {
       'option: residentMaxEntries must be a whole number ≥ 0, got 1.5',
     );
     expect(resolveConfig({ cwd, env: { MEMCORE_RESIDENT_MAX_ENTRIES: '0' } }).values).toMatchObject({ residentMaxEntries: 0 });
-    expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ residentMaxEntries: 250_000, scanMaxEntries: 2_000_000 });
+    expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ residentMaxEntries: 1_000_000, scanMaxEntries: 2_000_000 });
     expect(resolveConfig({ cwd, env: { MEMCORE_SCAN_MAX_ENTRIES: '0' } }).values).toMatchObject({ scanMaxEntries: 0 });
     expect(resolveConfig({ cwd, env: {} }).values).toMatchObject({ scanThreadMinEntries: 32_768 });
     expect(resolveConfig({ cwd, env: { MEMCORE_SCAN_THREAD_MIN_ENTRIES: '0' } }).values).toMatchObject({ scanThreadMinEntries: 0 });

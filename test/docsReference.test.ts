@@ -14,7 +14,7 @@ describe('the generated parts of docs/', () => {
 
   it('name every setting and command', () => {
     const [settings, usage] = generatedSections();
-    expect(settings!.content).toContain('`MEMCORE_RESIDENT_MAX_ENTRIES` | `250000`');
+    expect(settings!.content).toContain('`MEMCORE_RESIDENT_MAX_ENTRIES` | `1000000`');
     expect(settings!.content.split('\n')).toHaveLength(2 + SETTINGS.length);
     for (const s of SETTINGS) expect(settings!.content).toContain(`| \`${s.key}\` | \`${s.env}\` |`);
     expect(usage!.content).toMatch(

@@ -899,6 +899,26 @@ describe('entry edges loaded from a snapshot, decoded as they are read', () => {
     }
   });
 
+  it('read the parts a snapshot hands over later on their own once loads are quiet, with no query asking', async () => {
+    const dir = await tempDir();
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await first.ingestDocument(linkedDocument(80), { source: 'first' });
+    await first.buildTaskContext('cache eviction', { maxEntries: 5 }); // what is held is written on close
+    await first.close();
+    const second = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await second.buildTaskContext('cache eviction leaks memory', { maxEntries: 5 });
+      const columns = await second.unsafeExposeInternals().stores.columns();
+      expect(second.unsafeExposeInternals().stores.residents.loads.get('columns')?.loadedFrom).toBe('snapshot');
+      expect(columns.holdsEntries).toBe(false);
+      // a timer, not a speed: polled for up to 20 s
+      for (let i = 0; i < 200 && !columns.holdsEntries; i++) await new Promise((r) => setTimeout(r, 100));
+      expect([columns.holdsEntries, columns.holdsExactVectors]).toEqual([true, true]);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('of the graph are not loaded once the graph changed ahead of the generation, as within a write', async () => {
     const dir = await tempDir();
     const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });

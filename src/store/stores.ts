@@ -188,7 +188,7 @@ export class Stores implements MemoryIndex {
           vector: s.vector!,
           vectorSmall: s.vectorSmall!,
         })),
-      snapshotsAfterIdle: async () => (await this.table.count()) <= this.residentMaxEntries,
+      snapshotsAfterIdle: async () => (await this.table.count()) <= DEFAULTS.store.snapshotAfterIdleMaxEntries,
       writing: () => this.writesRunning > 0,
     });
   }

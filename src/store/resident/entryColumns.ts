@@ -216,8 +216,6 @@ class FilterColumns {
  * scoring weighs cosine similarity, and the small vectors' cosine moved enough scores to cost two
  * points of 2Wiki all-gold@8, where the quantised cosine is within ~0.001 of the exact one.
  */
-/** A fresh process reads the parts of the columns a snapshot hands over later this long after loading it. */
-const LATER_PARTS_AFTER_MS = 2_000;
 
 export class EntryColumns {
   /**
@@ -374,8 +372,8 @@ export class EntryColumns {
     if (columns.small) columns.small.kernel.setQuantisedRows(arrays['small.values'] as Int8Array, arrays['small.scales'] as Float32Array);
     if (columns.whole) for (const [slot, record] of records!) columns.whole.records[slot] = record;
     // The residual level and the entries' columns are not needed to rank: they are read when
-    // first needed (exact search, a write, a snapshot) or once the process has had a moment, and
-    // until then reads of entries go to LanceDB. A one-shot process never reads them.
+    // first needed (exact search, a write, a snapshot) or once the process has had a moment (see
+    // `settled`), and until then reads of entries go to LanceDB. A one-shot process never reads them.
     const entriesLater = wants(hold.entries) && !entriesNow;
     if (later && (residualsLater || entriesLater)) {
       const load = async () => {
@@ -410,8 +408,8 @@ export class EntryColumns {
       let read!: (problem: string | undefined) => void;
       const done = new Promise<string | undefined>((resolve) => (read = resolve));
       const start = () => (started ??= load().then(() => read(columns.lazyProblem)));
+      // Started by `settled`: by what needs them, or by the owner once the process has had a moment (Residents).
       columns.laterParts = { start, done, release: () => later.release() };
-      setTimeout(() => void start(), LATER_PARTS_AFTER_MS).unref();
     } else later?.release();
     columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
     const importance = arrays.rowImportance!;

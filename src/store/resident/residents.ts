@@ -81,11 +81,18 @@ const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency', 'code-links'
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
- * stores of at most `residentMaxEntries` entries (~1–2 s at 100K): at 1M writing them took 26.7 s,
- * much of it copying and flattening on the caller's thread, when a served store would answer
- * nothing; larger stores write them on close and `memcore index`.
+ * stores of at most DEFAULTS.store.snapshotAfterIdleMaxEntries entries (~1–2 s at 100K): at 1M
+ * writing them took 26.7 s, much of it copying and flattening on the caller's thread, when a
+ * served store would answer nothing; larger stores write them on close and `memcore index`.
  */
 export const SNAPSHOT_AFTER_IDLE_MS = 30_000;
+/**
+ * A snapshot's lazy parts (Snapshotting.lazy) are read this long after the last load in flight
+ * ended, unless something needs them sooner. Counted from the end of every load rather than from
+ * the snapshot's: at 1M entries the entries' columns and the residual level (~1 GB) read while the
+ * first query still loaded the keyword index made that query ~1.1 s slower (4.7 against 3.6 s).
+ */
+const LAZY_PARTS_AFTER_MS = 2_000;
 
 /** What the structures need of the stores that hold the folder. */
 export interface ResidentHost {
@@ -108,8 +115,29 @@ export interface ResidentHost {
  */
 export class Residents {
   private readonly held = new Map<string, Held<unknown>>();
+  /** Loads and builds in flight, and who waits for there to be none. */
+  private loading = 0;
+  private quietWaiters: (() => void)[] = [];
 
   constructor(private readonly host?: ResidentHost) {}
+
+  private counted<T>(load: Promise<T>): Promise<T> {
+    this.loading++;
+    const ended = () => {
+      if (--this.loading === 0) for (const wake of this.quietWaiters.splice(0)) wake();
+    };
+    load.then(ended, ended);
+    return load;
+  }
+
+  /** Calls `run` once no load has been in flight for `ms`. */
+  private whenQuietFor(ms: number, run: () => void): void {
+    const waitForQuiet = () => {
+      if (this.loading === 0) setTimeout(() => (this.loading === 0 ? run() : waitForQuiet()), ms).unref();
+      else this.quietWaiters.push(waitForQuiet);
+    };
+    waitForQuiet();
+  }
 
   /** The folder's host: only structures held for a folder have snapshots and a change log. */
   private get folder(): ResidentHost {
@@ -145,7 +173,7 @@ export class Residents {
               : this.loadResident(key, build, snapshot, generation, follow);
           })
         : undefined;
-    const value = catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build());
+    const value = this.counted(catchUp ?? (snapshot ? this.loadResident(key, build, snapshot, generation, follow) : build()));
     const entry = { generation, value, follow, followedByOwner, snapshot } as Held<unknown>;
     this.held.set(key, entry);
     value.catch(() => this.held.get(key) === entry && this.held.delete(key));
@@ -243,10 +271,13 @@ export class Residents {
   private readonly lazyFailures = new Map<string, string>();
 
   /**
-   * When a part the snapshot hands over later does not come (damaged meanwhile), the structure is
-   * let go: the next query builds it from the stores, and `stats().resident` says why.
+   * Reads the parts the snapshot hands over later once loads are quiet (LAZY_PARTS_AFTER_MS). When
+   * one does not come (damaged meanwhile), the structure is let go: the next query builds it from
+   * the stores, and `stats().resident` says why.
    */
   private watchLazyParts<T>(key: string, path: string, snapshot: Snapshotting<T>, value: T): void {
+    const { settled } = snapshot;
+    if (settled) this.whenQuietFor(LAZY_PARTS_AFTER_MS, () => void settled(value).catch(() => undefined));
     if (!snapshot.lazyRead) return;
     void snapshot.lazyRead(value).then((problem) => {
       const held = this.held.get(key);
