@@ -28,7 +28,8 @@ const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [-
   --queries <n>   queries per size, ≥ 10 (default 200)
   --out <name>    results go to bench/results/<name>.json and .svg (default: bench-<sizes>)
   --keep          leave each store's database in place (it holds the bench's embedder id,
-                  bench:precomputed-512, so open it with an Embedder of that id)
+                  bench:precomputed-512, so open it with an Embedder of that id), and its
+                  queries beside it as <db>.queries.json, for bench/warmProcess.ts
   --peers         also build LanceDB (flat vector, FTS, hybrid with RRF) and Orama (hybrid,
                   vector, full-text) on the same entries and vectors, and time them
                   interleaved with memcore's methods; a peer too slow for every query is
@@ -267,8 +268,10 @@ async function benchSize(n: number): Promise<SizeResult> {
     };
   } finally {
     await m.close();
-    if (values.keep) console.error(`${n}: database kept at ${dir}`);
-    else await rm(dir, { recursive: true, force: true });
+    if (values.keep) {
+      await writeFile(`${dir}.queries.json`, JSON.stringify(store.queries.map((q) => ({ text: q.text, vector: [...q.vector] }))));
+      console.error(`${n}: database kept at ${dir}, its queries in ${dir}.queries.json`);
+    } else await rm(dir, { recursive: true, force: true });
   }
 }
 
