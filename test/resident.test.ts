@@ -719,7 +719,7 @@ const sortHits = (hits: { seedId: string; targetId: string; hops: number }[]) =>
 const sortEdges = (edges: { from: string; to: string; type: string }[]) =>
   [...edges].sort((a, b) => `${a.type} ${a.from} ${a.to}`.localeCompare(`${b.type} ${b.from} ${b.to}`));
 
-describe('entry edges loaded from a snapshot, decoded as they are read', () => {
+describe('structures loaded from a snapshot (entry edges read in place)', () => {
   /** A store-like graph: a chain, dependencies, supersessions and a hub every entry links to. */
   const graph = (n: number) => {
     const ids = Array.from({ length: n }, (_, i) => `e${i}`);

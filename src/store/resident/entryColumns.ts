@@ -216,7 +216,6 @@ class FilterColumns {
  * scoring weighs cosine similarity, and the small vectors' cosine moved enough scores to cost two
  * points of 2Wiki all-gold@8, where the quantised cosine is within ~0.001 of the exact one.
  */
-
 export class EntryColumns {
   /**
    * Values the query path derives from the whole of the columns and keeps with them, snapshot

@@ -276,8 +276,7 @@ export class Residents {
    * the stores, and `stats().resident` says why.
    */
   private watchLazyParts<T>(key: string, path: string, snapshot: Snapshotting<T>, value: T): void {
-    const { settled } = snapshot;
-    if (settled) this.whenQuietFor(LAZY_PARTS_AFTER_MS, () => void settled(value).catch(() => undefined));
+    if (snapshot.settled) this.whenQuietFor(LAZY_PARTS_AFTER_MS, () => void snapshot.settled!(value).catch(() => undefined));
     if (!snapshot.lazyRead) return;
     void snapshot.lazyRead(value).then((problem) => {
       const held = this.held.get(key);
