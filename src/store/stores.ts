@@ -15,7 +15,7 @@ import { Journal } from './journal/journal.js';
 import { EntriesTable, entriesOfIpc, searchText, type StoredEntry, type VectorHit } from './lance/entriesTable.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
 import { NameIndex } from './resident/nameIndex.js';
-import { columnRow, EntryColumns } from './resident/entryColumns.js';
+import { columnRow, EntryColumns, RECORD_ARRAYS } from './resident/entryColumns.js';
 import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
@@ -507,9 +507,9 @@ export class Stores implements MemoryIndex {
       },
       snapshot: {
         // What is held depends on the limits: a snapshot taken under others is not loaded.
-        fingerprint: `columns/2 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
+        fingerprint: `columns/3 ${this.meta.embedder.id} ${dimensions}/${smallDimensions} scan≤${this.scanMaxEntries} whole≤${this.residentMaxEntries}`,
         write: (columns) => columns.snapshot(),
-        lazy: ['full.residualValues', 'full.residualScales', 'full.residualErrors', 'entries'],
+        lazy: ['full.residualValues', 'full.residualScales', 'full.residualErrors', 'entries', ...RECORD_ARRAYS],
         settled: (columns) => columns.settled(),
         lazyRead: (columns) => columns.laterPartsRead(),
         read: (content) =>

@@ -124,6 +124,39 @@ class Codes {
   }
 }
 
+/**
+ * The entries written since the held ones were loaded, as a snapshot keeps them: their slots, and
+ * their JSON records as UTF-8 with offsets. Arrays rather than values, so that they can be read
+ * later with the loaded entries: among the values, which load before the first answer, 1M records
+ * of the bench's size took ~1.4 s to decode (v8.deserialize of 337 MB, measured alone).
+ */
+export const RECORD_ARRAYS = ['records.slots', 'records.offsets', 'records.bytes'] as const;
+
+function recordArrays(records: readonly (string | undefined)[]): Record<(typeof RECORD_ARRAYS)[number], SnapshotArray> {
+  const encoder = new TextEncoder();
+  const slots: number[] = [];
+  const encoded: Uint8Array[] = [];
+  records.forEach((record, slot) => {
+    if (record === undefined) return;
+    slots.push(slot);
+    encoded.push(encoder.encode(record));
+  });
+  const offsets = new Uint32Array(encoded.length + 1);
+  encoded.forEach((bytes, i) => (offsets[i + 1] = offsets[i]! + bytes.length));
+  const bytes = new Uint8Array(offsets[encoded.length]!);
+  encoded.forEach((part, i) => bytes.set(part, offsets[i]!));
+  return { 'records.slots': Uint32Array.from(slots), 'records.offsets': offsets, 'records.bytes': bytes };
+}
+
+function recordsOf(arrays: Partial<Record<string, SnapshotArray>>): (string | undefined)[] {
+  const [slots, offsets, bytes] = RECORD_ARRAYS.map((name) => arrays[name]!);
+  const decoder = new TextDecoder();
+  const records: (string | undefined)[] = [];
+  for (let i = 0; i < slots!.length; i++)
+    records[slots![i]!] = decoder.decode((bytes as Uint8Array).subarray(offsets![i]!, offsets![i + 1]!));
+  return records;
+}
+
 const FILTER_ARRAYS = [
   'coreCodes',
   'sourceCodes',
@@ -309,14 +342,13 @@ export class EntryColumns {
         ...filter.arrays,
         rowImportance: Float64Array.from(this.rows, (r) => r?.importance ?? 0),
         updatedAt: Float64Array.from(this.rows, (r) => r?.updatedAt ?? 0),
-        ...(whole ? { entries: whole.loaded.ipc } : {}),
+        ...(whole ? { entries: whole.loaded.ipc, ...recordArrays(whole.records) } : {}),
         idOrder: this.idOrder ?? this.liveSlotsById(),
       },
       values: {
         ids: this.rows.map((r) => r?.id ?? null),
         tags,
         codes: filter.codes,
-        records: whole ? whole.records.flatMap((record, slot) => (record === undefined ? [] : [[slot, record] as const])) : null,
         derived: Object.fromEntries(this.derived),
       },
     };
@@ -341,19 +373,18 @@ export class EntryColumns {
     const live = ids.reduce((n, id) => (id === null ? n : n + 1), 0);
     const wants = (part: { maxEntries: number } | undefined) => part !== undefined && live <= part.maxEntries;
     const ipc = arrays.entries;
-    const records = values.records as [number, string][] | null;
     const has = (name: string) => arrays[name] !== undefined || (later?.names.includes(name) ?? false);
     const idOrder = arrays.idOrder;
     if (
       !(idOrder instanceof Uint32Array) ||
       idOrder.length !== live ||
-      (wants(hold.entries) && !((ipc instanceof Uint8Array || has('entries')) && records)) ||
+      (wants(hold.entries) && !((ipc instanceof Uint8Array || has('entries')) && RECORD_ARRAYS.every(has))) ||
       (wants(hold.small) && !arrays['small.values']) ||
       (wants(hold.exact) && !has('full.residualValues'))
     ) {
       return undefined;
     }
-    const entriesNow = wants(hold.entries) && ipc instanceof Uint8Array;
+    const entriesNow = wants(hold.entries) && ipc instanceof Uint8Array && RECORD_ARRAYS.every((name) => arrays[name] !== undefined);
     const columns = new EntryColumns(dimensions, [], new Float32Array(), {
       small: wants(hold.small) ? { ...hold.small!, vectors: new Float32Array() } : undefined,
       entries: entriesNow ? { maxEntries: hold.entries!.maxEntries, loaded: hold.entries!.decode(ipc) } : undefined,
@@ -369,7 +400,7 @@ export class EntryColumns {
     const residualsLater = wants(hold.exact) && !arrays['full.residualValues'];
     columns.full.restore(unprefixed('full.'), { residualsLater });
     if (columns.small) columns.small.kernel.setQuantisedRows(arrays['small.values'] as Int8Array, arrays['small.scales'] as Float32Array);
-    if (columns.whole) for (const [slot, record] of records!) columns.whole.records[slot] = record;
+    if (columns.whole) columns.whole.records = recordsOf(arrays);
     // The residual level and the entries' columns are not needed to rank: they are read when
     // first needed (exact search, a write, a snapshot) or once the process has had a moment (see
     // `settled`), and until then reads of entries go to LanceDB. A one-shot process never reads them.
@@ -391,11 +422,12 @@ export class EntryColumns {
           );
         }
         if (entriesLater) {
+          const read = (name: string) => (arrays[name] ? Promise.resolve(arrays[name]) : later.read(name));
           parts.push(
-            later.read('entries').then(
-              (bytes) => {
-                columns.whole = { maxEntries: hold.entries!.maxEntries, records: [], loaded: hold.entries!.decode(bytes as Uint8Array) };
-                for (const [slot, record] of records!) columns.whole.records[slot] = record;
+            Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
+              ([bytes, ...recordParts]) => {
+                const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
+                columns.whole = { maxEntries: hold.entries!.maxEntries, records, loaded: hold.entries!.decode(bytes as Uint8Array) };
               },
               (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
             ),
