@@ -51,7 +51,10 @@ function typeBits(edgeTypes: Iterable<EntryEdgeType>): number {
  * writes that go through the same store (Kuzu's file lock keeps other processes from writing).
  */
 export class EntryAdjacency {
-  /** Every edge touching an entry, listed under both ends (one shared object per edge). */
+  /**
+   * Every edge touching an entry, listed under both ends (one shared object per edge): all of them
+   * in an adjacency built from edges, and after a snapshot only the lists writes have touched since.
+   */
   private readonly edgesOf = new Map<string, HeldEdge[]>();
   /**
    * SUPERSEDES edges by the entry they supersede: what `supersededBy` asks of every candidate,
@@ -62,9 +65,10 @@ export class EntryAdjacency {
   /** A snapshot's entry ids, made a set when first asked (writes and existence checks; a query's walk does not). */
   private entriesToCome: (() => string[]) | undefined;
   /**
-   * The lists of a snapshot not yet asked for: loaded as they are read, so that opening a store
-   * builds no edge object until a query walks to it (one object an edge cost 130–240 ms for 670K
-   * edges on a fresh process's first query). Undefined once every list is decoded.
+   * The lists of the last snapshot loaded or taken, read in place by queries: no edge object is
+   * built until a write touches its list (one object an edge cost 130–240 ms for 670K edges on a
+   * fresh process's first query, and the collector's time for as long as they are held).
+   * Undefined once every list is decoded.
    */
   private lazy: SnapshotLists | undefined;
 
@@ -406,23 +410,24 @@ export class EntryAdjacency {
    */
   edgesAmong(ids: readonly string[], edgeTypes: readonly EntryEdgeType[]): GraphEdge[] {
     const wanted = new Set(ids);
+    const among = [...wanted];
     const bits = typeBits(edgeTypes);
-    const big = [...wanted].filter((id) => this.degree(id) > Math.max(1024, 4 * wanted.size));
+    const big = among.filter((id) => this.degree(id) > Math.max(1024, 4 * wanted.size));
     const hub = big.length === 1 ? big[0] : undefined;
     const found: GraphEdge[] = [];
     // Snapshot lists are tested by slot: a mark per wanted slot, rather than a set of strings per edge.
     const lazy = this.lazy;
+    const slots = lazy ? Int32Array.from(among, (id) => lazy.slotOf.get(id) ?? -1) : undefined;
     let hubSlot = -1;
     if (lazy) {
       lazy.epoch = (lazy.epoch + 1) >>> 0 || 1;
-      if (lazy.epoch === 1) lazy.mark.fill(0);
-      for (const id of wanted) {
-        const slot = lazy.slotOf.get(id);
-        if (slot !== undefined) lazy.mark[slot] = lazy.epoch;
+      if (lazy.epoch === 1) lazy.mark.fill(0); // wrapped around
+      for (const [i, slot] of slots!.entries()) {
+        if (slot >= 0) lazy.mark[slot] = lazy.epoch;
+        if (among[i] === hub) hubSlot = slot;
       }
-      if (hub !== undefined) hubSlot = lazy.slotOf.get(hub) ?? -1;
     }
-    for (const id of wanted) {
+    for (const [i, id] of among.entries()) {
       if (id === hub) continue;
       const held = this.edgesOf.get(id);
       if (held) {
@@ -433,8 +438,8 @@ export class EntryAdjacency {
         }
         continue;
       }
-      const slot = this.unreadSlot(id);
-      if (slot < 0) continue;
+      const slot = slots?.[i] ?? -1;
+      if (slot < 0 || lazy!.listTaken[slot] === 1) continue;
       const { listStart, listMembers, from, to, type, weight, mark, epoch, ids: idOf } = lazy!;
       for (let k = listStart[slot]!, end = listStart[slot + 1]!; k < end; k++) {
         const edge = listMembers[k]!;
