@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { SETTINGS } from '../config/config.js';
-import { USAGE } from './main.js';
+import { USAGE } from './usage.js';
 
 export interface GeneratedSection {
   /** The doc, relative to the repository. */
