@@ -79,3 +79,6 @@ export const DEFAULTS = {
   /** `memcore serve --http`'s port. */
   httpPort: 7077,
 } as const;
+
+/** The LLM relevance filter's: entries kept at most, offered (the best by score), and the call's time limit. */
+export const LLM_FILTER_DEFAULTS = { maxSelect: 10, overRetrieve: 50, timeoutMs: 8_000 } as const;

@@ -1,10 +1,9 @@
 import { neutralize } from '../format/neutralize.js';
 import { throwIfAborted } from '../model/errors.js';
 import { optionNames } from '../model/options.js';
-import type { ScoredEntry } from '../model/types.js';
+import type { Reranker, ScoredEntry } from '../model/types.js';
 import type { JsonChat } from './chatClient.js';
-import type { Reranker } from '../recipe/searchRecipe.js';
-import { LLM_FILTER_DEFAULTS } from '../recipe/presets.js';
+import { LLM_FILTER_DEFAULTS } from '../config/defaults.js';
 
 export interface RelevanceFilterOptions {
   /** Chat model; default the engine's configured one. */

@@ -216,3 +216,18 @@ export interface ResidentLoad {
 }
 
 export type SearchRunsOn = 'memory' | 'lancedb';
+
+/**
+ * Reorders or trims a context's scored entries before the budget: a cross-encoder, a business
+ * rule, or the LLM relevance filter (`llmRelevance(chat, options)`, which `llmFilter` builds with
+ * the engine's chat). It gets the best `offered` by score, read whole, and returns the ones to
+ * keep in its order; the budget (`maxEntries`, `maxTokens`) applies after it. If it throws, the
+ * bundle keeps the top by score with a note.
+ */
+export interface Reranker {
+  /** Names it in notes and in the bundle cache's key: two rerankers that differ need two names. */
+  readonly name: string;
+  /** How many of the best by score it is offered. */
+  readonly offered: number;
+  rerank(task: string, entries: readonly ScoredEntry[], signal?: AbortSignal): Promise<{ kept: ScoredEntry[]; notes: string[] }>;
+}

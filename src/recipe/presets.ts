@@ -3,6 +3,7 @@
  * checks a caller's options once (names against the preset's list, values against the one table
  * in searchOptions.ts) and returns a frozen recipe.
  */
+import { LLM_FILTER_DEFAULTS } from '../config/defaults.js';
 import { OptionError, checkOptionNames } from '../model/options.js';
 import type { EntryEdgeType } from '../model/types.js';
 import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
@@ -35,9 +36,6 @@ interface Preset {
 }
 
 const FILTERS = SEARCH_FILTER_OPTIONS as readonly OptionName[];
-
-/** The LLM relevance filter's: entries kept at most, offered (the best by score), and the call's time limit. */
-export const LLM_FILTER_DEFAULTS = { maxSelect: 10, overRetrieve: 50, timeoutMs: 8_000 } as const;
 
 /** RRF's constant: a rank's weight is w / (k + rank). */
 const RRF_K = 60;
@@ -99,6 +97,8 @@ const CONTEXT_SHAPE = {
   diversity: 0,
   scoreCombination: 'sum',
 } as const;
+
+export { LLM_FILTER_DEFAULTS };
 
 export const PRESETS: Readonly<Record<PresetName, Preset>> = {
   semantic: {

@@ -17,7 +17,7 @@ import type { EntryFilter } from '../model/entryFilter.js';
 import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
 import { checkWeights, SCORE_COMBINATIONS, type ScoreCombination, type ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
-import type { Reranker } from './searchRecipe.js';
+import type { Reranker } from '../model/types.js';
 import { GRAPH_RANKERS, type GraphRanker } from '../retrieve/graphRanker.js';
 import { checkOptionNames } from '../model/options.js';
 import { abortSignal, date, flag, int, listOf, nonEmptyString, oneOf, refuse, share, type Check } from '../model/optionChecks.js';

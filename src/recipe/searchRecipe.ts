@@ -4,7 +4,9 @@
  * executor (retrieve/runRecipe.ts) runs any recipe and skips the stages it lacks; the engine's
  * search methods are presets of it (recipe/presets.ts) with the caller's overrides applied here.
  */
-import type { EntryEdgeType, ScoredEntry } from '../model/types.js';
+import type { EntryEdgeType, Reranker } from '../model/types.js';
+
+export type { Reranker };
 import type { FusionMethod } from '../retrieve/fuse.js';
 import type { ScoreCombination, ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
@@ -60,21 +62,6 @@ export interface RecipeScoring {
   readonly combination: ScoreCombination;
   /** undefined: measured on the store; false: never judged. */
   readonly relevanceFloor?: number | false;
-}
-
-/**
- * Reorders or trims a context's scored entries before the budget: a cross-encoder, a business
- * rule, or the LLM relevance filter (`llmRelevance(chat, options)`, which `llmFilter` builds with
- * the engine's chat). It gets the best `offered` by score, read whole, and returns the ones to
- * keep in its order; the budget (`maxEntries`, `maxTokens`) applies after it. If it throws, the
- * bundle keeps the top by score with a note.
- */
-export interface Reranker {
-  /** Names it in notes and in the bundle cache's key: two rerankers that differ need two names. */
-  readonly name: string;
-  /** How many of the best by score it is offered. */
-  readonly offered: number;
-  rerank(task: string, entries: readonly ScoredEntry[], signal?: AbortSignal): Promise<{ kept: ScoredEntry[]; notes: string[] }>;
 }
 
 /** A recipe's reranker: the LLM filter with the engine's chat, or one the caller gave. */

@@ -4,7 +4,6 @@
  */
 import type { Embedder } from '../embed/embedder.js';
 import { capText } from '../embed/chunkText.js';
-import type { JsonChat } from '../llm/chatClient.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
 import type { ContextBundle, SearchHit } from '../model/types.js';
@@ -19,17 +18,10 @@ import { hydrateHits } from './hydrateHits.js';
 import { keywordCandidates } from './keywordCandidates.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from './queryText.js';
 import { stage1CandidatesFor } from './stage1Calibration.js';
-import { buildTaskContext } from './taskContext.js';
-import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from './vectorCandidates.js';
+import { buildTaskContext, type RecipeRun } from './taskContext.js';
 
-/** What a run needs besides the recipe: none of it is data a recipe could freeze. */
-export interface RecipeRun {
-  signal?: AbortSignal;
-  /** The chat model a recipe's LLM reranker uses. */
-  chat?: JsonChat;
-  /** Entries on code a change touches (contextForDiff): a fourth fused list. */
-  codeHits?: Hit[];
-}
+export type { RecipeRun };
+import { EXACT_ORDER_MARGIN, exactNearest, twoStageCandidates } from './vectorCandidates.js';
 
 export interface RecipeOutcome {
   /** Best first: a list search's hits, or a context's entries. */

@@ -4,6 +4,7 @@
  * drop superseded → filter and score on the columns in memory (+ MMR) → read the entries that fit
  * the budget → code references and golden paths.
  */
+import type { JsonChat } from '../llm/chatClient.js';
 import type { Embedder } from '../embed/embedder.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
 import type { ContextBundle, ScoredEntry } from '../model/types.js';
@@ -27,7 +28,15 @@ import { llmRelevance } from '../llm/relevanceFilter.js';
 import { capNote, EMBEDDED_CHARS, SEARCHED_CHARS } from './queryText.js';
 import { capText } from '../embed/chunkText.js';
 import { embedOrExplain } from './embedQuery.js';
-import type { RecipeRun } from './runRecipe.js';
+
+/** What a run needs besides the recipe: none of it is data a recipe could freeze. */
+export interface RecipeRun {
+  signal?: AbortSignal;
+  /** The chat model a recipe's LLM reranker uses. */
+  chat?: JsonChat;
+  /** Entries on code a change touches (contextForDiff): a fourth fused list. */
+  codeHits?: Hit[];
+}
 
 /**
  * buildTaskContext's and findWithContext's options: a Pick of the one documented SearchOptions.

@@ -1,14 +1,3 @@
-import type { CodeLocation, GoldenPath } from '../../model/types.js';
-import type { CodeReferenceQuery, EntryCodeReference } from './graphStore.js';
-import type { SnapshotContent } from '../snapshot/snapshotFile.js';
-import { sortedIndexOf } from '../../kernel/sortedIndexOf.js';
-
-function listIn<T>(map: Map<string, T[]>, key: string): T[] {
-  let list = map.get(key);
-  if (!list) map.set(key, (list = []));
-  return list;
-}
-
 /**
  * Which code each entry references and which golden paths it implements, with the code locations
  * and paths themselves, in memory: every buildTaskContext asks for them, and a Kuzu lookup of a
@@ -16,11 +5,17 @@ function listIn<T>(map: Map<string, T[]>, key: string): T[] {
  * table). Small next to the entries (code locations and paths number in the thousands), so a
  * write that touches code is answered by reloading, not by patching.
  */
-export interface CodeLinksData {
-  references: { entryId: string; codeId: string; relevance: number }[];
-  implementations: { entryId: string; pathId: string }[];
-  codeLocations: CodeLocation[];
-  goldenPaths: GoldenPath[];
+import type { CodeLocation, GoldenPath } from '../../model/types.js';
+import type { CodeLinksData, CodeReferenceQuery, EntryCodeReference } from './graphStore.js';
+import type { SnapshotContent } from '../snapshot/snapshotFile.js';
+import { sortedIndexOf } from '../../kernel/sortedIndexOf.js';
+
+export type { CodeLinksData };
+
+function listIn<T>(map: Map<string, T[]>, key: string): T[] {
+  let list = map.get(key);
+  if (!list) map.set(key, (list = []));
+  return list;
 }
 
 /** The maps every lookup and write can use: built from the data, or from a snapshot when first needed. */

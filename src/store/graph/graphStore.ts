@@ -1,4 +1,3 @@
-import type { CodeLinksData } from './codeLinks.js';
 import type { Residents } from '../resident/residents.js';
 import type { CodeLocation, EntryEdgeType, GoldenPath, PathHop, Relation, RelationType } from '../../model/types.js';
 import type { GoldenPathInput } from '../../model/memoryFile.js';
@@ -165,4 +164,12 @@ export interface GraphDriver extends Omit<
   scanEntryEdges(): Promise<{ ids: string[]; edges: GraphEdge[] }>;
   /** Every code reference and implementation, with the code locations and golden paths. */
   scanCodeLinks(): Promise<CodeLinksData>;
+}
+
+/** What a driver's scan of the code links gives (store/graph/codeLinks.ts holds it in memory). */
+export interface CodeLinksData {
+  references: { entryId: string; codeId: string; relevance: number }[];
+  implementations: { entryId: string; pathId: string }[];
+  codeLocations: CodeLocation[];
+  goldenPaths: GoldenPath[];
 }

@@ -6,7 +6,6 @@ import type { MemoryEntry } from '../../model/types.js';
 import { MemcoreError } from '../../model/errors.js';
 import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
 import { plainRows, rowsOf } from './plainRows.js';
-import type { EntryColumnRow } from '../resident/entryColumns.js';
 import type { KeywordDocument } from '../resident/keywordIndex.js';
 import { storeFailure, translateNativeErrors } from '../storeErrors.js';
 
@@ -39,6 +38,22 @@ function arrowSchema(dimensions: number, smallDimensions: number): arrow.Schema 
 }
 
 /** A stored entry together with its vectors. */
+/** An entry's filter and scoring fields as the resident entry columns hold them (store/resident/entryColumns.ts). */
+export interface EntryColumnRow {
+  id: string;
+  coreId: string;
+  source: string | null;
+  entryType: string;
+  confidenceRank: number;
+  importance: number;
+  tags: string[];
+  sensitivity: string;
+  createdAt: number;
+  updatedAt: number;
+  validFrom: number | null;
+  validTo: number | null;
+}
+
 export interface StoredEntry {
   entry: MemoryEntry;
   vector: Float32Array;

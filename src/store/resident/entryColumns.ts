@@ -2,7 +2,9 @@ import { norm } from '../../embed/embedder.js';
 import { MatrixKernel } from '../../kernel/matrixKernel.js';
 import { FullVectors } from './fullVectors.js';
 import { CONFIDENCE_LEVELS, type Confidence, type MemoryEntry } from '../../model/types.js';
-import type { LoadedEntries } from '../lance/entriesTable.js';
+import type { EntryColumnRow, LoadedEntries } from '../lance/entriesTable.js';
+
+export type { EntryColumnRow };
 import type { EntryFilter } from '../../model/entryFilter.js';
 import type { LaterSections, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
@@ -22,20 +24,6 @@ export interface EntryFeatures {
 }
 
 /** The columns of one entry that EntryColumns holds (besides its vector). */
-export interface EntryColumnRow {
-  id: string;
-  coreId: string;
-  source: string | null;
-  entryType: string;
-  confidenceRank: number;
-  importance: number;
-  tags: string[];
-  sensitivity: string;
-  createdAt: number;
-  updatedAt: number;
-  validFrom: number | null;
-  validTo: number | null;
-}
 
 export function columnRow(e: MemoryEntry): EntryColumnRow {
   return {
