@@ -168,8 +168,8 @@ describe('memcore mcp (stdio)', () => {
     expect(afterIds).not.toContain(result.id);
     // The retraction is a record of the forget, not knowledge: never a search hit or a bundle entry.
     expect(afterIds).not.toContain(retraction);
-    const bundle = await call(client, 'build_task_context', { task: 'Redis container refresh tests' });
-    expect(text(bundle)).not.toContain('Retired:');
+    const afterBundle = await call(client, 'build_task_context', { task: 'Redis container refresh tests' });
+    expect(text(afterBundle)).not.toContain('Retired:');
     // History stays: the retired entry is still readable by id.
     expect((await call(client, 'get_entries', { ids: [result.id] })).structuredContent).toMatchObject({ missing: [] });
 

@@ -15,6 +15,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { codeSpan, describeReason } from '../format/formatBundle.js';
 import { formatContext, type ContextStyle } from '../format/formatContext.js';
 import { describeConfig, resolveConfig } from '../config/config.js';
+import { skippedLine } from './commands/import.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
@@ -150,7 +151,9 @@ Commands:
   import <path>...          import markdown (files, or folders walked with .gitignore): a heading section
                             per entry; ADR folders give decisions, CLAUDE.md/AGENTS.md/.cursor/rules give
                             conventions; re-import updates and removes to match (--core, --type,
-                            --no-conventions, --no-auto-link); exit 3 when a document was skipped
+                            --no-conventions, --no-auto-link); exit 3 when a document was skipped;
+                            leaves out templates, test fixtures, vendored/build folders and
+                            changelogs, and says so (--exclude <glob>, repeatable; --changelogs)
   import-code <repo> --codebase <id>  code locations for every function, class, method, interface, type
                             and enum of the TypeScript/JavaScript files (walked with .gitignore), with
                             lines, kind and a fingerprint; unchanged files are skipped by hash; entries
@@ -432,10 +435,14 @@ const COMMANDS: Record<string, Command> = {
       type: { type: 'string' },
       'no-conventions': { type: 'boolean', default: false },
       'no-auto-link': { type: 'boolean', default: false },
+      exclude: { type: 'string', multiple: true },
+      changelogs: { type: 'boolean', default: false },
     },
     args: [1, Infinity],
     uses: 'writes',
     async run({ engine, cwd }, paths, values, io) {
+      const configured = (resolveConfig({ cwd }).values.import as { exclude?: string[] } | undefined)?.exclude ?? [];
+      const exclude = [...configured, ...((values.exclude as string[] | undefined) ?? [])];
       const memory = await engine();
       const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${m}`) : undefined;
       const r = await memory.importMarkdown(
@@ -445,6 +452,8 @@ const COMMANDS: Record<string, Command> = {
           ...(values.type !== undefined ? { type: values.type as string } : {}),
           conventions: values['no-conventions'] !== true,
           autoLink: values['no-auto-link'] !== true,
+          ...(exclude.length > 0 ? { exclude } : {}),
+          ...(values.changelogs === true ? { changelogs: true } : {}),
           ...(progress ? { onProgress: progress } : {}),
         },
       );
@@ -456,6 +465,7 @@ const COMMANDS: Record<string, Command> = {
             (r.files.removed > 0 ? `; ${r.files.removed} documents gone` : '') +
             (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
         );
+        if (r.skipped.length > 0) io.out(skippedLine(r.skipped, cwd));
         for (const f of r.failed) io.err(`skipped ${f.error}`);
       }
       return r.failed.length > 0 ? EXIT.invalid : EXIT.ok;
