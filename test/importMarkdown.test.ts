@@ -30,7 +30,7 @@ async function byTitle(m: MemoryEngine) {
 }
 
 async function edges(m: MemoryEngine, type: string) {
-  const titles = new Map((await m.listEntries({ limit: 100, asOf: new Date('2100-01-01') })).map((e) => [e.id, e.title]));
+  const titles = new Map([...(await byTitle(m)).values()].map((e) => [e.id, e.title]));
   const out: string[] = [];
   for (const id of titles.keys()) {
     for (const hit of await m.traverse(id, { depth: 1, relationTypes: [type as 'RELATED'], direction: 'outgoing' }))

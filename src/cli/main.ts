@@ -15,7 +15,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { codeSpan, describeReason } from '../format/formatBundle.js';
 import { formatContext, type ContextStyle } from '../format/formatContext.js';
 import { describeConfig, resolveConfig } from '../config/config.js';
-import { skippedLine } from './commands/import.js';
+import { LEAVING_OUT_FLAGS, leavingOutOptions, skippedLine } from './importOptions.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
@@ -435,14 +435,11 @@ const COMMANDS: Record<string, Command> = {
       type: { type: 'string' },
       'no-conventions': { type: 'boolean', default: false },
       'no-auto-link': { type: 'boolean', default: false },
-      exclude: { type: 'string', multiple: true },
-      changelogs: { type: 'boolean', default: false },
+      ...LEAVING_OUT_FLAGS,
     },
     args: [1, Infinity],
     uses: 'writes',
     async run({ engine, cwd }, paths, values, io) {
-      const configured = (resolveConfig({ cwd }).values.import as { exclude?: string[] } | undefined)?.exclude ?? [];
-      const exclude = [...configured, ...((values.exclude as string[] | undefined) ?? [])];
       const memory = await engine();
       const progress = io.isTTY && !values.json ? (m: string) => io.err(`  ${m}`) : undefined;
       const r = await memory.importMarkdown(
@@ -452,8 +449,7 @@ const COMMANDS: Record<string, Command> = {
           ...(values.type !== undefined ? { type: values.type as string } : {}),
           conventions: values['no-conventions'] !== true,
           autoLink: values['no-auto-link'] !== true,
-          ...(exclude.length > 0 ? { exclude } : {}),
-          ...(values.changelogs === true ? { changelogs: true } : {}),
+          ...leavingOutOptions(values, cwd),
           ...(progress ? { onProgress: progress } : {}),
         },
       );

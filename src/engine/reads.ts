@@ -117,7 +117,7 @@ export async function entryGraph(stores: Stores, query: EntryGraphQuery, options
     entries = [...(await getEntries(stores, [query.focus], { sensitivity })), ...reached.map((r) => r.entry)];
   } else {
     checkId('entryGraph: core', query.core);
-    entries = (await stores.table.read(resolveFilter({ cores: [query.core], sensitivity }))).map((s) => s.entry);
+    entries = await entriesInEffect(stores, resolveFilter({ cores: [query.core], sensitivity }), undefined);
   }
   const edges = await stores.graph.edgesAmong(
     entries.map((e) => e.id),

@@ -242,7 +242,11 @@ function uniqueTitles(docs: ParsedDocument[]): void {
 }
 
 /** The imported document and anchor a link from `doc` points at, when it points into the import. */
-function linkedDocument(doc: ParsedDocument, url: string, byPath: Map<string, ParsedDocument>): { target: ParsedDocument; anchor: string } | null {
+function linkedDocument(
+  doc: ParsedDocument,
+  url: string,
+  byPath: Map<string, ParsedDocument>,
+): { target: ParsedDocument; anchor: string } | null {
   if (/^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('//')) return null;
   const hash = url.indexOf('#');
   let file = hash < 0 ? url : url.slice(0, hash);
