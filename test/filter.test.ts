@@ -44,5 +44,7 @@ describe('sqlString: the one escaping helper for LanceDB filters', () => {
     expect(entryFilterSql({})).toBeUndefined();
     expect(entryFilterSql({ notIds: ["x'); --", 'ü\\'] })).toBe("(NOT (id IN ('x''); --', 'ü\\')))");
     expect(entryFilterSql({ notIds: [] })).toBeUndefined();
+    expect(entryFilterSql({ notEntryTypes: ['retraction', "it's"] })).toBe("(NOT (entry_type IN ('retraction', 'it''s')))");
+    expect(entryFilterSql({ notEntryTypes: [] })).toBeUndefined();
   });
 });

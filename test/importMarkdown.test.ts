@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { openMemory, type MemoryEngine } from '../src/index.js';
-import { supersessionIn } from '../src/import/conventions.js';
+import { statusWord, supersessionRefs } from '../src/import/decisionRecord.js';
 import { embedProgress } from '../src/ingest/indexer.js';
 import { MarkdownParser } from '../src/import/markdownParser.js';
 import { refuseDeepNesting, sectionsOfTree } from '../src/import/markdownSections.js';
@@ -23,12 +23,14 @@ async function projectCopy(): Promise<string> {
   return dir;
 }
 
+/** Every entry by title, in effect or not (a superseded record too). */
 async function byTitle(m: MemoryEngine) {
-  return new Map((await m.listEntries({ limit: 100 })).map((e) => [e.title, e]));
+  const ids = (await m.exportMemory()).entries!.map((e) => e.id!);
+  return new Map((await m.getEntries(ids)).map((e) => [e.title, e]));
 }
 
 async function edges(m: MemoryEngine, type: string) {
-  const titles = new Map((await m.listEntries({ limit: 100, asOf: new Date('2100-01-01') })).map((e) => [e.id, e.title]));
+  const titles = new Map([...(await byTitle(m)).values()].map((e) => [e.id, e.title]));
   const out: string[] = [];
   for (const id of titles.keys()) {
     for (const hit of await m.traverse(id, { depth: 1, relationTypes: [type as 'RELATED'], direction: 'outgoing' }))
@@ -66,7 +68,7 @@ describe('importMarkdown: documents as memory', () => {
       expect(entries.get('ADR 2: Keep the graph in Kuzu')).toMatchObject({
         entryType: 'decision',
         source: 'docs/adr/0002-graph-in-kuzu.md',
-        tags: ['storage', 'graph'],
+        tags: ['storage', 'graph', 'status:accepted'],
         createdAt: new Date('2025-03-14T00:00:00Z'),
       });
       // one decision per record, its sections kept together
@@ -90,6 +92,8 @@ describe('importMarkdown: documents as memory', () => {
       );
 
       expect(await edges(m, 'SUPERSEDES')).toEqual(['ADR 2: Keep the graph in Kuzu -> ADR 1: Store everything in SQLite']);
+      // The superseded record is history, not in effect.
+      expect((await m.listEntries({ limit: 100 })).map((e) => e.title)).not.toContain('ADR 1: Store everything in SQLite');
       expect(await edges(m, 'RELATED')).toEqual([
         'ADR 1: Store everything in SQLite -> ADR 2: Keep the graph in Kuzu',
         'ADR 2: Keep the graph in Kuzu -> Storage',
@@ -147,7 +151,9 @@ describe('importMarkdown: documents as memory', () => {
       // slow.md takes ~4 s to parse; 1 s leaves the other documents room on a loaded machine.
       const report = await m.importMarkdown([dir], { parseTimeoutMs: 1000 });
       const reasons = Object.fromEntries(report.failed.map((f) => [f.file.slice(dir.length + 1), f.error]));
-      expect(Object.keys(reasons).sort()).toEqual(['CLAUDE.md', 'docs/bad-field.md', 'docs/deep.md', 'docs/slow.md']);
+      expect(Object.keys(reasons).sort()).toEqual(['CLAUDE.md', 'docs/bad-field.md', 'docs/deep.md', 'docs/nul.md', 'docs/slow.md']);
+      // A NUL byte means a binary file, whatever its name: refused, not read as text.
+      expect(reasons['docs/nul.md']).toMatch(/not a text file \(a NUL byte at offset 19\)/);
       expect(reasons['CLAUDE.md']).toMatch(/front matter is not valid YAML/);
       expect(reasons['docs/deep.md']).toMatch(/line 3 opens 40 block quotes and lists inside each other/);
       expect(reasons['docs/slow.md']).toMatch(/took longer than 1 s to parse/);
@@ -155,8 +161,8 @@ describe('importMarkdown: documents as memory', () => {
       expect(report.files.removed).toBe(0);
       const entries = await byTitle(m);
       expect(entries.get('Tests')?.content).toMatch(/Run `npm test`/); // CLAUDE.md's sections stay as they were
-      expect(entries.size).toBe(12);
-      expect(entries.get('Odd bytes')?.content).toBe('before\u0000after'); // a NUL comes back as written
+      expect(entries.size).toBe(11);
+      expect(entries.has('Odd bytes')).toBe(false);
     } finally {
       await m.close();
     }
@@ -228,10 +234,31 @@ describe('markdown sections and supersession phrases', () => {
   });
 
   it('reads which records a decision supersedes or is superseded by', () => {
-    expect(supersessionIn('Superseded by ADR-0012 on 2024-01-05', [])).toEqual({ supersededBy: [12], supersedes: [] });
-    expect(supersessionIn('Accepted. Supersedes ADR 3 and ADR-4.', [])).toEqual({ supersededBy: [], supersedes: [3, 4] });
-    expect(supersessionIn('Superseded by [the new storage decision](0007-x.md)', [7])).toEqual({ supersededBy: [7], supersedes: [] });
-    expect(supersessionIn('superseded_by: 9', [])).toEqual({ supersededBy: [9], supersedes: [] });
-    expect(supersessionIn('This replaces nothing in particular.', [])).toEqual({ supersededBy: [], supersedes: [] });
+    const n = (...numbers: number[]) => numbers.map((number) => ({ number }));
+    expect(supersessionRefs('Superseded by ADR-0012 on 2024-01-05', [])).toEqual({ supersededBy: n(12), supersedes: [] });
+    expect(supersessionRefs('Accepted. Supersedes ADR 3 and ADR-4.', [])).toEqual({ supersededBy: [], supersedes: n(3, 4) });
+    expect(supersessionRefs('Superseded by the new storage decision', ['0007-x.md'])).toEqual({
+      supersededBy: [{ url: '0007-x.md' }],
+      supersedes: [],
+    });
+    expect(supersessionRefs('superseded_by: 9', [])).toEqual({ supersededBy: n(9), supersedes: [] });
+    expect(supersessionRefs('This replaces nothing in particular.', [])).toEqual({ supersededBy: [], supersedes: [] });
+    // adr-tools spells it "Superceded"; the link's text starts with the record's number.
+    expect(supersessionRefs('Superceded by 3. Deploy with Kubernetes', ['0003-deploy.md'])).toEqual({
+      supersededBy: [{ url: '0003-deploy.md' }, ...n(3)],
+      supersedes: [],
+    });
+    expect(supersessionRefs('Supercedes 2. Deploy with Ansible', [])).toEqual({ supersededBy: [], supersedes: n(2) });
+    // Two phrases: the link cannot be told apart, the numbers can.
+    expect(supersessionRefs('Supersedes ADR-1, superseded by ADR-5', ['x.md'])).toEqual({ supersededBy: n(5), supersedes: n(1) });
+  });
+
+  it('reads a record status as its first words, and placeholders as none', () => {
+    expect(statusWord('Accepted')).toBe('accepted');
+    expect(statusWord('superseded by [ADR-0005](0005-example.md)')).toBe('superseded');
+    expect(statusWord('Superceded by [2. Title](0002-title.md)')).toBe('superseded');
+    expect(statusWord('On hold')).toBe('on hold');
+    expect(statusWord('[proposed | rejected | accepted]')).toBeNull();
+    expect(statusWord('{proposed | rejected | accepted}')).toBeNull();
   });
 });

@@ -166,7 +166,10 @@ describe('memcore mcp (stdio)', () => {
     const after = await call(client, 'search_memory', { query: 'Redis container refresh tests', mode: 'keyword' });
     const afterIds = (after.structuredContent as { hits: { entry: { id: string } }[] }).hits.map((h) => h.entry.id);
     expect(afterIds).not.toContain(result.id);
-    expect(afterIds).toContain(retraction);
+    // The retraction is a record of the forget, not knowledge: never a search hit or a bundle entry.
+    expect(afterIds).not.toContain(retraction);
+    const afterBundle = await call(client, 'build_task_context', { task: 'Redis container refresh tests' });
+    expect(text(afterBundle)).not.toContain('Retired:');
     // History stays: the retired entry is still readable by id.
     expect((await call(client, 'get_entries', { ids: [result.id] })).structuredContent).toMatchObject({ missing: [] });
 
@@ -230,6 +233,8 @@ describe('memcore mcp (stdio)', () => {
     expect(resources.map((r) => r.uri)).toContain('memcore://core-memory/auth-jwt');
     const core = (await client.readResource({ uri: 'memcore://core-memory/auth-jwt' })).contents[0] as { text: string };
     expect(core.text).toMatch(/^<memory>/);
+    // In effect only: the decision that "Rotate refresh tokens on every use" superseded is not shown.
+    expect(core.text).not.toContain('Refresh tokens are long-lived and reusable');
     // Most important first: importance 9 before the rest.
     expect(core.text.indexOf('Rotate refresh tokens on every use')).toBeLessThan(
       core.text.indexOf('Access tokens expire after 15 minutes'),

@@ -13,7 +13,9 @@ Commands:
   import <path>...          import markdown (files, or folders walked with .gitignore): a heading section
                             per entry; ADR folders give decisions, CLAUDE.md/AGENTS.md/.cursor/rules give
                             conventions; re-import updates and removes to match (--core, --type,
-                            --no-conventions, --no-auto-link); exit 3 when a document was skipped
+                            --no-conventions, --no-auto-link); exit 3 when a document was skipped;
+                            leaves out templates, test fixtures, vendored/build folders and
+                            changelogs, and says so (--exclude <glob>, repeatable; --changelogs)
   import-code <repo> --codebase <id>  code locations for every function, class, method, interface, type
                             and enum of the TypeScript/JavaScript files (walked with .gitignore), with
                             lines, kind and a fingerprint; unchanged files are skipped by hash; entries

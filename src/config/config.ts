@@ -13,7 +13,7 @@ const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('ya
 import { invalidInput } from '../model/errors.js';
 import { DEFAULTS } from './defaults.js';
 
-type Kind = 'string' | 'url' | 'int' | 'fraction' | 'bool' | 'intList' | { enum: readonly string[] };
+type Kind = 'string' | 'url' | 'int' | 'fraction' | 'bool' | 'intList' | 'stringList' | { enum: readonly string[] };
 
 interface Setting {
   key: string;
@@ -149,6 +149,12 @@ export const SETTINGS: readonly Setting[] = [
     help: 'days over which an effectiveness drifts halfway back to neutral without ratings',
   },
   {
+    key: 'import.exclude',
+    env: 'MEMCORE_IMPORT_EXCLUDE',
+    kind: 'stringList',
+    help: 'globs (.gitignore syntax) memcore import leaves out, with its --exclude ones; comma-separated in the env',
+  },
+  {
     key: 'gaps.log',
     env: 'MEMCORE_GAPS_LOG',
     kind: 'bool',
@@ -219,6 +225,11 @@ function coerce(s: Setting, raw: unknown, where: string): unknown {
       if (text !== undefined && /^(1|true|yes|on)$/i.test(text)) return true;
       if (text !== undefined && /^(0|false|no|off)$/i.test(text)) return false;
       throw fail('must be true or false');
+    case 'stringList': {
+      const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',').map((x) => x.trim()) : null;
+      if (!list || list.some((x) => typeof x !== 'string' || x.trim() === '')) throw fail('must be a list of non-empty strings');
+      return list;
+    }
     case 'intList': {
       const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',').map((x) => x.trim()) : null;
       const nums = list?.map((x) => (typeof x === 'number' ? x : /^\d+$/.test(String(x)) ? Number(x) : NaN));

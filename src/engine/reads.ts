@@ -5,6 +5,7 @@
  * around them.
  */
 import type { MemoryDocumentRecord } from '../model/memoryFile.js';
+import { RECORD_ENTRY_TYPES } from '../model/entryFilter.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { checkId } from '../model/ids.js';
 import { checkOptionNames } from '../model/options.js';
@@ -15,7 +16,8 @@ import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
 import { resolveFilter } from '../recipe/searchOptions.js';
 import { exactNearest } from '../retrieve/vectorCandidates.js';
 import { hydrateHits } from '../retrieve/hydrateHits.js';
-import { makeHit } from '../retrieve/candidate.js';
+import { makeHit, type Hit } from '../retrieve/candidate.js';
+import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { CodeIndex } from '../code/codeIndex.js';
 import { codeFreshness } from '../code/codeFreshness.js';
 import { readSignals } from '../feedback/effectiveness.js';
@@ -23,7 +25,7 @@ import { exportDocument } from '../ops/export.js';
 import { coreMemoryBlock } from '../format/coreMemoryBlock.js';
 import { entryDetails, type EntryDetails } from './entryDetails.js';
 import { sampleEntryGraph, type EntryGraph, type EntryGraphQuery } from './entryGraph.js';
-import { namedLinks, traverseFrom } from './visibility.js';
+import { entriesInEffect, namedLinks, traverseFrom } from './visibility.js';
 import { CODE_REFERENCE_QUERY, type CodeReferenceHit, type RelatedToCodeHit, type RelatedToCodeOptions } from './engineOptions.js';
 import type { SensitivityOption, TraverseHit, TraverseOptions } from './engineOptions.js';
 import {
@@ -36,9 +38,12 @@ import {
   type ListOptions,
 } from './readOptions.js';
 
+/** The entries in effect (engine/visibility.ts), in the listing's order; `entryTypes: ['retraction']` lists retractions. */
 export async function listEntries(stores: Stores, options: ListOptions): Promise<MemoryEntry[]> {
   const { filter, limit, offset } = listOptions(options);
-  const rows = (await stores.table.read(filter)).map((s) => s.entry);
+  // A listing that names a record type by name asks for those records (the history of `forget`).
+  const notEntryTypes = filter.notEntryTypes?.filter((t) => !filter.entryTypes?.includes(t));
+  const rows = await entriesInEffect(stores, { ...filter, notEntryTypes }, options.asOf);
   rows.sort((a, b) => a.coreId.localeCompare(b.coreId) || a.title.localeCompare(b.title) || a.id.localeCompare(b.id));
   return rows.slice(offset, offset + limit);
 }
@@ -50,7 +55,7 @@ export async function coreMemory(
 ): Promise<{ core: string; text: string; entries: MemoryEntry[] }> {
   const { maxTokens } = coreMemoryOptions(options);
   checkId('coreMemory', core);
-  const entries = (await stores.table.read(resolveFilter({ cores: [core] }))).map((s) => s.entry);
+  const entries = await entriesInEffect(stores, resolveFilter({ cores: [core] }), undefined);
   return coreMemoryBlock(core, entries, maxTokens);
 }
 
@@ -112,7 +117,7 @@ export async function entryGraph(stores: Stores, query: EntryGraphQuery, options
     entries = [...(await getEntries(stores, [query.focus], { sensitivity })), ...reached.map((r) => r.entry)];
   } else {
     checkId('entryGraph: core', query.core);
-    entries = (await stores.table.read(resolveFilter({ cores: [query.core], sensitivity }))).map((s) => s.entry);
+    entries = await entriesInEffect(stores, resolveFilter({ cores: [query.core], sensitivity }), undefined);
   }
   const edges = await stores.graph.edgesAmong(
     entries.map((e) => e.id),
@@ -135,8 +140,10 @@ export async function findRelatedToCode(
   const refs = await stores.graph.findByCodeReference({ filePath });
   throwIfAborted(signal);
   // The exact search, over the referencing entries only: no row is read but the hits'.
-  const filter = { ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date(), sensitivity };
-  const { hits } = await exactNearest(stores, vector, { filter, limit, threshold: -1, keep: async (h) => h, signal });
+  const filter = { ids: [...new Set(refs.map((r) => r.entryId))], validAt: new Date(), notEntryTypes: RECORD_ENTRY_TYPES, sensitivity };
+  // In effect, as a search is: no record, nothing a successor supersedes.
+  const keep = async (hits: Hit[]) => (await dropSuperseded(stores, hits, { signal })).kept;
+  const { hits } = await exactNearest(stores, vector, { filter, limit, threshold: -1, keep, signal });
   return hits.map(({ entry, similarity }) => ({
     entry,
     similarity,

@@ -1,13 +1,29 @@
 /**
- * What a read with a given sensitivity may name: an entry of a sensitivity not asked for is not
+ * What a read may show. In effect: what the project holds now (or as of a time), applied the same
+ * way by every read that says "in effect". Named: an entry of a sensitivity not asked for is not
  * returned, and not named either, as the other end of a link or a step of a path.
  */
+import type { EntryFilter } from '../model/entryFilter.js';
 import { MemcoreError } from '../model/errors.js';
+import type { MemoryEntry } from '../model/types.js';
+import { dropSuperseded } from '../retrieve/dropSuperseded.js';
 import { ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type EntryEdgeType, type Sensitivity } from '../model/types.js';
 import type { Direction } from '../store/graph/graphStore.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryLink } from './remember.js';
 import type { TraverseHit } from './engineOptions.js';
+
+/**
+ * The entries of `filter` in effect as of `asOf` (now when undefined): the filter's validity test
+ * (`validAt`: valid_from, else created_at, up to valid_to) and its types (records such as
+ * retractions are left out: `RECORD_ENTRY_TYPES`, set by `resolveFilter`), then no entry that a
+ * successor in force supersedes. Searches and bundles apply the same two steps to their
+ * candidates (entryFilterOf, then dropSuperseded); `list` and `core-memory` read through here.
+ */
+export async function entriesInEffect(stores: Stores, filter: EntryFilter, asOf: Date | undefined): Promise<MemoryEntry[]> {
+  const rows = (await stores.table.read(filter)).map((s) => s.entry);
+  return (await dropSuperseded(stores, rows, asOf ? { asOf } : {})).kept;
+}
 
 /** Of `ids`, those whose entries a read with this sensitivity may name. */
 export async function visibleIds(stores: Stores, ids: Iterable<string>, sensitivity: Sensitivity[]): Promise<Set<string>> {

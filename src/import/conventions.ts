@@ -34,6 +34,8 @@ export function documentKind(path: string): DocumentKind {
   const folder = posix.dirname(path);
   if (RULES_FOLDERS.some((f) => folder === f || folder.endsWith(`/${f}`) || folder.startsWith(`${f}/`) || folder.includes(`/${f}/`)))
     return 'rules';
+  // The index or readme of a decision folder lists the records; it is not one.
+  if (/^(readme|index)\.(md|markdown|mdx)$/i.test(name)) return 'doc';
   if (segments.slice(0, -1).some((s) => ADR_FOLDERS.includes(s.toLowerCase())) || /^adr[-_ ]?\d+/i.test(name)) return 'adr';
   return 'doc';
 }
@@ -42,26 +44,4 @@ export function documentKind(path: string): DocumentKind {
 export function adrNumber(path: string): number | null {
   const m = /^(?:adr[-_ ]?)?0*(\d{1,6})(?=[-_ .])/i.exec(posix.basename(path));
   return m ? Number(m[1]) : null;
-}
-
-/**
- * Which records a decision record says it supersedes, or is superseded by: "Superseded by
- * ADR-0012", "Supersedes [ADR 3](0003-x.md)". `text` is one paragraph or list item as plain text;
- * `linked` are the ADR numbers its links point at.
- */
-export function supersessionIn(text: string, linked: number[]): { supersededBy: number[]; supersedes: number[] } {
-  const out = { supersededBy: [] as number[], supersedes: [] as number[] };
-  const phrase = /\b(superseded[\s_-]+by|supersedes|replaced[\s_-]+by|replaces)\b/gi;
-  const hits = [...text.matchAll(phrase)];
-  hits.forEach((m, i) => {
-    const tail = text.slice(m.index + m[0].length, hits[i + 1]?.index ?? text.length);
-    const named = [...tail.matchAll(/\badr[-\s#]*0*(\d{1,6})\b/gi)].map((n) => Number(n[1]));
-    const bare = /^[\s:#["']*0*(\d{1,6})\b/.exec(tail);
-    const numbers = named.length > 0 ? named : bare ? [Number(bare[1])] : [];
-    // A phrase with a link names the link's record; the number in its words is usually the same.
-    const targets = [...new Set([...(hits.length === 1 ? linked : []), ...numbers])];
-    const by = /^(superseded|replaced)/i.test(m[1]!);
-    (by ? out.supersededBy : out.supersedes).push(...targets);
-  });
-  return out;
 }

@@ -9,8 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, posix, resolve, sep } from 'node:path';
 import GithubSlugger from 'github-slugger';
-import type { Nodes, Root } from 'mdast';
-import { toString } from 'mdast-util-to-string';
+import type { Root } from 'mdast';
 import type { Embedder } from '../embed/embedder.js';
 import { indexDocument, type IngestReport } from '../ingest/indexer.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
@@ -21,9 +20,11 @@ import { checkId } from '../model/ids.js';
 import { validateMemoryDocument, type EntryRecord, type MemoryDocument, type RelationRecord } from '../model/memoryFile.js';
 import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
-import { adrNumber, documentKind, supersessionIn, type DocumentKind } from './conventions.js';
+import { adrNumber, documentKind, type DocumentKind } from './conventions.js';
+import { decisionRecordMeta, outOfEffect, type RecordRef } from './decisionRecord.js';
 import { MarkdownParser } from './markdownParser.js';
-import { linksUnder, MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
+import { MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
+import { documentSkipRule } from './skipRules.js';
 import { walkDocuments } from './walkFiles.js';
 
 export interface ImportMarkdownOptions {
@@ -37,6 +38,10 @@ export interface ImportMarkdownOptions {
   autoLink?: boolean;
   /** Milliseconds one file may take to parse before it is skipped. Default 30,000. */
   parseTimeoutMs?: number;
+  /** Globs (.gitignore syntax, from each folder imported) of files and folders to leave out. */
+  exclude?: string[];
+  /** Import changelogs (CHANGELOG.md, HISTORY.md, …), which a folder's import leaves out by default. */
+  changelogs?: boolean;
   signal?: AbortSignal;
   /** Hears how far the import has come (files read, then texts embedded). */
   onProgress?: (message: string) => void;
@@ -51,12 +56,20 @@ export interface ImportReport extends IngestReport {
   };
   /** Documents skipped because they could not be read; what they wrote before is kept. */
   failed: { file: string; error: string }[];
+  /**
+   * Documents a folder's walk left out, with the reason: templates, test fixtures, vendored or
+   * generated folders, changelogs, `exclude` globs (docs/import.md). What they wrote before goes.
+   */
+  skipped: { file: string; reason: string }[];
 }
 
 /** Files larger than this are skipped: a document that size is data, not prose. */
 export const MAX_DOCUMENT_BYTES = 4 * 2 ** 20;
 
 const SOURCE_PREFIX = 'import:';
+
+/** The end of validity of an undated record whose status says it is not in effect. */
+const NEVER_IN_EFFECT = '1970-01-01T00:00:00.000Z';
 
 /** One parsed document, before links between documents are resolved. */
 interface ParsedDocument {
@@ -68,8 +81,10 @@ interface ParsedDocument {
   /** Section anchors to entry ids; '' is the document's first entry. */
   anchors: Map<string, string>;
   links: { from: string; url: string }[];
-  supersession: { from: string; supersededBy: number[]; supersedes: number[] }[];
+  supersession: { from: string; supersededBy: RecordRef[]; supersedes: RecordRef[] }[];
   adr: number | null;
+  /** A decision record's status says it is not in effect (superseded, deprecated, rejected …). */
+  outOfEffect: boolean;
   /** Titles to make unique: heading, then with parents, then with the document. */
   titleChoices: string[][];
 }
@@ -112,23 +127,6 @@ function frontMatterFields(file: string, fm: Record<string, unknown>): Partial<E
   return out as Partial<EntryRecord> & { title?: string };
 }
 
-/** Paragraphs and list items as plain text with their link URLs (for "Superseded by …"). */
-function statements(tree: Root): { text: string; urls: string[] }[] {
-  const out: { text: string; urls: string[] }[] = [];
-  const stack: Nodes[] = [tree];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    if (node.type === 'paragraph' || node.type === 'heading' || node.type === 'tableCell') {
-      out.push({ text: toString(node), urls: linksUnder(node) });
-    } else if (node.type === 'yaml') {
-      out.push({ text: node.value, urls: [] });
-    } else if ('children' in node) {
-      stack.push(...(node.children as Nodes[]));
-    }
-  }
-  return out;
-}
-
 function parseDocument(
   path: string,
   key: string,
@@ -152,6 +150,7 @@ function parseDocument(
     links: [],
     supersession: [],
     adr: kind === 'adr' ? adrNumber(key) : null,
+    outOfEffect: false,
     titleChoices: [],
   };
   const add = (anchor: string, title: string[], content: string, section: MarkdownSection | null, links: string[]) => {
@@ -173,6 +172,13 @@ function parseDocument(
 
   if (kind === 'adr') {
     // A decision record is one decision: its Context, Decision and Consequences belong together.
+    const meta = decisionRecordMeta(key, frontMatter, tree);
+    // Its date is when the decision was taken: recency runs from it, not from the import.
+    if (shared.created_at === undefined && meta.date !== null) shared.created_at = meta.date;
+    // The status stays visible on the entry, as a tag (`status:superseded`).
+    const tags = [...(shared.tags ?? []), ...meta.tags, ...(meta.status ? [`status:${meta.status.replace(/ /g, '-')}`] : [])];
+    if (tags.length > 0) shared.tags = [...new Set(tags)];
+    doc.outOfEffect = outOfEffect(meta.status);
     const title = docTitle ?? headingTitle ?? name;
     const content = sections
       .map((s) => (s.heading === null || s.heading === headingTitle ? s.content : `${'#'.repeat(s.depth)} ${s.heading}\n\n${s.content}`))
@@ -186,13 +192,8 @@ function parseDocument(
       sections.flatMap((s) => s.links),
     );
     for (const s of sections) if (s.anchor !== '') doc.anchors.set(s.anchor, doc.entries[0]!.id);
-    for (const { text: words, urls } of statements(tree)) {
-      const found = supersessionIn(
-        words,
-        urls.flatMap((u) => adrNumber(u.split('#')[0]!) ?? []),
-      );
-      if (found.supersededBy.length + found.supersedes.length > 0) doc.supersession.push({ from: doc.entries[0]!.id, ...found });
-    }
+    if (meta.supersededBy.length + meta.supersedes.length > 0)
+      doc.supersession.push({ from: doc.entries[0]!.id, supersededBy: meta.supersededBy, supersedes: meta.supersedes });
     return doc;
   }
   for (const s of sections) {
@@ -208,21 +209,44 @@ function parseDocument(
   return doc;
 }
 
-/** Gives each title the shortest form no other entry of its core has. */
+/**
+ * Gives each title the shortest form no other entry of its core has: the heading, then with its
+ * parents, then with its path; titles still shared (the same heading twice under one parent, or
+ * headings alike in their first 200 characters) are numbered in the documents' order: `… (2)`.
+ */
 function uniqueTitles(docs: ParsedDocument[]): void {
   const all = docs.flatMap((d) => d.entries.map((e, i) => ({ e, choices: d.titleChoices[i]! })));
+  const keyOf = (e: ParsedDocument['entries'][number]) => `${e.core_id}\u0000${e.title}`;
   for (let level = 0; level < 3; level++) {
     const count = new Map<string, number>();
-    for (const { e } of all) count.set(`${e.core_id}\u0000${e.title}`, (count.get(`${e.core_id}\u0000${e.title}`) ?? 0) + 1);
+    for (const { e } of all) count.set(keyOf(e), (count.get(keyOf(e)) ?? 0) + 1);
     for (const item of all) {
-      if (count.get(`${item.e.core_id}\u0000${item.e.title}`)! > 1)
-        item.e.title = item.choices[Math.min(level + 1, item.choices.length - 1)]!;
+      if (count.get(keyOf(item.e))! > 1) item.e.title = item.choices[Math.min(level + 1, item.choices.length - 1)]!;
     }
+  }
+  const taken = new Set(all.map(({ e }) => keyOf(e)));
+  // The next number to try for each shared title (not from 2 each time: 100,000 alike headings).
+  const next = new Map<string, number>();
+  for (const { e } of all) {
+    const key = keyOf(e);
+    if (!next.has(key)) {
+      next.set(key, 2);
+      continue;
+    }
+    let n = next.get(key)!;
+    while (taken.has(`${key} (${n})`)) n++;
+    next.set(key, n + 1);
+    e.title = `${e.title} (${n})`;
+    taken.add(keyOf(e));
   }
 }
 
-/** The entry a link from `doc` points at, when it points into the import. */
-function linkTarget(doc: ParsedDocument, url: string, byPath: Map<string, ParsedDocument>): string | null {
+/** The imported document and anchor a link from `doc` points at, when it points into the import. */
+function linkedDocument(
+  doc: ParsedDocument,
+  url: string,
+  byPath: Map<string, ParsedDocument>,
+): { target: ParsedDocument; anchor: string } | null {
   if (/^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('//')) return null;
   const hash = url.indexOf('#');
   let file = hash < 0 ? url : url.slice(0, hash);
@@ -234,7 +258,14 @@ function linkTarget(doc: ParsedDocument, url: string, byPath: Map<string, Parsed
     return null;
   }
   const target = file === '' ? doc : byPath.get(resolve(dirname(doc.path), file));
-  if (!target) return null;
+  return target ? { target, anchor } : null;
+}
+
+/** The entry a link from `doc` points at, when it points into the import. */
+function linkTarget(doc: ParsedDocument, url: string, byPath: Map<string, ParsedDocument>): string | null {
+  const linked = linkedDocument(doc, url, byPath);
+  if (!linked) return null;
+  const { target, anchor } = linked;
   return target.anchors.get(anchor.toLowerCase()) ?? target.anchors.get(new GithubSlugger().slug(anchor)) ?? target.anchors.get('') ?? null;
 }
 
@@ -244,10 +275,16 @@ function relationsOf(doc: ParsedDocument, byPath: Map<string, ParsedDocument>, a
     const to = linkTarget(doc, url, byPath);
     if (to && to !== from) out.set(`RELATED\u0000${from}\u0000${to}`, { type: 'RELATED', from, to, kind: 'link' });
   }
+  // A record is named by its number (`ADR-12`, `0012-…`) or by a link to its file.
+  const record = (ref: RecordRef) => {
+    if ('number' in ref) return adrs.get(ref.number);
+    const linked = linkedDocument(doc, ref.url, byPath)?.target;
+    return linked?.kind === 'adr' ? linked.entries[0]?.id : undefined;
+  };
   for (const s of doc.supersession) {
-    for (const id of s.supersededBy.map((n) => adrs.get(n)))
+    for (const id of s.supersededBy.map(record))
       if (id && id !== s.from) out.set(`SUPERSEDES\u0000${id}\u0000${s.from}`, { type: 'SUPERSEDES', from: id, to: s.from });
-    for (const id of s.supersedes.map((n) => adrs.get(n)))
+    for (const id of s.supersedes.map(record))
       if (id && id !== s.from) out.set(`SUPERSEDES\u0000${s.from}\u0000${id}`, { type: 'SUPERSEDES', from: s.from, to: id });
   }
   return [...out.values()];
@@ -259,7 +296,18 @@ async function readDocument(path: string): Promise<string> {
     throw new MarkdownError(
       `${path}: ${(size / 2 ** 20).toFixed(1)} MiB; documents are read up to ${MAX_DOCUMENT_BYTES / 2 ** 20} MiB (split it, or ingest it as a memory file)`,
     );
-  return readFile(path, 'utf8');
+  return textOf(path, await readFile(path));
+}
+
+/** The file's text, or a MarkdownError when it is not text: NUL bytes, or bytes that are not UTF-8. */
+function textOf(path: string, bytes: Buffer): string {
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) throw new MarkdownError(`${path}: not a text file (a NUL byte at offset ${nul}); skipped`);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new MarkdownError(`${path}: not UTF-8 text (convert it to UTF-8 to import it); skipped`);
+  }
 }
 
 /** Imports the documents under `paths` into the stores (the engine serialises the call). */
@@ -270,7 +318,12 @@ export async function importMarkdown(
   options: ImportMarkdownOptions = {},
 ): Promise<ImportReport> {
   const settings = { core: options.core ?? 'default', type: options.type ?? 'fact', conventions: options.conventions ?? true };
-  const files = await walkDocuments(paths, [stores.dir]);
+  const skipped: ImportReport['skipped'] = [];
+  const rule = documentSkipRule({
+    ...(options.exclude ? { exclude: options.exclude } : {}),
+    ...(options.changelogs ? { changelogs: true } : {}),
+  });
+  const files = await walkDocuments(paths, [stores.dir], { rule, left: skipped });
   const parser = new MarkdownParser(options.parseTimeoutMs);
   const docs: ParsedDocument[] = [];
   const failed: ImportReport['failed'] = [];
@@ -305,6 +358,17 @@ export async function importMarkdown(
   );
   for (const r of records) r.relations = r.relations.filter((x) => x.type !== 'SUPERSEDES' || !supersedes.has(`${x.to}\u0000${x.from}`));
 
+  // A record whose status says it no longer holds leaves what is in effect: through its
+  // successor's SUPERSEDES edge when the import found one (asOf then works from the successor's
+  // date), else by ending its validity at its own date (1970-01-01 without one: never in effect).
+  const superseded = new Set(records.flatMap((r) => r.relations.filter((x) => x.type === 'SUPERSEDES').map((x) => x.to)));
+  for (const d of docs) {
+    const e = d.entries[0];
+    if (!d.outOfEffect || !e || superseded.has(e.id) || e.valid_to !== undefined) continue;
+    const end = e.created_at === undefined ? NEVER_IN_EFFECT : String(e.created_at);
+    if (e.valid_from === undefined || Date.parse(String(e.valid_from)) < Date.parse(end)) e.valid_to = end;
+  }
+
   // Both records of a supersession say so: the edge is written once, and each file's manifest claims it.
   const relations = [...new Map(records.flatMap((r) => r.relations).map((x) => [`${x.type}\u0000${x.from}\u0000${x.to}`, x])).values()];
   const { document } = validateMemoryDocument('import', { entries: records.flatMap((r) => r.doc.entries), relations });
@@ -335,7 +399,7 @@ export async function importMarkdown(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  return { ...report, files: { imported: docs.length, removed: removed.length }, failed };
+  return { ...report, files: { imported: docs.length, removed: removed.length }, failed, skipped };
 }
 
 /**
@@ -359,6 +423,8 @@ export const IMPORT_MARKDOWN_OPTIONS = optionNames<ImportMarkdownOptions>()([
   'conventions',
   'autoLink',
   'parseTimeoutMs',
+  'exclude',
+  'changelogs',
   'signal',
   'onProgress',
 ]);
@@ -374,7 +440,8 @@ export function checkImportMarkdown(paths: unknown, options: ImportMarkdownOptio
       `importMarkdown: type must be lowercase letters, digits, _ or - (an entry type like fact or decision), got ${JSON.stringify(options.type)}`,
     );
   }
-  for (const flag of ['conventions', 'autoLink'] as const) {
+  documentSkipRule(options);
+  for (const flag of ['conventions', 'autoLink', 'changelogs'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean')
       throw invalidInput(`importMarkdown: ${flag} must be true or false`);
   }

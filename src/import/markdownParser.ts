@@ -15,6 +15,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { pathToFileURL } = require('node:url');
 const ready = Promise.all(workerData.modules.map((m) => import(pathToFileURL(m).href))).then(([u, parse, frontmatter, gfm]) =>
   u.unified().use(parse.default).use(frontmatter.default, ['yaml']).use(gfm.default));
+ready.then(() => parentPort.postMessage({ loaded: true }), () => parentPort.postMessage({ loaded: true }));
 parentPort.on('message', async ({ id, text }) => {
   try {
     parentPort.postMessage({ id, tree: (await ready).parse(text) });
@@ -29,6 +30,8 @@ export const DEFAULT_PARSE_TIMEOUT_MS = 30_000;
 
 export class MarkdownParser {
   private worker: Worker | undefined;
+  /** Resolves when the worker has loaded the parser: a file's deadline runs from then, not from a loaded machine's module loading. */
+  private loaded: Promise<void> = Promise.resolve();
   private nextId = 0;
 
   constructor(private readonly timeoutMs = DEFAULT_PARSE_TIMEOUT_MS) {}
@@ -38,14 +41,26 @@ export class MarkdownParser {
     const modules = ['unified', 'remark-parse', 'remark-frontmatter', 'remark-gfm'].map((m) => require.resolve(m));
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { modules } });
     worker.unref();
+    this.loaded = new Promise<void>((resolve) => {
+      const onLoaded = (m: { loaded?: boolean }) => {
+        if (!m.loaded) return;
+        worker.off('message', onLoaded);
+        resolve();
+      };
+      worker.on('message', onLoaded);
+      // A worker that dies while loading fails its first parse with the error.
+      worker.once('error', () => resolve());
+      worker.once('exit', () => resolve());
+    });
     return worker;
   }
 
   /** The syntax tree of `text`; `file` names it in errors. */
-  parse(file: string, text: string): Promise<Root> {
+  async parse(file: string, text: string): Promise<Root> {
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
     worker.ref();
+    await this.loaded;
     return new Promise<Root>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);

@@ -127,7 +127,8 @@ export function sectionsOfTree(file: string, text: string, tree: Root): Markdown
     }
     const heading = node as Heading;
     close(heading.position?.start.offset ?? text.length);
-    const words = clean(toString(heading));
+    // Inline HTML is not title text: `## Install <!-- omit in toc -->` is titled "Install".
+    const words = clean(toString(heading, { includeHtml: false }));
     while (open.length > 0 && open.at(-1)!.depth >= heading.depth) open.pop();
     const title = words === '' ? `(untitled heading, line ${heading.position?.start.line ?? '?'})` : cut(words);
     current = {

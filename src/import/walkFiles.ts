@@ -53,15 +53,32 @@ async function ancestorsRules(dir: string): Promise<IgnoreRule[]> {
 }
 
 /**
+ * Says why a file or folder met in a walk is left out, or null to take it; `rel` is its path from
+ * the folder walked (posix). Files and folders named directly are not asked about.
+ */
+export type SkipRule = (rel: string, isDir: boolean) => string | null;
+
+/** What a walk left out by its SkipRule, each file with the reason (of its folder, for a folder's files). */
+export interface Leaving {
+  rule: SkipRule;
+  left: { file: string; reason: string }[];
+}
+
+/**
  * Absolute paths of the documents under `paths` (sorted, each once). `skip` are folders never
  * entered (the database's). A named path that does not exist is an error.
  */
-export function walkDocuments(paths: string[], skip: string[] = []): Promise<string[]> {
-  return walkFiles(paths, isDocument, skip);
+export function walkDocuments(paths: string[], skip: string[] = [], leaving?: Leaving): Promise<string[]> {
+  return walkFiles(paths, isDocument, skip, leaving);
 }
 
 /** Absolute paths of the files under `paths` whose name `accept`s (files named directly are always taken). */
-export async function walkFiles(paths: string[], accept: (name: string) => boolean, skip: string[] = []): Promise<string[]> {
+export async function walkFiles(
+  paths: string[],
+  accept: (name: string) => boolean,
+  skip: string[] = [],
+  leaving?: Leaving,
+): Promise<string[]> {
   const skipped = new Set(skip.map((s) => resolve(s)));
   const found = new Set<string>();
   for (const given of paths) {
@@ -73,7 +90,8 @@ export async function walkFiles(paths: string[], accept: (name: string) => boole
       continue;
     }
     const rules = await ancestorsRules(path);
-    await walk(path, rules, skipped, found, accept);
+    const why = leaving && ((p: string, isDir: boolean) => leaving.rule(relative(path, p).split(sep).join('/'), isDir));
+    await walk(path, rules, skipped, found, accept, why && { why, left: leaving.left });
   }
   return [...found].sort();
 }
@@ -84,6 +102,7 @@ async function walk(
   skipped: Set<string>,
   found: Set<string>,
   accept: (name: string) => boolean,
+  leaving?: { why: (path: string, isDir: boolean) => string | null; left: Leaving['left']; reason?: string },
 ): Promise<void> {
   const own = await ignoreIn(dir);
   const rules = own ? [...inherited, own] : inherited;
@@ -94,9 +113,13 @@ async function walk(
     if (item.isDirectory()) {
       if (NEVER.has(item.name) || skipped.has(path) || (item.name.startsWith('.') && !HIDDEN_KEPT.has(item.name))) continue;
       if (ignored(rules, path, true)) continue;
-      await walk(path, rules, skipped, found, accept);
+      // A folder left out is still walked, so that the report names the documents it held.
+      const reason = leaving && (leaving.reason ?? leaving.why(path, true) ?? undefined);
+      await walk(path, rules, skipped, found, accept, leaving && { ...leaving, ...(reason ? { reason } : {}) });
     } else if (item.isFile() && accept(item.name) && !ignored(rules, path, false)) {
-      found.add(path);
+      const reason = leaving && (leaving.reason ?? leaving.why(path, false));
+      if (reason) leaving.left.push({ file: path, reason });
+      else found.add(path);
     }
   }
 }

@@ -13,7 +13,7 @@ import {
   type EntryEdgeType,
   type Sensitivity,
 } from '../model/types.js';
-import type { EntryFilter } from '../model/entryFilter.js';
+import { RECORD_ENTRY_TYPES, type EntryFilter } from '../model/entryFilter.js';
 import type { FusionMethod, FusionOptions } from '../retrieve/fuse.js';
 import { checkWeights, SCORE_COMBINATIONS, type ScoreCombination, type ScoringWeights } from '../retrieve/score.js';
 import type { RelevanceFilterOptions } from '../llm/relevanceFilter.js';
@@ -305,6 +305,7 @@ export function entryFilterOf(o: Readonly<SearchFilterOptions>, extraCore?: stri
   return {
     ...(o.cores ? { cores: extraCore ? [...o.cores, extraCore] : o.cores } : {}),
     ...(o.entryTypes ? { entryTypes: o.entryTypes } : {}),
+    notEntryTypes: RECORD_ENTRY_TYPES,
     ...(o.minConfidence !== undefined ? { minConfidence: o.minConfidence } : {}),
     ...(o.tags ? { tags: o.tags } : {}),
     sensitivity: o.sensitivity ?? ['public', 'internal'],

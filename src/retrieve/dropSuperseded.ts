@@ -6,7 +6,7 @@ import type { Hit } from './candidate.js';
  * Removes entries that a newer entry supersedes (SUPERSEDES newer → older). With `asOf`, an
  * entry stays when its successor did not yet exist then (valid_from, else created_at, after asOf).
  */
-export async function dropSuperseded<T extends Hit>(
+export async function dropSuperseded<T extends Pick<Hit, 'id'>>(
   index: MemoryIndex,
   candidates: T[],
   opts: { asOf?: Date; signal?: AbortSignal } = {},

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 
 import { EXIT, syncLine, type Command } from '../command.js';
+import { LEAVING_OUT_FLAGS, leavingOutOptions, skippedLine } from '../importOptions.js';
 
 const importCommand: Command = {
   options: {
@@ -8,6 +9,7 @@ const importCommand: Command = {
     type: { type: 'string' },
     'no-conventions': { type: 'boolean', default: false },
     'no-auto-link': { type: 'boolean', default: false },
+    ...LEAVING_OUT_FLAGS,
   },
   args: [1, Infinity],
   uses: 'writes',
@@ -21,6 +23,7 @@ const importCommand: Command = {
         ...(values.type !== undefined ? { type: values.type as string } : {}),
         conventions: values['no-conventions'] !== true,
         autoLink: values['no-auto-link'] !== true,
+        ...leavingOutOptions(values, cwd),
         ...(progress ? { onProgress: progress } : {}),
       },
     );
@@ -32,6 +35,7 @@ const importCommand: Command = {
           (r.files.removed > 0 ? `; ${r.files.removed} documents gone` : '') +
           (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
       );
+      if (r.skipped.length > 0) io.out(skippedLine(r.skipped, cwd));
       for (const f of r.failed) io.err(`skipped ${f.error}`);
     }
     return r.failed.length > 0 ? EXIT.invalid : EXIT.ok;

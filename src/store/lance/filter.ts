@@ -47,6 +47,7 @@ export function entryFilterSql(f: EntryFilter): string | undefined {
     f.notIds && f.notIds.length > 0 ? `NOT (${sqlIn('id', f.notIds)})` : undefined,
     f.cores ? sqlIn('core_id', f.cores) : undefined,
     f.entryTypes ? sqlIn('entry_type', f.entryTypes) : undefined,
+    f.notEntryTypes && f.notEntryTypes.length > 0 ? `NOT (${sqlIn('entry_type', f.notEntryTypes)})` : undefined,
     f.minConfidence ? `confidence_rank >= ${confidenceRank(f.minConfidence)}` : undefined,
     f.tags ? (f.tags.length === 0 ? 'false' : `array_has_any(tags, [${f.tags.map(sqlString).join(', ')}])`) : undefined,
     f.sensitivity ? sqlIn('sensitivity', f.sensitivity) : undefined,

@@ -618,6 +618,7 @@ export class EntryColumns {
     }
     const cores = filter.cores && columns.cores.allowing(filter.cores);
     const types = filter.entryTypes && columns.entryTypes.allowing(filter.entryTypes);
+    const notTypes = filter.notEntryTypes && columns.entryTypes.allowing(filter.notEntryTypes);
     const sensitivity = filter.sensitivity && columns.sensitivity.allowing(filter.sensitivity);
     const minConfidence = filter.minConfidence ? CONFIDENCE_LEVELS.indexOf(filter.minConfidence) + 1 : 0;
     const validAt = filter.validAt?.getTime();
@@ -628,6 +629,7 @@ export class EntryColumns {
     return (slot) => {
       if (cores && cores[coreCodes[slot]!] === 0) return false;
       if (types && types[typeCodes[slot]!] === 0) return false;
+      if (notTypes && notTypes[typeCodes[slot]!] === 1) return false;
       if (sensitivity && sensitivity[sensitivityCodes[slot]!] === 0) return false;
       if (confidenceRanks[slot]! < minConfidence) return false;
       if (importance[slot]! < minImportance) return false;
