@@ -18,6 +18,8 @@ import { describeConfig, resolveConfig } from '../config/config.js';
 import type { EvalFile } from '../eval/evalFile.js';
 import type { Strategy } from '../eval/runEval.js';
 import { MemcoreError } from '../model/errors.js';
+import { closest } from '../model/options.js';
+import { DEFAULTS } from '../config/defaults.js';
 import {
   CONFIDENCE_LEVELS,
   ENTRY_EDGE_TYPES,
@@ -197,7 +199,8 @@ Commands:
   mcp                       MCP over stdio for an agent's config; relays to the folder's server, or becomes it
   ui                        print an address of the memory page that signs a browser in (once, within
                             10 minutes); starts a server in the background if none owns the folder
-                            (--port, default a free one; its log goes to <db>/server.log)
+                            (--port, default 7077 as serve, a free one when that is taken; its log goes
+                            to <db>/server.log); prints the MCP address too
 
 While a server owns the folder (serve, or a first mcp), every other command runs through it.
 
@@ -1256,24 +1259,39 @@ const COMMANDS: Record<string, Command> = {
     args: [0, 0],
     uses: 'nothing',
     async run({ dir, cwd }, _args, v, io) {
-      const port = v.port !== undefined ? int('port', v.port as string)! : 0;
-      if (port < 0 || port > 65_535) throw new UsageError(`--port must be 0 to 65535, got ${port}`);
+      const asked = v.port !== undefined ? int('port', v.port as string)! : undefined;
+      if (asked !== undefined && (asked < 0 || asked > 65_535)) throw new UsageError(`--port must be 0 to 65535, got ${asked}`);
       let login = await askPageLogin(dir);
       let started: number | undefined;
+      let note = '';
       if (!login) {
         if (!existsSync(join(dir, 'meta.json')))
           throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
-        started = startServerInBackground(dir, cwd, port);
-        login = await waitForPageLogin(dir, started);
+        // The port `serve` takes, so that the README's `claude mcp add … :7077` reaches this server;
+        // a free one when another server holds it (and --port was not asked for).
+        started = startServerInBackground(dir, cwd, asked ?? DEFAULTS.httpPort);
+        login = await waitForPageLogin(dir, started).catch((e: Error) => {
+          if (asked !== undefined || !e.message.includes('EADDRINUSE')) throw e;
+          note = `port ${DEFAULTS.httpPort} is taken (another memcore serve?), so this server took a free one`;
+          started = startServerInBackground(dir, cwd, 0);
+          return waitForPageLogin(dir, started);
+        });
       } else if (v.port !== undefined) {
         io.err(`memcore: ${dir} is served already; --port is not used`);
       }
       if ('error' in login) throw new MemcoreError(login.error, 'STORE');
-      const answer = { url: login.url, startedServer: started ?? null, log: started ? join(dir, 'server.log') : null };
+      const answer = {
+        url: login.url,
+        mcp: login.mcp ?? null,
+        startedServer: started ?? null,
+        log: started ? join(dir, 'server.log') : null,
+      };
       print(io, v.json === true, answer, () =>
         [
           login.url,
           started ? `(started a server for ${dir}, pid ${started}; stop it with kill ${started}; log in ${answer.log})` : '',
+          note,
+          login.mcp ? `MCP over HTTP at ${login.mcp} (bearer token in ${join(dir, 'server.token')})` : '',
           'The address signs in one browser, once, within 10 minutes.',
         ]
           .filter(Boolean)
@@ -1327,6 +1345,21 @@ function exitCodeOf(e: unknown): number {
 }
 
 /**
+ * The one check of option names for every command: an option the command does not take is refused
+ * naming it and the nearest one it does take ("unknown option --max-entrys; did you mean
+ * --max-entries?"), rather than with the argument parser's own words.
+ */
+function refuseUnknownOptions(command: string, args: string[], options: NonNullable<ParseArgsConfig['options']>): void {
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  const known = Object.keys(options);
+  for (const token of tokens) {
+    if (token.kind !== 'option' || known.includes(token.name)) continue;
+    const near = token.rawName.startsWith('--') ? closest(token.name, known) : undefined;
+    throw new UsageError(`unknown option ${token.rawName}; ${near ? `did you mean --${near}?` : `memcore ${command} --help lists the options`}`);
+  }
+}
+
+/**
  * Runs one command line; returns the exit code. Exported for tests and for the owner of a folder,
  * which runs the CLI calls it is sent against its own engine (`context.engine`).
  */
@@ -1341,7 +1374,11 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
   let memory: MemoryEngine | undefined;
   const cwd = context.cwd ?? process.cwd();
   try {
-    if (!command) throw new UsageError(`unknown command "${name}"; see memcore --help`);
+    if (!command) {
+      const near = closest(name, Object.keys(COMMANDS));
+      throw new UsageError(`unknown command "${name}"${near ? `; did you mean ${near}?` : ''}; see memcore --help`);
+    }
+    refuseUnknownOptions(name, rest, { ...COMMON, ...command.options });
     const { values, positionals } = parseArgs({
       args: rest,
       options: { ...COMMON, ...command.options },
