@@ -27,7 +27,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DOCS = ['README.md', 'docs/agents.md'];
-const BLOCK_SECONDS = 240;
+const BLOCK_SECONDS = 600;
 const MCP_SECONDS = 120;
 
 export interface Block {
@@ -222,7 +222,7 @@ async function main(argv: string[]): Promise<number> {
     (b) => b.lang === 'sh' || (b.lang === 'json' && mcpConfigs(b).length > 0),
   );
   if (list) {
-    for (const b of blocks) console.log(`${b.file}:${b.line} ${b.lang} ${b.skip ? `skip (${b.skip})` : `in ${b.where}`}`);
+    for (const b of blocks) console.log(`${b.file}:${b.line} ${b.lang} ${b.skip ? `skip (${b.skip})` : `in ${b.lang === 'json' ? 'project' : b.where}`}`);
     rmSync(work, { recursive: true, force: true });
     return 0;
   }
