@@ -63,7 +63,7 @@ describe('the database folder and git', () => {
     // What memcore writes elsewhere in the repository is offered as usual: the rule is the folder's own.
     await writeFile(join(repo, 'notes.md'), 'mine\n');
     expect(gitStatus(repo)).toBe('?? notes.md');
-  });
+  }, 240_000);
 
   it('a folder made before memcore wrote one gets its .gitignore when opened; one the user changed is kept', async () => {
     const repo = await shopRepo();
