@@ -5,7 +5,7 @@
  * folder; the README's ```sh blocks run there in order, each with bash -e, and fail the check on
  * any non-zero exit, naming the block and the line. A block after `<!-- readme-check: in project -->`
  * runs in a fresh project instead: a small git repository of its own (a README, a decision record,
- * a TypeScript file), as "run in your own repository" means. A block after
+ * a TypeScript file; main and a branch with one more commit), as "run in your own repository" means. A block after
  * `<!-- readme-check: skip (why) -->` is not run, and the reason is printed. Every agent config
  * (```json with `mcpServers`) of the README and docs/agents.md is exercised exactly as written:
  * the MCP SDK client spawns its command from the project and calls `build_task_context`.
@@ -107,6 +107,10 @@ function makeProject(dir: string): void {
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('commit', '-q', '-m', 'orders service');
+  // Work on a branch, as "the lessons for this branch" (context --diff main..HEAD) assumes.
+  git('checkout', '-q', '-b', 'refunds');
+  writeFileSync(join(dir, 'src/orders.ts'), `${files['src/orders.ts']}\nexport function refundOrder(order: Order): string {\n  return \`refund \${order.id}\`;\n}\n`);
+  git('commit', '-q', '-am', 'refunds');
 }
 
 /** Runs one sh block with bash -e; on failure, the README line of the command that failed. */
