@@ -16,6 +16,7 @@
  * unless `--fresh-install` is given: then the README's `npm install` fetches everything itself.
  *
  * Usage: .ci/readme-check [--list] [--fresh-install] [--keep]
+ *        .ci/readme-check --mcp-config '<json>' --in <dir>   (one agent config, as .ci/pack-check uses it)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -90,7 +91,8 @@ function mcpConfigs(block: Block): [string, McpServerConfig][] {
 /** A small repository of someone's own, where "in your repository" blocks run. */
 function makeProject(dir: string): void {
   const files: Record<string, string> = {
-    'README.md': '# Orders service\n\nAn HTTP service that takes and stores orders.\n\n## Storage\n\nOrders are rows of the `orders` table; `saveOrder` in src/orders.ts writes one.\n',
+    'README.md':
+      '# Orders service\n\nAn HTTP service that takes and stores orders.\n\n## Storage\n\nOrders are rows of the `orders` table; `saveOrder` in src/orders.ts writes one.\n',
     'docs/adr/0001-use-postgres.md':
       '# ADR 1: Store orders in Postgres\n\n## Status\n\nAccepted\n\n## Decision\n\nOrders live in Postgres, one row an order, written in one transaction with their lines.\n',
     'src/orders.ts':
@@ -109,7 +111,10 @@ function makeProject(dir: string): void {
   git('commit', '-q', '-m', 'orders service');
   // Work on a branch, as "the lessons for this branch" (context --diff main..HEAD) assumes.
   git('checkout', '-q', '-b', 'refunds');
-  writeFileSync(join(dir, 'src/orders.ts'), `${files['src/orders.ts']}\nexport function refundOrder(order: Order): string {\n  return \`refund \${order.id}\`;\n}\n`);
+  writeFileSync(
+    join(dir, 'src/orders.ts'),
+    `${files['src/orders.ts']}\nexport function refundOrder(order: Order): string {\n  return \`refund \${order.id}\`;\n}\n`,
+  );
   git('commit', '-q', '-am', 'refunds');
 }
 
@@ -205,7 +210,31 @@ function stopServer(folder: string): void {
   }
 }
 
+/** `--mcp-config '<json>' --in <dir>`: exercises one agent config (an mcpServers object) from a folder. */
+async function checkOneConfig(json: string, dir: string): Promise<number> {
+  const block: Block = { file: '--mcp-config', line: 1, lang: 'json', text: json, where: 'project' };
+  const configs = mcpConfigs(block);
+  if (configs.length === 0) throw new Error('--mcp-config takes { "mcpServers": { name: { command, args } } }');
+  for (const [name, config] of configs) {
+    const text = await runMcpConfig(name, config, resolve(dir), process.env);
+    console.log(`${name}: ${config.command} ${(config.args ?? []).join(' ')} → build_task_context: ${text.split('\n')[0]}`);
+  }
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
+  const config = argv.indexOf('--mcp-config');
+  if (config >= 0) {
+    const dir = argv.indexOf('--in');
+    if (argv[config + 1] === undefined || dir < 0 || argv[dir + 1] === undefined) {
+      console.error("readme-check: usage: .ci/readme-check --mcp-config '<json>' --in <dir>");
+      return 2;
+    }
+    return checkOneConfig(argv[config + 1]!, argv[dir + 1]!).catch((e: Error) => {
+      console.error(`readme-check: ${e.message}`);
+      return 1;
+    });
+  }
   const list = argv.includes('--list');
   const fresh = argv.includes('--fresh-install');
   const keep = argv.includes('--keep');
@@ -226,7 +255,8 @@ async function main(argv: string[]): Promise<number> {
     (b) => b.lang === 'sh' || (b.lang === 'json' && mcpConfigs(b).length > 0),
   );
   if (list) {
-    for (const b of blocks) console.log(`${b.file}:${b.line} ${b.lang} ${b.skip ? `skip (${b.skip})` : `in ${b.lang === 'json' ? 'project' : b.where}`}`);
+    for (const b of blocks)
+      console.log(`${b.file}:${b.line} ${b.lang} ${b.skip ? `skip (${b.skip})` : `in ${b.lang === 'json' ? 'project' : b.where}`}`);
     rmSync(work, { recursive: true, force: true });
     return 0;
   }

@@ -88,7 +88,9 @@ try {
 
   // The agent's side: the MCP SDK client spawning `memcore mcp`, as an agent config does.
   const client = new Client({ name: 'bench-first-call', version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [builtCli, 'mcp', '--db', dir], env: {}, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [builtCli, 'mcp', '--db', dir], env: {}, stderr: 'ignore' }),
+  );
   await client.callTool({ name: 'build_task_context', arguments: { task: warmStdio! } }); // the server has opened the folder and loaded the model
   const overStdio = await timed(async (task) => {
     const r = await client.callTool({ name: 'build_task_context', arguments: { task } });

@@ -22,7 +22,12 @@ interface Example {
 }
 
 function examples(): Example[] {
-  const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const found: Example[] = [];
   for (const file of files) {
     const lines = readFileSync(join(root, file), 'utf8').split('\n');
@@ -42,7 +47,7 @@ function examples(): Example[] {
 }
 
 describe('the docs', () => {
-  it("memory-file examples ingest as they are, and hold what they show", async () => {
+  it('memory-file examples ingest as they are, and hold what they show', async () => {
     const found = examples();
     expect(found.map((e) => e.where.split(':')[0])).toContain('docs/memory-file.md');
     for (const example of found) {

@@ -1355,7 +1355,9 @@ function refuseUnknownOptions(command: string, args: string[], options: NonNulla
   for (const token of tokens) {
     if (token.kind !== 'option' || known.includes(token.name)) continue;
     const near = token.rawName.startsWith('--') ? closest(token.name, known) : undefined;
-    throw new UsageError(`unknown option ${token.rawName}; ${near ? `did you mean --${near}?` : `memcore ${command} --help lists the options`}`);
+    throw new UsageError(
+      `unknown option ${token.rawName}; ${near ? `did you mean --${near}?` : `memcore ${command} --help lists the options`}`,
+    );
   }
 }
 
