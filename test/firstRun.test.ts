@@ -27,16 +27,25 @@ beforeAll(async () => {
   env = fakeEmbedderEnv(embeddings.baseURL);
 });
 afterAll(async () => embeddings.close());
-afterEach(() => {
-  cli.killAll();
-  for (const pid of started.splice(0)) {
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      // gone already
-    }
+/** Whether a process is still there. */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
-});
+};
+
+/** Stops the processes a test started and waits until they are gone, so that their folders can be removed. */
+async function stopAll(): Promise<void> {
+  const pids = [...started.splice(0), ...cli.children.map((c) => c.pid!).filter((pid) => pid !== undefined)];
+  cli.killAll();
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGTERM');
+  for (let waited = 0; waited < 30_000 && pids.some(alive); waited += 100) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+afterEach(stopAll);
 
 /** `git status --porcelain` of the repository, untracked files listed one by one. */
 const gitStatus = (repo: string) => gitIn(repo, 'status', '--porcelain', '--untracked-files=all').trim();
@@ -53,7 +62,7 @@ describe('the database folder and git', () => {
     expect(existsSync(ready.tokenFile!)).toBe(true);
     expect(gitStatus(repo)).toBe('');
     expect(gitIn(repo, 'add', '-A', '--dry-run').trim()).toBe('');
-    cli.killAll();
+    await stopAll();
 
     const ui = await cli.memcore(['ui', '--db', db, '--port', '0', '--json']);
     expect(ui.code, ui.stderr).toBe(EXIT.ok);
@@ -78,7 +87,7 @@ describe('the database folder and git', () => {
     await writeFile(join(db, '.gitignore'), '*\n!notes.txt\n');
     expect((await cli.memcore(['stats', '--db', db])).code).toBe(EXIT.ok);
     expect(await readFile(join(db, '.gitignore'), 'utf8')).toBe('*\n!notes.txt\n');
-  });
+  }, 180_000);
 });
 
 describe('a mistyped option', () => {
@@ -116,7 +125,7 @@ describe('a mistyped option', () => {
     // The value form, and an option that takes no value, the same way.
     expect((await cli.memcore(['context', 'x', '--max-entrys=6'])).stderr).toMatch(/did you mean --max-entries\?/);
     expect((await cli.memcore(['search', 'x', '--no-keywords'])).stderr).toMatch(/unknown option --no-keywords; /);
-  });
+  }, 180_000);
 });
 
 describe('HTTP without the bearer token', () => {
@@ -155,7 +164,7 @@ describe('HTTP without the bearer token', () => {
     // With the token, the same server answers.
     const token = (await readFile(ready.tokenFile!, 'utf8')).trim();
     expect((await fetch(new URL('/api/status', ready.url!), { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-  });
+  }, 180_000);
 });
 
 describe('memcore ui', () => {
@@ -197,5 +206,5 @@ describe('memcore ui', () => {
     } finally {
       holder.close();
     }
-  });
+  }, 180_000);
 });
