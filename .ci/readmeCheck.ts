@@ -19,7 +19,7 @@
  *        .ci/readme-check --mcp-config '<json>' --in <dir>   (one agent config, as .ci/pack-check uses it)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +86,16 @@ function mcpConfigs(block: Block): [string, McpServerConfig][] {
   }
   const servers = (value as { mcpServers?: Record<string, McpServerConfig> }).mcpServers;
   return servers ? Object.entries(servers) : [];
+}
+
+/**
+ * Every `npx memcore` of README.md and docs/*.md, as `file:line`: memcore is not published, so
+ * npx would fetch and run whatever a registry holds under that name (without asking, off a TTY).
+ */
+export function npxMemcore(files: [name: string, text: string][]): string[] {
+  return files.flatMap(([name, text]) =>
+    text.split('\n').flatMap((line, i) => (/\bnpx\s+(?:-\S+\s+)*memcore\b/.test(line) ? [`${name}:${i + 1}: ${line.trim()}`] : [])),
+  );
 }
 
 /** A small repository of someone's own, where "in your repository" blocks run. */
@@ -251,6 +261,21 @@ async function main(argv: string[]): Promise<number> {
   const seconds = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
   const cloned = spawnSync('git', ['clone', '-q', repo, clone], { stdio: 'inherit' });
   if (cloned.status !== 0) return 1;
+  const docs = [
+    'README.md',
+    ...readdirSync(join(clone, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  const fetching = npxMemcore(docs.map((f) => [f, readFileSync(join(clone, f), 'utf8')]));
+  if (fetching.length > 0) {
+    console.log(
+      `readme-check FAILED: \`npx memcore\` would fetch a package of that name from a registry; write \`memcore\` (after the README's install) or \`npm run memcore --\` (in the clone):`,
+    );
+    for (const line of fetching) console.log(`  ${line}`);
+    rmSync(work, { recursive: true, force: true });
+    return 1;
+  }
   const blocks = DOCS.flatMap((f) => blocksOf(f, readFileSync(join(clone, f), 'utf8'))).filter(
     (b) => b.lang === 'sh' || (b.lang === 'json' && mcpConfigs(b).length > 0),
   );
@@ -270,6 +295,8 @@ async function main(argv: string[]): Promise<number> {
     npm_config_prefix: prefix,
     npm_config_audit: 'false',
     npm_config_fund: 'false',
+    // An npx that would install a package refuses instead: nothing is fetched by name behind a block's back.
+    npm_config_yes: 'false',
     PATH: [join(prefix, 'bin'), process.env.PATH].join(delimiter),
   };
   // Whatever the shell that runs .ci/run was given (npm run sets these), a block starts as a newcomer's shell does.
@@ -324,4 +351,6 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// Run when executed (.ci/readme-check), not when a test imports the parsing.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode = await main(process.argv.slice(2));
