@@ -113,6 +113,10 @@ describe('a mistyped option', () => {
     const json = capturedIo();
     expect(await main(['search', 'q', '--limt', '3', '--json'], json.io)).toBe(EXIT.usage);
     expect(JSON.parse(json.out[0]!)).toEqual({ error: { code: 'USAGE', message: 'unknown option --limt; did you mean --limit?' } });
+    // A value that looks like an option is a value, not the unknown option.
+    const negative = capturedIo();
+    expect(await main(['search', 'q', '--threshold=-0.5', '--limt', '3'], negative.io)).toBe(EXIT.usage);
+    expect(negative.err).toEqual(['memcore: unknown option --limt; did you mean --limit?']);
     const command = capturedIo();
     expect(await main(['contxt', 'x'], command.io)).toBe(EXIT.usage);
     expect(command.err[0]).toMatch(/unknown command "contxt"; did you mean context\?/);

@@ -1352,8 +1352,12 @@ function exitCodeOf(e: unknown): number {
 function refuseUnknownOptions(command: string, args: string[], options: NonNullable<ParseArgsConfig['options']>): void {
   const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
   const known = Object.keys(options);
+  // The argument after a string option given without `=` is its value, whatever it looks like.
+  const values = new Set(
+    tokens.flatMap((t) => (t.kind === 'option' && options[t.name]?.type === 'string' && t.inlineValue !== true ? [t.index + 1] : [])),
+  );
   for (const token of tokens) {
-    if (token.kind !== 'option' || known.includes(token.name)) continue;
+    if (token.kind !== 'option' || known.includes(token.name) || values.has(token.index)) continue;
     const near = token.rawName.startsWith('--') ? closest(token.name, known) : undefined;
     throw new UsageError(
       `unknown option ${token.rawName}; ${near ? `did you mean --${near}?` : `memcore ${command} --help lists the options`}`,
@@ -1380,13 +1384,15 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
       const near = closest(name, Object.keys(COMMANDS));
       throw new UsageError(`unknown command "${name}"${near ? `; did you mean ${near}?` : ''}; see memcore --help`);
     }
-    refuseUnknownOptions(name, rest, { ...COMMON, ...command.options });
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: { ...COMMON, ...command.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    const options = { ...COMMON, ...command.options };
+    const { values, positionals } = (() => {
+      try {
+        return parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+      } catch (e) {
+        if ((e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') refuseUnknownOptions(name, rest, options);
+        throw e;
+      }
+    })();
     json = values.json === true;
     if (values.help) {
       io.out(commandHelp(name));
