@@ -231,7 +231,17 @@ describe('the memory page', () => {
     expect(rows.length).toBeLessThanOrEqual(6);
     for (const row of rows) expect(row).toMatch(/\d\.\d{3}\s+\d+\s+\S/);
     const tokens = await page.locator('#context-items tbody tr td:nth-child(4)').allInnerTexts();
-    expect(Number(await page.innerText('#context-total'))).toBe(tokens.reduce((sum, t) => sum + Number(t), 0));
+    const total = tokens.reduce((sum, t) => sum + Number(t), 0);
+    expect(Number(await page.innerText('#context-total'))).toBe(total);
+    // The block's count and the table's total agree: the line says what the difference is.
+    const said = /^~([\d,]+) tokens in the block: ([\d,]+) of entry titles and text .*, ~([\d,]+) of framing/.exec(
+      await page.innerText('#context-block-tokens'),
+    );
+    expect(said).not.toBeNull();
+    const [inBlock, inTable, rest] = said!.slice(1).map((n) => Number(n.replace(/,/g, '')));
+    expect(inTable).toBe(total);
+    expect(inBlock).toBe(inTable! + rest!);
+    expect(inBlock).toBeGreaterThan(total);
     await shot('context');
   });
 

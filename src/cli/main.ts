@@ -8,10 +8,11 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { resolveConfig } from '../config/config.js';
 import type { MemoryEngine } from '../engine/memoryEngine.js';
 import { MemcoreError } from '../model/errors.js';
+import { closest } from '../model/options.js';
 
 import { COMMON, EXIT, exitCodeOf, isUsageError, UsageError, type Io } from './command.js';
 import { COMMANDS } from './commandTable.js';
@@ -20,6 +21,27 @@ import { commandHelp, USAGE } from './usage.js';
 
 export { EXIT, syncLine } from './command.js';
 export { commandHelp, USAGE } from './usage.js';
+
+/**
+ * The one check of option names for every command: an option the command does not take is refused
+ * naming it and the nearest one it does take ("unknown option --max-entrys; did you mean
+ * --max-entries?"), rather than with the argument parser's own words.
+ */
+function refuseUnknownOptions(command: string, args: string[], options: NonNullable<ParseArgsConfig['options']>): void {
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  const known = Object.keys(options);
+  // The argument after a string option given without `=` is its value, whatever it looks like.
+  const values = new Set(
+    tokens.flatMap((t) => (t.kind === 'option' && options[t.name]?.type === 'string' && t.inlineValue !== true ? [t.index + 1] : [])),
+  );
+  for (const token of tokens) {
+    if (token.kind !== 'option' || known.includes(token.name) || values.has(token.index)) continue;
+    const near = token.rawName.startsWith('--') ? closest(token.name, known) : undefined;
+    throw new UsageError(
+      `unknown option ${token.rawName}; ${near ? `did you mean --${near}?` : `memcore ${command} --help lists the options`}`,
+    );
+  }
+}
 
 /**
  * Runs one command line; returns the exit code. Exported for tests and for the owner of a folder,
@@ -36,13 +58,19 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
   let memory: MemoryEngine | undefined;
   const cwd = context.cwd ?? process.cwd();
   try {
-    if (!command) throw new UsageError(`unknown command "${name}"; see memcore --help`);
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: { ...COMMON, ...command.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    if (!command) {
+      const near = closest(name, Object.keys(COMMANDS));
+      throw new UsageError(`unknown command "${name}"${near ? `; did you mean ${near}?` : ''}; see memcore --help`);
+    }
+    const options = { ...COMMON, ...command.options };
+    const { values, positionals } = (() => {
+      try {
+        return parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+      } catch (e) {
+        if ((e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') refuseUnknownOptions(name, rest, options);
+        throw e;
+      }
+    })();
     json = values.json === true;
     if (values.help) {
       io.out(commandHelp(name));

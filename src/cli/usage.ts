@@ -62,7 +62,8 @@ Commands:
   mcp                       MCP over stdio for an agent's config; relays to the folder's server, or becomes it
   ui                        print an address of the memory page that signs a browser in (once, within
                             10 minutes); starts a server in the background if none owns the folder
-                            (--port, default a free one; its log goes to <db>/server.log)
+                            (--port, default 7077 as serve, a free one when that is taken; its log goes
+                            to <db>/server.log); prints the MCP address too
 
 While a server owns the folder (serve, or a first mcp), every other command runs through it.
 

@@ -56,8 +56,8 @@ function describe(v: unknown): string {
   return Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v;
 }
 
-/** The allowed name within two edits of `key`, if one is. */
-function closest(key: string, allowed: readonly string[]): string | undefined {
+/** The allowed name within two edits of `key`, if one is (also the CLI's "did you mean"). */
+export function closest(key: string, allowed: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const a of allowed) {

@@ -20,7 +20,7 @@ export type Hello =
   | { memcore: typeof PROTOCOL; kind: 'page-login' };
 
 /** The answer to a `page-login` hello: the sign-in address, or why there is none. */
-export type PageLogin = { url: string } | { error: string };
+export type PageLogin = { url: string; /** The MCP endpoint of the same server. */ mcp?: string } | { error: string };
 
 export interface Welcome {
   memcore: typeof PROTOCOL;

@@ -18,7 +18,7 @@ import { invalidInput } from '../model/errors.js';
 import { createMcpServer } from './mcpServer.js';
 import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type PageLogin, type Welcome } from './controlSocket.js';
 import type { ServerStatus } from './tools.js';
-import { bearerMatches, createPageServer, type PageServer } from '../web/pageServer.js';
+import { bearerMatches, createPageServer, unauthorizedMessage, type PageServer } from '../web/pageServer.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 /** Runs one CLI command line against the owner's engine (the CLI's `main`, handed in to keep the layers apart). */
@@ -130,7 +130,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
       // The control socket listens before HTTP is up: a `memcore ui` asking meanwhile waits for it.
       await httpSetUp;
       const answer: PageLogin = pageLogin
-        ? { url: pageLogin() }
+        ? { url: pageLogin(), ...(url ? { mcp: url } : {}) }
         : { error: 'this server does not serve HTTP (it was started with --no-http, or is a memcore mcp)' };
       socket.end(JSON.stringify(answer) + '\n');
     } else if (hello.kind === 'cli') {
@@ -166,8 +166,10 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
   if (options.http) {
     try {
       token = await tokenFor(dir, options.http.token);
-      const pages = createPageServer({ engine, status, token, log });
-      http = await serveHttp(engine, status, options.version, host, options.http.port ?? DEFAULTS.httpPort, token, pages, log);
+      const tokenWhere = options.http.token ? 'the token this server was started with' : `the token in ${join(dir, TOKEN_FILE)}`;
+      const pages = createPageServer({ engine, status, token, tokenWhere, log });
+      const httpPort = options.http.port ?? DEFAULTS.httpPort;
+      http = await serveHttp(engine, status, options.version, host, httpPort, { token, where: tokenWhere }, pages, log);
       const bound = http.address();
       const origin = `http://${host.includes(':') ? `[${host}]` : host}:${typeof bound === 'object' && bound ? bound.port : options.http.port}`;
       pageLogin = () => `${origin}/?login=${pages.issueLogin()}`;
@@ -216,7 +218,7 @@ async function serveHttp(
   version: string,
   host: string,
   port: number,
-  token: string,
+  auth: { token: string; where: string },
   pages: PageServer,
   log: (m: string) => void,
 ): Promise<HttpServer> {
@@ -231,7 +233,11 @@ async function serveHttp(
       const address = server.address();
       return pages.handle(req, res, typeof address === 'object' && address ? address.port : port);
     }
-    if (!bearerMatches(req, token)) return void res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+    // A JSON-RPC error body, so that an MCP client shows why rather than only the status.
+    if (!bearerMatches(req, auth.token))
+      return void res
+        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: unauthorizedMessage(auth.where) }, id: null }));
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (known) return known.handleRequest(req, res);

@@ -5,6 +5,8 @@
  * rather than a JavaScript error from deep inside, or a wrong answer.
  */
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { MemcoreError } from '../model/errors.js';
 
@@ -61,4 +63,21 @@ export function parseStoreFile<T>(kind: StoreFileKind, path: string, text: strin
     );
   }
   return value as T;
+}
+
+/**
+ * What the folder's own `.gitignore` says: nothing in it belongs in git. The folder holds binary
+ * stores and, while served, `server.token` (the HTTP bearer secret), so a `git add -A` in the
+ * repository around it must not offer them.
+ */
+export const FOLDER_GITIGNORE = "# memcore's database folder: binary stores and server.token (a secret) stay out of git\n*\n";
+
+/**
+ * Writes `<dir>/.gitignore` when the folder has none: at creation, and for a folder made before
+ * memcore wrote one. An existing file is left as it is (the user may have changed it). Best
+ * effort: a folder that cannot be written to (read-only disk) still opens for reads, and a new one
+ * fails at meta.json with the error that says why.
+ */
+export async function ensureFolderGitignore(dir: string): Promise<void> {
+  await writeFile(join(dir, '.gitignore'), FOLDER_GITIGNORE, { flag: 'wx' }).catch(() => undefined);
 }

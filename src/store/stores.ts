@@ -19,7 +19,7 @@ import { columnRow, EntryColumns, RECORD_ARRAYS } from './resident/entryColumns.
 import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
-import { damagedFile, parseStoreFile } from './storeFiles.js';
+import { damagedFile, ensureFolderGitignore, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
 import { Residents, type StoreChange } from './resident/residents.js';
 import { Effectiveness, readSignals, writeSignals, type EffectivenessOptions, type FeedbackSignal } from '../feedback/effectiveness.js';
@@ -270,6 +270,7 @@ export class Stores implements MemoryIndex {
   ): Promise<Stores> {
     const dir = resolve(path);
     await mkdir(dir, { recursive: true });
+    await ensureFolderGitignore(dir);
     let meta = await readMeta(dir);
     if (meta && meta.embedder.id !== embedder.id) {
       throw new MemcoreError(

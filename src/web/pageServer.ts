@@ -30,6 +30,8 @@ export interface PageServerOptions {
   status: ServerStatus;
   /** The server's bearer token, which scripts send as `Authorization: Bearer …`. */
   token: string;
+  /** Where the token is, for the 401 answer (e.g. "the token in /repo/.memcore/server.token"). */
+  tokenWhere?: string;
   log: (message: string) => void;
 }
 
@@ -64,6 +66,10 @@ const sendJson = (res: ServerResponse, status: number, body: unknown) =>
 
 const DENIED_PAGE = (message: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memcore: sign in</title></head><body><h1>Sign in to memcore</h1><p>${message}</p><p>Run <code>memcore ui</code> in the project for an address that signs you in.</p></body></html>`;
+
+/** What a request without the token is told: that a bearer token is needed, and where it is. */
+export const unauthorizedMessage = (where = 'the token in server.token in the database folder'): string =>
+  `memcore needs a bearer token: send the header "Authorization: Bearer <token>" with ${where} (the memory page: open the address memcore ui prints)`;
 
 /** Whether the request carries `Authorization: Bearer <token>` (MCP over HTTP, scripts). */
 export function bearerMatches(req: IncomingMessage, token: string): boolean {
@@ -114,7 +120,7 @@ export function createPageServer(options: PageServerOptions): PageServer {
     if (!signedIn(req, cookieName)) {
       return isApi
         ? sendJson(res, 401, {
-            error: { code: 'UNAUTHORIZED', message: 'sign in with the address memcore ui prints, or send the bearer token' },
+            error: { code: 'UNAUTHORIZED', message: unauthorizedMessage(options.tokenWhere) },
           })
         : send(res, 401, 'text/html; charset=utf-8', DENIED_PAGE('This page needs a sign-in.'), { 'www-authenticate': 'Bearer' });
     }

@@ -69,8 +69,14 @@ export async function contextPage(root: HTMLElement): Promise<void> {
           : h('pre', { id: 'context-block', class: 'block' }, view.block),
         h(
           'p',
-          { class: 'muted' },
-          `~${view.blockTokens.toLocaleString('en')} tokens in the block.`,
+          { class: 'muted', id: 'context-block-tokens' },
+          // The table counts each entry's title and text (what max_tokens budgets); the block also
+          // holds its framing, each entry's metadata, the code references and the golden paths.
+          view.block === ''
+            ? ''
+            : `~${view.blockTokens.toLocaleString('en')} tokens in the block: ` +
+                `${view.totalTokens.toLocaleString('en')} of entry titles and text (the table's total, what Max tokens budgets), ` +
+                `~${Math.max(0, view.blockTokens - view.totalTokens).toLocaleString('en')} of framing, metadata, code references and golden paths.`,
           view.bundleId ? ` Over MCP the block opens as <memory bundle="${view.bundleId}">, the id to rate its entries with.` : '',
         ),
         ...view.notes.map((n) => h('p', { class: 'notice' }, n)),
@@ -119,7 +125,7 @@ export async function contextPage(root: HTMLElement): Promise<void> {
               'tr',
               {},
               h('td', {}),
-              h('th', { scope: 'row' }, 'Total'),
+              h('th', { scope: 'row' }, 'Total (titles and text)'),
               h('td', {}),
               h('td', { class: 'num', id: 'context-total' }, view.totalTokens),
               h('td', {}),
