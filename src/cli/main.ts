@@ -35,6 +35,7 @@ import { SCORE_COMBINATIONS, type ScoreCombination } from '../retrieve/score.js'
 import { connectToOwner, PROTOCOL, readLines, type CliMessage, type PageLogin } from '../server/controlSocket.js';
 import type { Owner, OwnerOptions } from '../server/owner.js';
 import type { DoctorReport } from '../ops/doctor.js';
+import { holdsStores } from '../store/meta.js';
 import type { SyncReport } from '../ingest/syncSource.js';
 import { entryText, formatGoldenPath } from '../format/formatBundle.js';
 
@@ -1105,7 +1106,7 @@ const COMMANDS: Record<string, Command> = {
     options: { repair: { type: 'boolean', default: false } },
     args: [0, 0],
     uses: 'reads',
-    async run({ engine, dir, served }, _args, v, io) {
+    async run({ engine, dir, served, cwd }, _args, v, io) {
       let report: DoctorReport;
       if (served) {
         // The server holds the folder: its open stores are checked, with what it holds in memory.
@@ -1113,7 +1114,8 @@ const COMMANDS: Record<string, Command> = {
         report = await (await engine()).checkHealth();
       } else {
         const { doctor } = await import('../ops/doctor.js');
-        report = await doctor(dir, { repair: v.repair === true });
+        const { configuredEmbedder } = await import('../engine/openStores.js');
+        report = await doctor(dir, { repair: v.repair === true, ...(v.repair === true ? { embedder: configuredEmbedder(cwd) } : {}) });
       }
       print(io, v.json === true, report, () =>
         [
@@ -1367,7 +1369,7 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
     // Asked for once the command line is checked, so that a bad option is reported first.
     const engine = async () => {
       if (context.engine) return context.engine;
-      if (command.uses === 'reads' && !memory && !existsSync(join(dir, 'meta.json'))) {
+      if (command.uses === 'reads' && !memory && !existsSync(join(dir, 'meta.json')) && !holdsStores(dir)) {
         throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
       }
       return (memory ??= await openMemory({ path: dir, cwd }));
