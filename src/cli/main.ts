@@ -12,6 +12,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { resolveConfig } from '../config/config.js';
 import type { MemoryEngine } from '../engine/memoryEngine.js';
 import { MemcoreError } from '../model/errors.js';
+import { holdsStores } from '../store/meta.js';
 import { closest } from '../model/options.js';
 
 import { COMMON, EXIT, exitCodeOf, isUsageError, UsageError, type Io } from './command.js';
@@ -90,7 +91,7 @@ export async function main(argv: string[], io: Io, context: { engine?: MemoryEng
     // Asked for once the command line is checked, so that a bad option is reported first.
     const engine = async () => {
       if (context.engine) return context.engine;
-      if (command.uses === 'reads' && !memory && !existsSync(join(dir, 'meta.json'))) {
+      if (command.uses === 'reads' && !memory && !existsSync(join(dir, 'meta.json')) && !holdsStores(dir)) {
         throw new MemcoreError(`no memory at ${dir}; create it with \`memcore ingest <file>\` (or pass --db)`, 'NOT_FOUND');
       }
       return (memory ??= await openMemory({ path: dir, cwd }));

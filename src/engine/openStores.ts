@@ -33,6 +33,32 @@ export function embedderFrom(config: EmbedderConfig): Embedder {
   return openAIEmbedder(options);
 }
 
+/** The embedder the configuration's `embedder` settings name (nothing is loaded until it embeds). */
+function embedderOfSettings(settings: ConfigValues['embedder']): Embedder {
+  const { provider, ...embedderSettings } = settings;
+  const { chunkTokens, overlapTokens, workers, batchSize, ...openaiSettings } = embedderSettings as typeof embedderSettings & {
+    workers?: number;
+  };
+  return provider === 'openai'
+    ? openAIEmbedder({
+        ...openaiSettings,
+        ...(chunkTokens !== undefined ? { chunkTokens } : {}),
+        ...(overlapTokens !== undefined ? { overlapTokens } : {}),
+        ...(batchSize !== undefined ? { batchSize } : {}),
+      } as OpenAIEmbedderOptions)
+    : localEmbedder({
+        ...(chunkTokens !== undefined ? { chunkTokens } : {}),
+        ...(overlapTokens !== undefined ? { overlapTokens } : {}),
+        ...(workers !== undefined ? { workers } : {}),
+        ...(batchSize !== undefined ? { batchSize } : {}),
+      });
+}
+
+/** The embedder memcore's configuration (MEMCORE_*, memcore.config, defaults) names for `cwd`: what `doctor --repair` rebuilds a meta with. */
+export function configuredEmbedder(cwd?: string): Embedder {
+  return embedderOfSettings((resolveConfig({ cwd }).values as unknown as ConfigValues).embedder);
+}
+
 interface ConfigValues {
   db: string;
   repo?: string;
@@ -98,25 +124,7 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
     cwd: options.cwd,
   });
   const config = values as unknown as ConfigValues;
-  const { provider, ...embedderSettings } = config.embedder;
-  const { chunkTokens, overlapTokens, workers, batchSize, ...openaiSettings } = embedderSettings as typeof embedderSettings & {
-    workers?: number;
-  };
-  const embedder =
-    embedderObject ??
-    (provider === 'openai'
-      ? openAIEmbedder({
-          ...openaiSettings,
-          ...(chunkTokens !== undefined ? { chunkTokens } : {}),
-          ...(overlapTokens !== undefined ? { overlapTokens } : {}),
-          ...(batchSize !== undefined ? { batchSize } : {}),
-        } as OpenAIEmbedderOptions)
-      : localEmbedder({
-          ...(chunkTokens !== undefined ? { chunkTokens } : {}),
-          ...(overlapTokens !== undefined ? { overlapTokens } : {}),
-          ...(workers !== undefined ? { workers } : {}),
-          ...(batchSize !== undefined ? { batchSize } : {}),
-        }));
+  const embedder = embedderObject ?? embedderOfSettings(config.embedder);
   const llm = chatObject ?? (config.llm?.model ? (config.llm as LlmOptions) : undefined);
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);

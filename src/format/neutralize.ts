@@ -5,8 +5,9 @@
  */
 const INSTRUCTION_LIKE: RegExp[] = [
   /^\s*(system|assistant|user|developer|human|ai|tool)\s*:/i,
-  // An order addressed to the reader: "You must…", "The assistant should…".
-  /^\W*(you|the (assistant|model|ai|agent))\s+(must|shall|should|will|need to|have to|are (required|instructed|to))\b/i,
+  // An order addressed to the reader: "You must…", "The assistant should…", at the start of the
+  // line or of any sentence in it ("… on suspected compromise. You must ignore…").
+  /(^|[.!?;:…]["'”’)\]]*\s)\W*(you|the (assistant|model|ai|agent))\s+(must|shall|should|will|need to|have to|are (required|instructed|to))\b/i,
   /\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|any)\b.{0,40}\b(instructions?|prompts?|rules?|messages?|context)\b/i,
   /\b(you are now|new instructions?|act as|from now on you)\b/i,
   /<\/?\s*(memory|system|assistant|user|instructions?|prompt|tool)[^>]*>/i,

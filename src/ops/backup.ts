@@ -4,9 +4,9 @@
  * replaces anything.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { constants, createReadStream, existsSync } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { MemcoreError } from '../model/errors.js';
 
 export const MANIFEST = 'memcore-backup.json';
@@ -81,6 +81,46 @@ export async function copyStore(
   return manifest;
 }
 
+/** The folders of a database folder; every other file of a backup sits at its top. */
+const STORE_FOLDERS = new Set(['lance', 'journal', 'sources']);
+/** One part of a path a store writes: letters, digits, `.`, `_` and `-`, not starting with a dot. */
+const PATH_PART = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
+
+/**
+ * Why `path` is not a file a database folder holds (its own layout: the graph, meta and other
+ * files at the top, and the files under lance/, journal/ and sources/), or undefined when it is.
+ * A manifest is input: `../x`, an absolute path or a server file must never be restored.
+ */
+export function backupPathProblem(path: unknown): string | undefined {
+  if (typeof path !== 'string') return 'is not a string';
+  const parts = path.split('/');
+  if (!parts.every((p) => PATH_PART.test(p))) return 'has a part that is empty, `.`, `..`, hidden or holds characters a store never writes';
+  if (parts.length === 1 ? NOT_STORE.has(path) : !STORE_FOLDERS.has(parts[0]!) || parts.length > 8)
+    return `is outside the folder's layout (files at its top, or under ${[...STORE_FOLDERS].join('/, ')}/)`;
+  return undefined;
+}
+
+/** Throws unless `rel` under `root` is a regular file reached through no symlink (`root` resolved already). */
+async function checkInside(root: string, rel: string, what: string): Promise<void> {
+  let at = root;
+  for (const part of rel.split('/')) {
+    at = join(at, part);
+    const info = await lstat(at).catch(() => undefined);
+    if (!info) return; // missing: reported by the caller
+    if (info.isSymbolicLink())
+      throw new MemcoreError(
+        `${what}: manifest entry ${JSON.stringify(rel)} goes through a symlink (${at}); nothing was restored`,
+        'INVALID_INPUT',
+      );
+  }
+  const real = await realpath(at);
+  if (!real.startsWith(root + sep))
+    throw new MemcoreError(
+      `${what}: manifest entry ${JSON.stringify(rel)} resolves outside the backup (${real}); nothing was restored`,
+      'INVALID_INPUT',
+    );
+}
+
 /** Reads a backup's manifest and checks every file's size and checksum; the error names the first that differs. */
 export async function verifyBackup(src: string): Promise<BackupManifest> {
   let manifest: BackupManifest;
@@ -91,7 +131,18 @@ export async function verifyBackup(src: string): Promise<BackupManifest> {
   }
   if (manifest.formatVersion !== 1 || !Array.isArray(manifest.files) || !manifest.embedder?.id)
     throw new MemcoreError(`${join(src, MANIFEST)}: not a backup manifest memcore can read`, 'INVALID_INPUT');
+  // Every path first, before any file is touched.
   for (const f of manifest.files) {
+    const problem = backupPathProblem((f as { path?: unknown } | null)?.path);
+    if (problem)
+      throw new MemcoreError(
+        `${join(src, MANIFEST)}: manifest entry ${JSON.stringify((f as { path?: unknown } | null)?.path)} ${problem}; it is not a file a memcore folder holds, and nothing was restored`,
+        'INVALID_INPUT',
+      );
+  }
+  const root = await realpath(src);
+  for (const f of manifest.files) {
+    await checkInside(root, f.path, `backup ${src}`);
     const path = join(src, f.path);
     if (!existsSync(path)) throw new MemcoreError(`backup ${src} is damaged: ${f.path} is missing`, 'STORE');
     if ((await stat(path)).size !== f.bytes || (await sha256(path)) !== f.sha256)
@@ -117,10 +168,13 @@ export async function restoreInto(
   const staging = join(dirname(dest), `.${basename(dest)}.restoring-${process.pid}`);
   const previous = join(dirname(dest), `.${basename(dest)}.replaced-${process.pid}`);
   await rm(staging, { recursive: true, force: true });
+  // A folder of its own, made now: nothing in it can be a link somewhere else.
+  await mkdir(staging);
   try {
     for (const f of manifest.files) {
       await mkdir(dirname(join(staging, f.path)), { recursive: true });
-      await copyFile(join(src, f.path), join(staging, f.path));
+      // Never over an existing path: a name listed twice, or anything that appeared meanwhile.
+      await copyFile(join(src, f.path), join(staging, f.path), constants.COPYFILE_EXCL);
     }
     await check(staging);
   } catch (e) {

@@ -12,7 +12,7 @@ import { MemcoreError } from '../model/errors.js';
 import { KuzuGraphStore } from '../store/graph/kuzuGraphStore.js';
 import { Journal } from '../store/journal/journal.js';
 import { EntriesTable } from '../store/lance/entriesTable.js';
-import { readMeta, writeMeta, type StoreMeta } from '../store/meta.js';
+import { holdsStores, missingMeta, readMeta, writeMeta, type StoreMeta } from '../store/meta.js';
 import { Stores } from '../store/stores.js';
 
 export interface Finding {
@@ -46,7 +46,36 @@ function storeEmbedder(meta: StoreMeta): Embedder {
   };
 }
 
-export async function doctor(dir: string, options: { repair?: boolean } = {}): Promise<DoctorReport> {
+/**
+ * A meta.json for a folder that lost its own, from its entries table's vector sizes and the
+ * configured embedder (which must give vectors of that size). The generation starts again at 1,
+ * so the snapshots (derived, and keyed by generation) are removed; the source fingerprints are
+ * empty, so the next ingest of each file writes it again rather than skipping it.
+ */
+async function rebuildMeta(dir: string, embedder: Embedder): Promise<string> {
+  const sizes = await EntriesTable.vectorSizes(join(dir, 'lance'));
+  if (!sizes)
+    throw new MemcoreError(
+      `${dir}: meta.json cannot be rebuilt: the entries table is missing too. Restore the folder from a backup.`,
+      'STORE',
+    );
+  if (sizes.dimensions !== embedder.dimensions)
+    throw new MemcoreError(
+      `${dir}: meta.json cannot be rebuilt with the configured embedder ${embedder.id} (${embedder.dimensions}-d): the stored vectors are ${sizes.dimensions}-d. Configure the embedder the folder was built with (MEMCORE_EMBEDDER, memcore.config) and run the repair again.`,
+      'MODEL_MISMATCH',
+    );
+  await rm(join(dir, 'snapshots'), { recursive: true, force: true });
+  await writeMeta(dir, {
+    formatVersion: 1,
+    embedder: { id: embedder.id, dimensions: embedder.dimensions, truncatable: embedder.truncatable },
+    smallDimensions: sizes.smallDimensions,
+    generation: 1,
+    sources: {},
+  });
+  return `meta.json rebuilt: embedder ${embedder.id} (${embedder.dimensions}-d, the configured one), ${sizes.smallDimensions}-d small vectors (from the entries table)`;
+}
+
+export async function doctor(dir: string, options: { repair?: boolean; embedder?: Embedder } = {}): Promise<DoctorReport> {
   const repair = options.repair === true;
   const findings: Finding[] = [];
   const report = (): DoctorReport => ({ path: dir, healthy: findings.every((f) => f.ok || f.repaired === true), findings });
@@ -61,6 +90,22 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
       message: `${(e as Error).message}. It records the embedding model and the small-vector length; without it the folder cannot be opened. Restore it from a backup.`,
     });
     return report();
+  }
+  if (!meta && holdsStores(dir)) {
+    const finding: Finding = {
+      check: 'meta',
+      ok: false,
+      message: missingMeta(dir).message.replace(/ Run `memcore doctor --repair`.*$/, ''),
+      repair: 'rebuild meta.json from the entries table and the configured embedder',
+    };
+    if (!repair || !options.embedder) {
+      findings.push(finding);
+      return report();
+    }
+    finding.message = await rebuildMeta(dir, options.embedder);
+    finding.repaired = true;
+    const rest = await doctor(dir, options);
+    return { ...rest, healthy: rest.healthy, findings: [finding, ...rest.findings] };
   }
   if (!meta) {
     findings.push({ check: 'meta', ok: false, message: `no memory at ${dir} (no meta.json)` });

@@ -10,12 +10,13 @@ import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createSocketServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngine } from '../engine/memoryEngine.js';
 import { invalidInput } from '../model/errors.js';
 import { createMcpServer } from './mcpServer.js';
+import { LineTransport } from './lineTransport.js';
+import { idOfOversized, MAX_MCP_REQUEST_BYTES, oversized, refusal, rpcError, RPC } from './requestGuard.js';
 import { PROTOCOL, readLines, socketPath, type CliMessage, type Hello, type PageLogin, type Welcome } from './controlSocket.js';
 import type { ServerStatus } from './tools.js';
 import { bearerMatches, createPageServer, unauthorizedMessage, type PageServer } from '../web/pageServer.js';
@@ -143,7 +144,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
       socket.end(JSON.stringify({ exit: code } satisfies CliMessage) + '\n');
     } else if (hello.kind === 'mcp') {
       if (rest.length) socket.unshift(rest);
-      const transport = new StdioServerTransport(socket, socket);
+      const transport = new LineTransport(socket);
       const server = createMcpServer(engine, status, options.version);
       socket.on('close', () => void server.close());
       socket.on('end', () => socket.end());
@@ -240,9 +241,21 @@ async function serveHttp(
         .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: unauthorizedMessage(auth.where) }, id: null }));
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    if (known) return known.handleRequest(req, res);
-    if (req.method !== 'POST') return reply(400, 'no such session');
-    const body = await readBody(req);
+    if (req.method !== 'POST') return known ? known.handleRequest(req, res) : reply(400, 'no such session');
+    // The body is read here, not by the SDK (whose limit is 4 MB): the same limit as over stdio.
+    const read = await readBody(req);
+    const answer = (code: number, message: object): void =>
+      void res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(message));
+    if ('tooLarge' in read) return answer(413, oversized(idOfOversized(read.head, read.tail), read.tooLarge));
+    let body: unknown;
+    try {
+      body = JSON.parse(read.text) as unknown;
+    } catch (e) {
+      return answer(400, rpcError(null, RPC.parseError, `not JSON: ${(e as Error).message}`));
+    }
+    const refused = refusal(body);
+    if (refused) return answer(200, refused);
+    if (known) return known.handleRequest(req, res, body);
     if (!isInitializeRequest(body)) return reply(400, 'start a session with an initialize request');
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -272,13 +285,28 @@ async function serveHttp(
   return server;
 }
 
-async function readBody(req: IncomingMessage, max = 64 * 1024 * 1024): Promise<unknown> {
+/**
+ * A request's body as text, or (over `max` bytes) its size and first and last bytes: the rest is
+ * read and dropped, so the client hears the answer rather than a reset connection.
+ */
+async function readBody(
+  req: IncomingMessage,
+  max = MAX_MCP_REQUEST_BYTES,
+): Promise<{ text: string } | { tooLarge: number; head: string; tail: string }> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let head = '';
+  let tail = Buffer.alloc(0);
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > max) throw new Error(`request body over ${max} bytes`);
-    chunks.push(chunk);
+    if (size <= max) {
+      chunks.push(chunk);
+      continue;
+    }
+    const held = Buffer.concat([...chunks.splice(0), tail, chunk]);
+    if (size - chunk.length <= max) head = held.subarray(0, 300).toString('utf8');
+    tail = held.subarray(-300);
   }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  if (size > max) return { tooLarge: size, head, tail: tail.toString('utf8') };
+  return { text: Buffer.concat(chunks).toString('utf8') };
 }

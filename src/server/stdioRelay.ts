@@ -10,6 +10,7 @@ import { FolderInUseError } from '../store/storeErrors.js';
 import type { MemoryEngine } from '../engine/memoryEngine.js';
 import { connectToOwner, PROTOCOL, readLines, type Hello } from './controlSocket.js';
 import type { Owner } from './owner.js';
+import { oversized, readRequestLines } from './requestGuard.js';
 import { TOOLS } from './tools.js';
 
 /** What a process that takes a folder over holds: its engine and what serves it. */
@@ -166,25 +167,19 @@ export async function runStdioRelay(
 
   await attach();
   const stdinLines = new Promise<void>((resolve) => {
-    let pending = '';
-    io.stdin.setEncoding('utf8');
-    io.stdin.on('data', (chunk: string) => {
-      pending += chunk;
-      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
-        const line = pending.slice(0, nl).replace(/\r$/, '');
-        pending = pending.slice(nl + 1);
-        if (line.trim() === '') continue;
-        const message = parse(line);
-        if (message?.id !== undefined && message.method !== undefined) {
-          inflight.set(message.id, {
-            line,
-            ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}),
-          });
-        }
-        if (upstream) upstream.write(line + '\n');
-        else waiting.push(line);
+    const forward = (line: string) => {
+      // What is not JSON, or not a request the SDK would answer, the owner's transport answers.
+      const message = parse(line);
+      if (message?.id !== undefined && message.method !== undefined) {
+        inflight.set(message.id, {
+          line,
+          ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}),
+        });
       }
-    });
+      if (upstream) upstream.write(line + '\n');
+      else waiting.push(line);
+    };
+    readRequestLines(io.stdin, forward, (id, bytes) => write(JSON.stringify(oversized(id, bytes))));
     io.stdin.once('end', () => resolve());
     io.stdin.once('close', () => resolve());
   });
@@ -193,7 +188,11 @@ export async function runStdioRelay(
   // The client is gone. Answers still due are dropped with it; an owner keeps serving the others
   // until they leave too.
   closing = true;
-  upstream?.end();
+  const last = upstream;
+  last?.end();
+  // An owner that does not close its side within a few seconds (busy with a call whose answer
+  // nobody will read) does not keep this process: the connection is cut.
+  if (last) setTimeout(() => last.destroy(), 5_000).unref();
   if (ownership) {
     while (ownership.owner.connections() > 0) await sleep(100);
     await ownership.owner.close();

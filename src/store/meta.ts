@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { MemcoreError } from '../model/errors.js';
 import { join } from 'node:path';
@@ -45,4 +46,19 @@ export async function writeMeta(dir: string, meta: StoreMeta): Promise<void> {
       'STORE',
     );
   }
+}
+
+/** True when the folder holds a graph or an entries table (whatever its meta.json says). */
+export function holdsStores(dir: string): boolean {
+  const versions = join(dir, 'lance', 'entries.lance', '_versions');
+  return existsSync(join(dir, 'graph.kuzu')) || (existsSync(versions) && readdirSync(versions).length > 0);
+}
+
+/** The error for a folder that holds stores but no meta.json: opening would write a fresh one over them. */
+export function missingMeta(dir: string): MemcoreError {
+  return new MemcoreError(
+    `${metaPath(dir)} is missing, but ${dir} holds stores; memcore will not guess what they were built with. ` +
+      'Run `memcore doctor --repair` to rebuild it from the stores and the configured embedder, or restore the folder from a backup.',
+    'STORE',
+  );
 }

@@ -18,7 +18,7 @@ import { NameIndex } from './resident/nameIndex.js';
 import { columnRow, EntryColumns, RECORD_ARRAYS } from './resident/entryColumns.js';
 import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
 import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
-import { metaPath, readMeta, writeMeta, type StoreMeta } from './meta.js';
+import { metaPath, missingMeta, holdsStores, readMeta, writeMeta, type StoreMeta } from './meta.js';
 import { damagedFile, ensureFolderGitignore, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
 import { Residents, type StoreChange } from './resident/residents.js';
@@ -290,6 +290,7 @@ export class Stores implements MemoryIndex {
         'INVALID_INPUT',
       );
     }
+    if (!meta && holdsStores(dir)) throw missingMeta(dir);
     if (!meta) {
       const trained = embedder.matryoshkaDimensions?.filter((d) => d < embedder.dimensions);
       const small =

@@ -7,7 +7,7 @@ const doctorCommand: Command = {
   options: { repair: { type: 'boolean', default: false } },
   args: [0, 0],
   uses: 'reads',
-  async run({ engine, dir, served }, _args, v, io) {
+  async run({ engine, dir, served, cwd }, _args, v, io) {
     let report: DoctorReport;
     if (served) {
       // The server holds the folder: its open stores are checked, with what it holds in memory.
@@ -15,7 +15,8 @@ const doctorCommand: Command = {
       report = await (await engine()).checkHealth();
     } else {
       const { doctor } = await import('../../ops/doctor.js');
-      report = await doctor(dir, { repair: v.repair === true });
+      const { configuredEmbedder } = await import('../../engine/openStores.js');
+      report = await doctor(dir, { repair: v.repair === true, ...(v.repair === true ? { embedder: configuredEmbedder(cwd) } : {}) });
     }
     print(io, v.json === true, report, () =>
       [

@@ -330,6 +330,17 @@ export class EntriesTable {
     return this.dir;
   }
 
+  /** The lengths of the stored vectors (doctor rebuilding a lost meta.json), or undefined when there is no table. */
+  static async vectorSizes(dir: string): Promise<{ dimensions: number; smallDimensions: number } | undefined> {
+    const db = await lancedb.connect(dir);
+    if (!(await db.tableNames()).includes(layout.table)) return undefined;
+    const schema = await (await db.openTable(layout.table)).schema();
+    const size = (name: string) => (schema.fields.find((f) => f.name === name)?.type as arrow.FixedSizeList | undefined)?.listSize;
+    const dimensions = size('vector');
+    const smallDimensions = size('vector_small');
+    return dimensions && smallDimensions ? { dimensions, smallDimensions } : undefined;
+  }
+
   static async open(dir: string, dimensions: number, smallDimensions: number): Promise<EntriesTable> {
     let table: lancedb.Table;
     let schema: arrow.Schema;
