@@ -18,7 +18,9 @@ import { expandThroughGraph } from './expandThroughGraph.js';
 import { diversify, resolveWeights, scoreCandidates, type ScorableHit, type ScoringWeights } from './score.js';
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { proximity } from './graphRanker.js';
-import { judgeRelevance } from './relevance.js';
+import { judgeRelevance, type RelevanceJudgement } from './relevance.js';
+import { cutAtEvidence } from './evidenceCut.js';
+import { EVIDENCE_CUT } from '../recipe/presets.js';
 import { randomBytes } from 'node:crypto';
 import { hybridCandidates } from './hybridCandidates.js';
 import { addKeywordScores, keywordQuery } from './keywordCandidates.js';
@@ -54,6 +56,7 @@ export type TaskContextOptions = Pick<
   | 'scoreCombination'
   | 'strict'
   | 'relevanceFloor'
+  | 'evidenceCut'
   | 'llmFilter'
   | 'reranker'
   | 'signal'
@@ -155,11 +158,8 @@ export async function buildTaskContext(
           ...(typeof scoring.relevanceFloor === 'number' ? { floor: scoring.relevanceFloor } : {}),
           ...(filter.cores ? { groups: filter.cores } : {}),
         });
-  if (judged && !judged.relevant && fused.length > 0) {
-    notes.push(
-      `low confidence: no entry is named by the task, and the best keyword match covers ${(judged.share * 100).toFixed(0)}% of its words' weight, not above the ${(judged.floor * 100).toFixed(0)}% chance reaches in this store`,
-    );
-  }
+  const weak = judged !== undefined && judged.strength !== 'strong' && fused.length > 0;
+  if (weak) notes.push(relevanceNote(judged));
   lap('candidates');
   const seeds = fused.slice(0, graph.seeds);
   const needsEdges = graph.ranker.needsEdges;
@@ -234,8 +234,10 @@ export async function buildTaskContext(
     notes.push(...reranked.notes);
     lap(recipe.reranker?.kind === 'llm' ? 'llm' : 'rerank');
   } else {
-    entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), scored, {
-      maxEntries,
+    // A reranker decides what matters itself; without one, the bundle ends where the evidence does.
+    const withEvidence = recipe.budget.evidenceCut ? cutAtEvidence(scored, EVIDENCE_CUT) : scored;
+    entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), withEvidence, {
+      maxEntries: judged?.strength === 'weak' && weak ? Math.min(maxEntries, EVIDENCE_CUT.weakMatchEntries) : maxEntries,
       maxTokens,
       signal,
     });
@@ -260,9 +262,18 @@ export async function buildTaskContext(
     timings,
     cacheHit: false,
     notes,
-    ...(judged && !judged.relevant && entries.length > 0 ? { lowConfidence: true as const } : {}),
+    ...(weak && entries.length > 0 ? { lowConfidence: true as const, matchStrength: judged.strength as 'weak' | 'none' } : {}),
     ...(queryVector ? {} : { degraded: ['vectors' as const] }),
   };
+}
+
+/** Why a bundle is low-confidence, for its notes. */
+function relevanceNote(j: RelevanceJudgement): string {
+  const match = `the best keyword match covers ${(j.share * 100).toFixed(0)}% of the weight of its words this memory holds, not above the ${(j.floor * 100).toFixed(0)}% chance reaches in this store`;
+  const held = j.known < 1 ? ` (they carry ${(j.known * 100).toFixed(0)}% of its words' weight)` : '';
+  return j.strength === 'none'
+    ? `low confidence, nothing relevant: no entry is named by the task, none of its words is specific to this memory, and ${match}${held}`
+    : `low confidence, weak matches: no entry is named by the task and ${match}${held}; it shares words specific to this memory (${j.specific.slice(0, 5).join(', ')}), so the best few entries are kept`;
 }
 
 /** The reranker's choice; on its failure (not the caller's abort), the offered order with a note. */
