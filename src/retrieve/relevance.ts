@@ -9,7 +9,8 @@
  *   percentile of that share for 8-word queries drawn at random from the store's vocabulary,
  *   measured on the store itself — random queries hold only known words too, so the two compare.
  *   The words the store holds must also carry at least a third of the task's weight (a word no
- *   entry holds counting at the weight of the rarest): one known word of a cake recipe is not a match.
+ *   entry holds counting at the weight of the rarest), and one entry must hold two of them
+ *   together: one known word of a cake recipe, or the "day" of a trip plan, is not a match.
  * - `none` (nothing relevant): strong evidence the task is about something else — no entry among
  *   the best candidates holds two of its words together, and either not one of its words is
  *   specific to this store's entries (held by at most a quarter of them, or two in a tiny store), so
@@ -116,7 +117,7 @@ export function judgeRelevance(
   const specificDf = Math.max(SPECIFIC_MIN_ENTRIES, SPECIFIC_SHARE * size);
   const specific = held.filter((t) => t.df <= specificDf).map((t) => t.term);
   const strength: MatchStrength =
-    share > floor && known >= KNOWN_WEIGHT_NEEDED && best > 0
+    share > floor && known >= KNOWN_WEIGHT_NEEDED && together >= 2
       ? 'strong'
       : together <= 1 && (specific.length === 0 || (specific.length === 1 && known < KNOWN_WEIGHT_NONE))
         ? 'none'
