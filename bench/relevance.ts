@@ -8,10 +8,11 @@
  * - The example memory (examples/memory/orders-api.yaml, 44 entries): the 70 on-topic tasks of
  *   bench/relevance/orders-api-tasks.yaml (paraphrases, typos, extra words and numbers, tasks naming
  *   code) and the 32 off-topic tasks of bench/relevance/off-topic.yaml. Needs nothing else.
- * - Stores of `--sizes` entries built from the HotpotQA passages of the eval data: the gold passages
- *   of the first questions (on-topic: the questions whose gold passages are all in the store), the
- *   rest other passages; the same off-topic tasks. Kept under --cache-dir, so a re-run embeds
- *   nothing. Skipped with a note when the eval data is not there.
+ * - Stores of `--sizes` entries built from the HotpotQA passages of the eval data, as many as it
+ *   takes for --queries on-topic questions: each holds the gold passages of the next questions
+ *   (on-topic there: their gold passages are all in the store), the rest passages no question
+ *   needs; every store is asked the off-topic tasks too. Kept under --cache-dir, so a re-run
+ *   embeds nothing. Skipped with a note when the eval data is not there.
  * - With --db-root: the stores `memcore eval <set> --keep-db <root>/<set>` leaves (hotpotqa ≈ 1K
  *   entries, locomo ≈ 3K, 2wiki ≈ 6K, scifact ≈ 5K), each with its first --queries questions
  *   on-topic and the same off-topic tasks.
@@ -32,6 +33,7 @@ import { benchOptions } from './synthetic.js';
 const USAGE = `usage: npm run bench:relevance -- [--sizes 10,100] [--data-root <dir>] [--cache-dir <dir>] [--db-root <dir>] [--queries 60] [--out <name>]
 
   --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; at most 994)
+                      (several stores of a size, until --queries questions are on-topic)
   --data-root <dir>   the eval data (default ../shared/eval-data beside the repository)
   --cache-dir <dir>   where the built stores are kept (default <tmp>/memcore-bench-relevance)
   --db-root <dir>     also the stores memcore eval <set> --keep-db <dir>/<set> left
@@ -64,7 +66,9 @@ interface Task {
   cores?: string[];
 }
 const onTopicExample = (YAML.parse(readFileSync(here('./relevance/orders-api-tasks.yaml'), 'utf8')) as { queries: Task[] }).queries;
-const offTopic = (YAML.parse(readFileSync(here('./relevance/off-topic.yaml'), 'utf8')) as { tasks: string[] }).tasks.map((text) => ({ text }));
+const offTopic = (YAML.parse(readFileSync(here('./relevance/off-topic.yaml'), 'utf8')) as { tasks: string[] }).tasks.map((text) => ({
+  text,
+}));
 
 /** What a bundle tells an agent: the entries (strong), weak matches, or nothing relevant (also an empty bundle). */
 type Verdict = 'strong' | 'weak' | 'none';
@@ -139,32 +143,47 @@ if (!existsSync(join(dataRoot, 'hotpotqa'))) {
 } else {
   const file = await ADAPTERS.hotpotqa!.build({ data: join(dataRoot, 'hotpotqa') });
   const passages = file.entries as EntryRecord[];
+  const gold = new Set(file.queries.flatMap((q) => q.gold));
+  const filler = passages.filter((p) => !gold.has(p.id!));
   const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
   for (const size of values.sizes!.split(',').map(Number)) {
-    // The gold passages of the first questions fill up to half the store; other passages the rest.
-    const chosen = new Set<string>();
-    const on: Task[] = [];
-    for (const q of file.queries) {
-      if (on.length >= queriesPerStore) break;
-      const added = q.gold.filter((g) => !chosen.has(g));
-      if (chosen.size + added.length > size / 2) break;
-      added.forEach((g) => chosen.add(g));
-      on.push({ text: q.text });
+    // Stores of `size` entries until --queries questions are on-topic in one of them: each holds the
+    // gold passages of the next questions that fit, then passages no question needs.
+    const parts: Row[] = [];
+    let next = 0;
+    let fill = 0;
+    for (let store = 0; next < file.queries.length && parts.reduce((n, r) => n + r.onTopic, 0) < queriesPerStore; store++) {
+      const chosen = new Set<string>();
+      const on: Task[] = [];
+      for (; next < file.queries.length; next++) {
+        const q = file.queries[next]!;
+        const added = q.gold.filter((g) => !chosen.has(g));
+        if (chosen.size + added.length > size) break;
+        added.forEach((g) => chosen.add(g));
+        on.push({ text: q.text });
+      }
+      if (on.length === 0) break; // a question needs more passages than the store holds
+      while (chosen.size < size && fill < filler.length) chosen.add(filler[fill++]!.id!);
+      const dir = join(cacheRoot, `hotpotqa-${size}-${store}`);
+      const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
+      try {
+        await memory.ingestDocument({ entries: passages.filter((p) => chosen.has(p.id!)) }, { source: dir, autoLink: true });
+        parts.push(await measure(`hotpotqa-${size}-${store}`, memory, on));
+      } finally {
+        await memory.close();
+      }
     }
-    for (const p of passages) {
-      if (chosen.size >= size) break;
-      chosen.add(p.id!);
-    }
-    const dir = join(cacheRoot, `hotpotqa-${size}`);
-    const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
-    try {
-      const entries = passages.filter((p) => chosen.has(p.id!));
-      process.stderr.write(`hotpotqa-${size}: ingesting ${entries.length} passages (embedding only what ${dir} lacks) …\n`);
-      await memory.ingestDocument({ entries }, { source: `hotpotqa-${size}`, autoLink: true });
-      rows.push(await measure(`hotpotqa passages, ${size}`, memory, on));
-    } finally {
-      await memory.close();
-    }
+    rows.push({
+      store: `${parts.length} stores of ${size} HotpotQA passages`,
+      entries: size,
+      onTopic: parts.reduce((n, r) => n + r.onTopic, 0),
+      hidden: parts.reduce((n, r) => n + r.hidden, 0),
+      onWeak: parts.reduce((n, r) => n + r.onWeak, 0),
+      offTopic: parts.reduce((n, r) => n + r.offTopic, 0),
+      marked: parts.reduce((n, r) => n + r.marked, 0),
+      offNone: parts.reduce((n, r) => n + r.offNone, 0),
+      hiddenTasks: parts.flatMap((r) => r.hiddenTasks),
+    });
   }
 }
 
@@ -191,7 +210,8 @@ for (const r of rows)
   console.log(
     `| ${r.store} | ${r.entries} | ${r.onTopic} | ${pct(r.hidden, r.onTopic)} | ${pct(r.onWeak, r.onTopic)} | ${r.offTopic} | ${pct(r.marked, r.offTopic)} | ${pct(r.offNone, r.offTopic)} |`,
   );
-for (const r of rows) if (r.hiddenTasks.length > 0) console.log(`\n${r.store}, hidden: ${r.hiddenTasks.map((t) => JSON.stringify(t)).join(', ')}`);
+for (const r of rows)
+  if (r.hiddenTasks.length > 0) console.log(`\n${r.store}, hidden: ${r.hiddenTasks.map((t) => JSON.stringify(t)).join(', ')}`);
 for (const n of notes) console.log(`\nnote: ${n}`);
 const dir = here('./results/');
 await mkdir(dir, { recursive: true });

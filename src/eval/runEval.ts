@@ -378,10 +378,7 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
     out.push(
       '',
       'context bundles at the default options (maxEntries 12): precision and gold kept in %, entries and tokens a bundle',
-      table(
-        ['bundle', 'precision', 'gold kept', 'entries', 'tokens'],
-        [row('evidence cut', b.cut), row('no cut (maxEntries)', b.uncut)],
-      ),
+      table(['bundle', 'precision', 'gold kept', 'entries', 'tokens'], [row('evidence cut', b.cut), row('no cut (maxEntries)', b.uncut)]),
     );
   }
   if (r.feedback) {

@@ -292,10 +292,15 @@ async function ratingsForTask(
   if (rated.length === 0) return out;
   const missing = [...new Set(rated.flatMap((r) => r.ratings.map((x) => x.task)))].filter((t) => !effectiveness.taskVectors.has(t));
   if (opts.vector && missing.length > 0) {
-    const vectors = await opts.embedder.embed(missing.map((t) => capText(t, EMBEDDED_CHARS)), opts.signal).catch((e: unknown) => {
-      if (opts.signal?.aborted) throw e;
-      return undefined;
-    });
+    const vectors = await opts.embedder
+      .embed(
+        missing.map((t) => capText(t, EMBEDDED_CHARS)),
+        opts.signal,
+      )
+      .catch((e: unknown) => {
+        if (opts.signal?.aborted) throw e;
+        return undefined;
+      });
     missing.forEach((t, i) => effectiveness.taskVectors.set(t, vectors?.[i]));
   }
   const self = { terms: new Set(analyze(opts.task)), ...(opts.vector ? { vector: opts.vector } : {}) };

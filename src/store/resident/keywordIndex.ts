@@ -658,7 +658,7 @@ export class KeywordIndex {
       terms.forEach((t, i) => {
         if (t.df === 0) return;
         let lo = 0;
-        for (let hi = docTerms.length - 1; lo < hi; ) {
+        for (let hi = docTerms.length - 1; lo < hi;) {
           const mid = (lo + hi) >> 1;
           if (docTerms[mid]! < t.termId!) lo = mid + 1;
           else hi = mid;
