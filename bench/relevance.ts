@@ -1,78 +1,222 @@
 /**
- * npm run bench:relevance -- --db-root /tmp/evdb [--queries 100]
- * "No relevant memory" measured: each eval set's questions asked of every set's store. A question
- * asked of its own store is on-topic and should not be marked low-confidence; asked of another
- * store it is off-topic and should be. The stores are the folders `memcore eval <set> --keep-db
- * <root>/<set>` leaves (2wiki, hotpotqa, locomo, scifact; missing ones are skipped). Prints the
- * share of bundles marked low-confidence per store and question set, and writes
- * bench/results/relevance.json.
+ * npm run bench:relevance [-- --sizes 10,100 --db-root /tmp/evdb --data-root ../shared/eval-data]
+ *
+ * "No relevant memory" measured (docs/pipeline.md): how often an on-topic task is hidden ("nothing
+ * relevant", or an empty bundle) and how often an off-topic one is marked (a weak match or nothing
+ * relevant), at several store sizes, with the local model.
+ *
+ * - The example memory (examples/memory/orders-api.yaml, 44 entries): the 70 on-topic tasks of
+ *   bench/relevance/orders-api-tasks.yaml (paraphrases, typos, extra words and numbers, tasks naming
+ *   code) and the 32 off-topic tasks of bench/relevance/off-topic.yaml. Needs nothing else.
+ * - Stores of `--sizes` entries built from the HotpotQA passages of the eval data, as many as it
+ *   takes for --queries on-topic questions: each holds the gold passages of the next questions
+ *   (on-topic there: their gold passages are all in the store), the rest passages no question
+ *   needs; every store is asked the off-topic tasks too. Kept under --cache-dir, so a re-run
+ *   embeds nothing. Skipped with a note when the eval data is not there.
+ * - With --db-root: the stores `memcore eval <set> --keep-db <root>/<set>` leaves (hotpotqa ≈ 1K
+ *   entries, locomo ≈ 3K, 2wiki ≈ 6K, scifact ≈ 5K), each with its first --queries questions
+ *   on-topic and the same off-topic tasks.
+ *
+ * Prints a table and writes bench/results/<out>.json.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ADAPTERS } from '../src/eval/adapters/index.js';
-import { openMemory } from '../src/index.js';
+import YAML from 'yaml';
+import { ADAPTERS, DEFAULT_DATA_ROOT } from '../src/eval/adapters/index.js';
+import { openMemory, type ContextBundle, type MemoryEngine } from '../src/index.js';
+import type { EntryRecord } from '../src/model/memoryFile.js';
 import { benchOptions } from './synthetic.js';
 
-const USAGE = `usage: npm run bench:relevance -- --db-root <dir> [--queries 100] [--out <name>]
+const USAGE = `usage: npm run bench:relevance -- [--sizes 10,100] [--data-root <dir>] [--cache-dir <dir>] [--db-root <dir>] [--queries 60] [--out <name>]
 
-  --db-root <dir>  folder holding <set>/ databases kept by memcore eval <set> --keep-db <dir>/<set>
-  --queries <n>    questions a set, 1 to 10000 (default 100)
-  --out <name>     bench/results/<name>.json (default relevance)
+  --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; at most 994)
+                      (several stores of a size, until --queries questions are on-topic)
+  --data-root <dir>   the eval data (default ../shared/eval-data beside the repository)
+  --cache-dir <dir>   where the built stores are kept (default <tmp>/memcore-bench-relevance)
+  --db-root <dir>     also the stores memcore eval <set> --keep-db <dir>/<set> left
+  --queries <n>       on-topic questions a store, 1 to 10000 (default 60)
+  --out <name>        bench/results/<name>.json (default relevance)
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 const values = benchOptions(
   USAGE,
-  { 'db-root': { type: 'string' }, queries: { type: 'string', default: '100' }, out: { type: 'string' } },
-  (v) => typeof v['db-root'] === 'string' && Number.isInteger(Number(v.queries)) && Number(v.queries) >= 1 && Number(v.queries) <= 10_000,
+  {
+    sizes: { type: 'string', default: '10,100' },
+    'data-root': { type: 'string' },
+    'cache-dir': { type: 'string' },
+    'db-root': { type: 'string' },
+    queries: { type: 'string', default: '60' },
+    out: { type: 'string' },
+  },
+  (v) =>
+    /^\d+(,\d+)*$/.test(v.sizes ?? '') &&
+    v.sizes!.split(',').every((s) => Number(s) >= 2 && Number(s) <= 994) &&
+    Number.isInteger(Number(v.queries)) &&
+    Number(v.queries) >= 1 &&
+    Number(v.queries) <= 10_000,
 );
-const sets = Object.keys(ADAPTERS);
-const stores = sets.filter((s) => existsSync(join(values['db-root']!, s, 'meta.json')));
-if (stores.length === 0) {
-  console.error(`no eval databases under ${values['db-root']}; make them with memcore eval <set> --keep-db ${values['db-root']}/<set>`);
-  process.exit(1);
-}
-const questions = Object.fromEntries(
-  await Promise.all(sets.map(async (s) => [s, (await ADAPTERS[s]!.build({})).queries.slice(0, Number(values.queries))] as const)),
-);
+const queriesPerStore = Number(values.queries);
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-const rows: { store: string; questions: string; onTopic: boolean; lowConfidence: number; asked: number }[] = [];
-for (const store of stores) {
-  const memory = await openMemory({ path: join(values['db-root']!, store), env: {}, cache: { ttlMs: 0 } });
-  for (const set of sets) {
-    let low = 0;
-    for (const q of questions[set]!) {
-      // Cores only on the question's own store: another store's cores are not the question's.
-      const bundle = await memory.buildTaskContext(q.text, { maxEntries: 8, ...(set === store && q.cores ? { cores: q.cores } : {}) });
-      if (bundle.lowConfidence) low++;
+interface Task {
+  text: string;
+  cores?: string[];
+}
+const onTopicExample = (YAML.parse(readFileSync(here('./relevance/orders-api-tasks.yaml'), 'utf8')) as { queries: Task[] }).queries;
+const offTopic = (YAML.parse(readFileSync(here('./relevance/off-topic.yaml'), 'utf8')) as { tasks: string[] }).tasks.map((text) => ({
+  text,
+}));
+
+/** What a bundle tells an agent: the entries (strong), weak matches, or nothing relevant (also an empty bundle). */
+type Verdict = 'strong' | 'weak' | 'none';
+const verdictOf = (b: ContextBundle): Verdict =>
+  b.entries.length === 0 ? 'none' : b.lowConfidence ? (b.matchStrength === 'weak' ? 'weak' : 'none') : 'strong';
+
+interface Row {
+  store: string;
+  entries: number;
+  onTopic: number;
+  /** On-topic tasks judged nothing relevant (or given an empty bundle): hidden. */
+  hidden: number;
+  /** On-topic tasks given as weak matches. */
+  onWeak: number;
+  offTopic: number;
+  /** Off-topic tasks marked: weak matches or nothing relevant. */
+  marked: number;
+  /** Off-topic tasks judged nothing relevant (or an empty bundle). */
+  offNone: number;
+  hiddenTasks: string[];
+}
+
+async function measure(store: string, memory: MemoryEngine, on: Task[]): Promise<Row> {
+  const count = async (tasks: Task[], own: boolean) => {
+    const verdicts: { text: string; verdict: Verdict }[] = [];
+    for (const t of tasks) {
+      // Cores only for a store's own questions: another store's cores are not the task's.
+      const bundle = await memory.buildTaskContext(t.text, own && t.cores ? { cores: t.cores } : {});
+      verdicts.push({ text: t.text, verdict: verdictOf(bundle) });
+    }
+    return verdicts;
+  };
+  const onV = await count(on, true);
+  const offV = await count(offTopic, false);
+  const row: Row = {
+    store,
+    entries: (await memory.stats()).entries,
+    onTopic: on.length,
+    hidden: onV.filter((v) => v.verdict === 'none').length,
+    onWeak: onV.filter((v) => v.verdict === 'weak').length,
+    offTopic: offTopic.length,
+    marked: offV.filter((v) => v.verdict !== 'strong').length,
+    offNone: offV.filter((v) => v.verdict === 'none').length,
+    hiddenTasks: onV.filter((v) => v.verdict === 'none').map((v) => v.text),
+  };
+  process.stderr.write(
+    `${store}: ${row.entries} entries; on-topic hidden ${row.hidden}/${row.onTopic}, weak ${row.onWeak}; off-topic marked ${row.marked}/${row.offTopic}\n`,
+  );
+  return row;
+}
+
+const rows: Row[] = [];
+const notes: string[] = [];
+
+// 1. The example memory.
+{
+  const dir = await mkdtemp(join(tmpdir(), 'memcore-bench-relevance-'));
+  const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
+  try {
+    await memory.ingest(here('../examples/memory/orders-api.yaml'));
+    rows.push(await measure('example (orders-api)', memory, onTopicExample));
+  } finally {
+    await memory.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// 2. Stores of chosen sizes from the HotpotQA passages.
+const dataRoot = resolve(values['data-root'] ?? DEFAULT_DATA_ROOT);
+if (!existsSync(join(dataRoot, 'hotpotqa'))) {
+  notes.push(`no eval data at ${dataRoot}: the stores of ${values.sizes} entries were skipped (--data-root)`);
+} else {
+  const file = await ADAPTERS.hotpotqa!.build({ data: join(dataRoot, 'hotpotqa') });
+  const passages = file.entries as EntryRecord[];
+  const gold = new Set(file.queries.flatMap((q) => q.gold));
+  const filler = passages.filter((p) => !gold.has(p.id!));
+  const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
+  for (const size of values.sizes!.split(',').map(Number)) {
+    // Stores of `size` entries until --queries questions are on-topic in one of them: each holds the
+    // gold passages of the next questions that fit, then passages no question needs.
+    const parts: Row[] = [];
+    let next = 0;
+    let fill = 0;
+    for (let store = 0; next < file.queries.length && parts.reduce((n, r) => n + r.onTopic, 0) < queriesPerStore; store++) {
+      const chosen = new Set<string>();
+      const on: Task[] = [];
+      for (; next < file.queries.length; next++) {
+        const q = file.queries[next]!;
+        const added = q.gold.filter((g) => !chosen.has(g));
+        if (chosen.size + added.length > size) break;
+        added.forEach((g) => chosen.add(g));
+        on.push({ text: q.text });
+      }
+      if (on.length === 0) break; // a question needs more passages than the store holds
+      while (chosen.size < size && fill < filler.length) chosen.add(filler[fill++]!.id!);
+      const dir = join(cacheRoot, `hotpotqa-${size}-${store}`);
+      const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
+      try {
+        await memory.ingestDocument({ entries: passages.filter((p) => chosen.has(p.id!)) }, { source: dir, autoLink: true });
+        parts.push(await measure(`hotpotqa-${size}-${store}`, memory, on));
+      } finally {
+        await memory.close();
+      }
     }
     rows.push({
-      store,
-      questions: set,
-      onTopic: set === store,
-      lowConfidence: low / questions[set]!.length,
-      asked: questions[set]!.length,
+      store: `${parts.length} stores of ${size} HotpotQA passages`,
+      entries: size,
+      onTopic: parts.reduce((n, r) => n + r.onTopic, 0),
+      hidden: parts.reduce((n, r) => n + r.hidden, 0),
+      onWeak: parts.reduce((n, r) => n + r.onWeak, 0),
+      offTopic: parts.reduce((n, r) => n + r.offTopic, 0),
+      marked: parts.reduce((n, r) => n + r.marked, 0),
+      offNone: parts.reduce((n, r) => n + r.offNone, 0),
+      hiddenTasks: parts.flatMap((r) => r.hiddenTasks),
     });
-    process.stderr.write(`${store} ← ${set}: ${((100 * low) / questions[set]!.length).toFixed(0)}% low confidence\n`);
   }
-  await memory.close();
 }
 
-console.log(`\nbundles marked low-confidence, % (rows: the store; columns: whose questions; on-topic in brackets)\n`);
-console.log(`| store | ${sets.join(' | ')} |\n|---|${sets.map(() => '---').join('|')}|`);
-for (const store of stores) {
-  const cells = sets.map((set) => {
-    const r = rows.find((x) => x.store === store && x.questions === set)!;
-    const pct = (100 * r.lowConfidence).toFixed(0);
-    return r.onTopic ? `[${pct}]` : pct;
-  });
-  console.log(`| ${store} | ${cells.join(' | ')} |`);
+// 3. Kept eval databases.
+if (values['db-root']) {
+  for (const set of Object.keys(ADAPTERS)) {
+    const dir = join(values['db-root'], set);
+    if (!existsSync(join(dir, 'meta.json'))) continue;
+    const questions = (await ADAPTERS[set]!.build({ data: join(dataRoot, set) })).queries.slice(0, queriesPerStore);
+    const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
+    try {
+      rows.push(await measure(`${set} (eval store)`, memory, questions));
+    } finally {
+      await memory.close();
+    }
+  }
 }
-const dir = fileURLToPath(new URL('./results/', import.meta.url));
+
+const pct = (n: number, of: number) => (of === 0 ? '–' : ((100 * n) / of).toFixed(1));
+console.log('\non-topic tasks hidden (nothing relevant or an empty bundle) and off-topic tasks marked (weak or nothing relevant), %\n');
+console.log('| store | entries | on-topic | hidden | weak | off-topic | marked | nothing relevant |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows)
+  console.log(
+    `| ${r.store} | ${r.entries} | ${r.onTopic} | ${pct(r.hidden, r.onTopic)} | ${pct(r.onWeak, r.onTopic)} | ${r.offTopic} | ${pct(r.marked, r.offTopic)} | ${pct(r.offNone, r.offTopic)} |`,
+  );
+for (const r of rows)
+  if (r.hiddenTasks.length > 0) console.log(`\n${r.store}, hidden: ${r.hiddenTasks.map((t) => JSON.stringify(t)).join(', ')}`);
+for (const n of notes) console.log(`\nnote: ${n}`);
+const dir = here('./results/');
 await mkdir(dir, { recursive: true });
 await writeFile(
   join(dir, `${values.out ?? 'relevance'}.json`),
-  JSON.stringify({ date: new Date().toISOString(), queries: Number(values.queries), rows }, null, 2) + '\n',
+  JSON.stringify({ date: new Date().toISOString(), queriesPerStore, rows, notes }, null, 2) + '\n',
 );
 process.exit(0);

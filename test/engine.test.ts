@@ -100,7 +100,8 @@ describe('graph expansion', () => {
           { type: 'RELATED', from: 'hop2', to: 'hop3' },
         ],
       });
-      const b = await m.buildTaskContext('kafka offsets commit', { threshold: 0.3, seeds: 1 });
+      // what the walk reaches, whatever the evidence cut would keep of it
+      const b = await m.buildTaskContext('kafka offsets commit', { threshold: 0.3, seeds: 1, evidenceCut: false });
       const byId = new Map(b.entries.map((e) => [e.entry.id, e]));
       expect([...byId.keys()].sort()).toEqual(['hop1', 'hop2', 'seed']);
       expect(byId.get('hop2')!.why).toEqual([
@@ -115,7 +116,7 @@ describe('graph expansion', () => {
         },
       ]);
       expect(byId.get('hop1')!.score).toBeGreaterThan(byId.get('hop2')!.score);
-      const deeper = await m.buildTaskContext('kafka offsets commit', { threshold: 0.3, seeds: 1, depth: 3 });
+      const deeper = await m.buildTaskContext('kafka offsets commit', { threshold: 0.3, seeds: 1, depth: 3, evidenceCut: false });
       expect(deeper.entries.map((e) => e.entry.id)).toContain('hop3');
       const onlyRelated = await m.buildTaskContext('kafka offsets commit', { threshold: 0.3, seeds: 1, relationTypes: ['RELATED'] });
       expect(onlyRelated.entries.map((e) => e.entry.id)).toEqual(['seed']);
@@ -384,6 +385,7 @@ describe('hostile ids, core names and tags', () => {
         depth: 10,
         threshold: -1,
         maxEntries: 20,
+        evidenceCut: false,
       });
       expect(b.entries.map((e) => e.entry.id).sort()).toEqual([...nasty].sort());
       expect((await m.delete([nasty[2]!])).deleted).toBe(1);

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openMemory, serializeMemoryDocument } from '../src/index.js';
+import { DEFAULT_WEIGHTS } from '../src/retrieve/score.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 const TASK = 'rotate refresh tokens on every use';
@@ -67,6 +68,42 @@ describe('feedback: ratings move ranking through effectiveness', () => {
     m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       expect((await m.effectivenessReport()).entries[0]!.signals).toBe(12);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('counts a rating most for the task it was given for and tasks like it, elsewhere at most the global amount', async () => {
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      const task = 'change the error response format for validation errors';
+      const similar = 'change the response format of our validation errors';
+      const unrelated = 'add a NOT NULL column to the orders table without downtime';
+      // the whole ranking, so that the rated entry can be followed wherever it goes
+      const all = { maxEntries: 50, threshold: -1, evidenceCut: false, relevanceFloor: false } as const;
+      const ranked = async (t: string) => (await m.buildTaskContext(t, all)).entries;
+      const before = await ranked(task);
+      const target = before[0]!.entry.id;
+      expect((await ranked(similar)).slice(0, 3).map((e) => e.entry.id)).toContain(target);
+      const unrelatedBefore = (await ranked(unrelated)).find((e) => e.entry.id === target)!.score;
+
+      for (let i = 0; i < 5; i++) {
+        const bundle = await m.buildTaskContext(task); // a rating is a write: each time a new bundle
+        expect(bundle.entries.map((e) => e.entry.id)).toContain(target);
+        expect((await m.feedback({ entryId: target, useful: false, bundleId: bundle.bundleId! })).recorded).toBe(true);
+      }
+      // out of the first three for the task and a task like it
+      expect((await ranked(task)).slice(0, 3).map((e) => e.entry.id)).not.toContain(target);
+      expect((await ranked(similar)).slice(0, 3).map((e) => e.entry.id)).not.toContain(target);
+      // elsewhere: moved by at most the global amount, effectiveness weight × 0.5
+      const unrelatedAfter = (await ranked(unrelated)).find((e) => e.entry.id === target)!.score;
+      expect(unrelatedBefore - unrelatedAfter).toBeGreaterThan(0);
+      expect(unrelatedBefore - unrelatedAfter).toBeLessThanOrEqual(DEFAULT_WEIGHTS.effectiveness * 0.5 + 1e-9);
+
+      // the task can be given with the rating; it must be a task
+      expect((await m.feedback({ entryId: target, useful: true, task: unrelated })).recorded).toBe(true);
+      await expect(m.feedback({ entryId: target, useful: true, task: ' ' })).rejects.toThrow(/task must be a non-empty string/);
     } finally {
       await m.close();
     }

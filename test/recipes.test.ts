@@ -177,7 +177,7 @@ describe('recipes', () => {
     await withEngine(await tempDir(), async (m) => {
       await m.ingest(EXAMPLE_FILE);
       const task = 'rotate refresh tokens';
-      const byScore = ids((await m.buildTaskContext(task, { maxEntries: 50, relevanceFloor: false })).entries);
+      const byScore = ids((await m.buildTaskContext(task, { maxEntries: 50, relevanceFloor: false, evidenceCut: false })).entries);
       const last = byScore[byScore.length - 1]!;
       let seen: { candidates: number; seeds: number; edges: number } | undefined;
       const favourite: GraphRanker = {
@@ -193,6 +193,7 @@ describe('recipes', () => {
         scoringWeights: { graph: 10 },
         maxEntries: 50,
         relevanceFloor: false,
+        evidenceCut: false,
       });
       expect(ids(bundle.entries)[0]).toBe(last);
       expect(seen!.candidates).toBe(byScore.length);

@@ -1,10 +1,12 @@
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NO_RELEVANT_MEMORY } from '../src/format/formatContext.js';
+import { NO_RELEVANT_MEMORY, WEAK_MATCHES } from '../src/format/formatContext.js';
 import { formatContext, openMemory } from '../src/index.js';
 import { KeywordIndex } from '../src/store/resident/keywordIndex.js';
-import { relevanceFloor } from '../src/retrieve/relevance.js';
+import { judgeRelevance, relevanceFloor } from '../src/retrieve/relevance.js';
+import { keywordQuery } from '../src/retrieve/keywordCandidates.js';
+import type { Hit } from '../src/retrieve/candidate.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('no relevant memory is an answer', () => {
@@ -15,9 +17,10 @@ describe('no relevant memory is an answer', () => {
       const cake = await m.buildTaskContext('Bake a chocolate cake with whipped cream');
       expect(cake.entries.length).toBeGreaterThan(0); // the closest entries are still there for a program
       expect(cake.lowConfidence).toBe(true);
-      expect(
-        cake.notes.some((n) => /^low confidence: no entry is named by the task, and the best keyword match covers \d+% /.test(n)),
-      ).toBe(true);
+      expect(cake.matchStrength).toBe('none');
+      expect(cake.notes.some((n) => /^low confidence, nothing relevant: no entry is named by the task, none of its words /.test(n))).toBe(
+        true,
+      );
       expect(formatContext(cake)).toBe(`<memory>\n${NO_RELEVANT_MEMORY}\n</memory>`);
       expect(formatContext(cake, { style: 'markdown' })).toContain('**Low confidence.**');
 
@@ -34,6 +37,75 @@ describe('no relevant memory is an answer', () => {
       await expect(m.buildTaskContext('x', { relevanceFloor: 2 })).rejects.toThrow(/relevanceFloor must be a number from 0 to 1, or false/);
     } finally {
       await m.close();
+    }
+  });
+
+  it('does not hide on-topic tasks written as people write them; keeps "nothing relevant" for off-topic ones', async () => {
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      // Each of these was hidden ("No project memory is relevant") by the chance floor alone.
+      for (const [task, expected] of [
+        ['change the error response format for validation errors', ['Request validation failures return 422', 'problem+json']],
+        ['Add a refresh-token endpoint (http 10)', ['Rotate refresh tokens on every use', 'Refresh-token families']],
+        ['JIRA-4411: please change the error response format for validation errors, thanks!', ['Request validation', 'problem+json']],
+        ['sprint 14 goal: logout everywhere button in the account settings page', ['Logout revokes the family']],
+      ] as const) {
+        const bundle = await m.buildTaskContext(task);
+        expect(bundle.matchStrength, task).not.toBe('none');
+        const block = formatContext(bundle);
+        expect(block, task).not.toContain(NO_RELEVANT_MEMORY);
+        expect(
+          expected.some((title) => block.includes(title)),
+          `${task}\n${block}`,
+        ).toBe(true);
+        // a weak match keeps only the few best, and says they are weak
+        if (bundle.matchStrength === 'weak') {
+          expect(block).toContain(WEAK_MATCHES);
+          expect(bundle.entries.length).toBeLessThanOrEqual(3);
+        }
+      }
+      for (const task of ['Bake a chocolate cake with whipped cream', 'How do I tune a guitar to drop D', 'Knit a scarf for a beginner']) {
+        const bundle = await m.buildTaskContext(task);
+        expect(bundle.entries.length === 0 || bundle.matchStrength === 'none', task).toBe(true);
+        if (bundle.entries.length > 0) expect(formatContext(bundle)).toBe(`<memory>\n${NO_RELEVANT_MEMORY}\n</memory>`);
+      }
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('judges off-topic only on strong evidence, at every store size', () => {
+    // A store of made-up project words: each document a few topic words and common ones.
+    const topics = ['ledger', 'invoice', 'refund', 'webhook', 'tenant', 'quota', 'shard', 'replica', 'cursor', 'schema'];
+    const common = ['service', 'request', 'change', 'use', 'add', 'data', 'time', 'error', 'user', 'update'];
+    const hitsFor = (index: KeywordIndex, task: string): Hit[] =>
+      index.search(keywordQuery(task), { limit: 20 }).map((h, rank) => ({
+        id: h.id,
+        similarity: 0.5,
+        why: [{ kind: 'keyword', rank, score: 1, bm25: h.score }],
+      }));
+    for (const size of [10, 100, 1_000, 10_000]) {
+      const docs = Array.from({ length: size }, (_, i) => ({
+        id: `d${i}`,
+        text: [
+          `${topics[i % topics.length]}${Math.floor(i / topics.length) % 50}`,
+          topics[i % topics.length]!,
+          topics[(i * 3 + 1) % topics.length]!,
+          ...Array.from({ length: 6 }, (_, j) => common[(i + j * 7) % common.length]!),
+        ].join(' '),
+        group: 'g',
+      }));
+      const index = new KeywordIndex(docs);
+      const judge = (task: string) => judgeRelevance(index, keywordQuery(task), hitsFor(index, keywordQuery(task)), {}).strength;
+      // on-topic, with a typo, noise words and numbers: never "nothing relevant"
+      expect(judge('refund a ledger entry'), `${size}`).not.toBe('none');
+      expect(judge('urgent!! ticket 4411: the webhok for tenant quota fails since 02:00, please fix asap'), `${size}`).not.toBe('none');
+      expect(judge('sprint 14: add a replica for the shard'), `${size}`).not.toBe('none');
+      // off-topic: words the store does not hold, or only its common ones
+      expect(judge('Bake a chocolate cake with whipped cream'), `${size}`).toBe('none');
+      expect(judge('How do I tune a guitar to drop D'), `${size}`).toBe('none');
+      expect(judge('Plan a three day trip to Lisbon on a budget'), `${size}`).toBe('none');
     }
   });
 

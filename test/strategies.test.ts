@@ -280,7 +280,7 @@ describe('bridge words: what a task asks of the entries it names', () => {
       });
       const task = 'Where was the composer of film Billy Elliot born?';
       const ranked = async (weights = {}) =>
-        (await m.buildTaskContext(task, { maxEntries: 8, seeds: 1, weights })).entries.map((e) => e.entry.id);
+        (await m.buildTaskContext(task, { maxEntries: 8, seeds: 1, weights, evidenceCut: false })).entries.map((e) => e.entry.id);
       const on = await ranked();
       expect(on.slice(0, 4)).toEqual(['film', 'p-sam', 'p-ann', 'p-jo']);
       // without bridge evidence the name-repeating actors come first

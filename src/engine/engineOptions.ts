@@ -169,6 +169,11 @@ export interface FeedbackInput {
   /** The bundle the entry came in: a rating per entry and bundle counts once. */
   bundleId?: string;
   note?: string;
+  /**
+   * The task the entry was rated for; default: the bundle's, when this process built it. The rating
+   * counts most for tasks like this one (docs/pipeline.md, "Ratings").
+   */
+  task?: string;
 }
 
 /** Which sensitivity levels a read returns: default `['public', 'internal']`, secrets only when asked for. */

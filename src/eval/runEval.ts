@@ -40,8 +40,10 @@ async function rank(m: MemoryEngine, s: Strategy, q: EvalQuery, k: number, conte
   const cores = q.cores ? { cores: q.cores } : {};
   const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id);
   if (s === 'context') {
-    if (q.diff) return ids((await m.contextForDiff(q.text, { ...context, ...cores, maxEntries: k })).entries);
-    return ids((await m.buildTaskContext(q.text, { ...context, ...cores, maxEntries: k })).entries);
+    // The ranking to k, as before the evidence cut: what the bundle keeps of it is measured apart (measureBundles).
+    const ranking = { evidenceCut: false, ...context, ...cores, maxEntries: k };
+    if (q.diff) return ids((await m.contextForDiff(q.text, ranking)).entries);
+    return ids((await m.buildTaskContext(q.text, ranking)).entries);
   }
   const { recipe, overrides } = STRATEGY_RECIPES[s];
   return ids(await m.search(q.text, { recipe, overrides: { ...cores, ...overrides(k) } }));
@@ -77,6 +79,20 @@ export interface EvalReport {
   misses?: { k: number; depth: number };
   /** With `simulateFeedback`: the rated half, and the other half's context scores with and without the ratings. */
   feedback?: { rated: number; ratings: number; scored: number; without: MetricRow; with: MetricRow };
+  /** With the `context` strategy: its bundles at the default options, with the evidence cut and without (`evidenceCut: false`). */
+  bundles?: { cut: BundleRow; uncut: BundleRow };
+}
+
+/** What the bundles of a run hold, averaged over the queries. */
+export interface BundleRow {
+  /** Share of a bundle's entries that are gold (bundles with entries). */
+  precision: number;
+  /** Share of a query's gold ids in its bundle. */
+  goldKept: number;
+  /** Entries a bundle. */
+  size: number;
+  /** Estimated tokens of a bundle's entries (title and content). */
+  tokens: number;
 }
 
 /** Options of the `context` strategy besides the ones each query sets (cores, maxEntries). */
@@ -169,6 +185,7 @@ export async function runEval(file: EvalFile, options: RunEvalOptions = {}): Pro
       report.strategies[s] = score(results, performance.now() - t0);
       progress(`${s}: done`);
     }
+    if (strategies.includes('context')) report.bundles = await measureBundles(m, file.queries, options.context ?? {}, progress);
     if (options.peers) report.peers = await scorePeers(m, dir, file.queries, maxK, score, progress);
     // After the strategies, so that their numbers are without ratings.
     if (options.simulateFeedback) report.feedback = await simulateFeedback(m, file.queries, ks, maxK, options.context ?? {}, progress);
@@ -216,6 +233,39 @@ async function scorePeers(
   return out;
 }
 
+/** The context bundles at the default options (the cut on and off): precision, gold kept, size and tokens. */
+async function measureBundles(
+  m: MemoryEngine,
+  queries: EvalQuery[],
+  context: EvalContextOptions,
+  progress: (message: string) => void,
+): Promise<NonNullable<EvalReport['bundles']>> {
+  const measure = async (evidenceCut: boolean): Promise<BundleRow> => {
+    let precision = 0;
+    let withEntries = 0;
+    let goldKept = 0;
+    let size = 0;
+    let tokens = 0;
+    for (const q of queries) {
+      const options = { ...context, evidenceCut, ...(q.cores ? { cores: q.cores } : {}) };
+      const bundle = q.diff ? await m.contextForDiff(q.text, options) : await m.buildTaskContext(q.text, options);
+      const gold = new Set(q.gold);
+      const hits = bundle.entries.filter((e) => gold.has(e.entry.id)).length;
+      if (bundle.entries.length > 0) {
+        precision += hits / bundle.entries.length;
+        withEntries++;
+      }
+      goldKept += gold.size === 0 ? 1 : hits / gold.size;
+      size += bundle.entries.length;
+      tokens += bundle.entries.reduce((sum, e) => sum + e.tokens, 0);
+    }
+    const n = Math.max(1, queries.length);
+    return { precision: precision / Math.max(1, withEntries), goldKept: goldKept / n, size: size / n, tokens: tokens / n };
+  };
+  progress('bundles: with the evidence cut and without …');
+  return { cut: await measure(true), uncut: await measure(false) };
+}
+
 /** Entries of a bundle the simulated agent rates. */
 const RATED_PER_BUNDLE = 10;
 
@@ -238,7 +288,12 @@ async function simulateFeedback(
   }
   let ratings = 0;
   for (const [i, q] of rated.entries()) {
-    const bundle = await m.buildTaskContext(q.text, { ...context, ...(q.cores ? { cores: q.cores } : {}), maxEntries: k });
+    const bundle = await m.buildTaskContext(q.text, {
+      evidenceCut: false,
+      ...context,
+      ...(q.cores ? { cores: q.cores } : {}),
+      maxEntries: k,
+    });
     const gold = new Set(q.gold);
     // An agent reads and rates about what a prompt holds: the first ten.
     for (const e of bundle.entries.slice(0, RATED_PER_BUNDLE)) {
@@ -257,7 +312,7 @@ async function simulateFeedback(
       });
     return aggregate(results, ks);
   };
-  const without = await run({ ...context.weights, effectiveness: 0 });
+  const without = await run({ ...context.weights, effectiveness: 0, taskEffectiveness: 0 });
   const withRatings = await run(context.weights);
   return { rated: rated.length, ratings, scored: scored.length, without, with: withRatings };
 }
@@ -316,6 +371,15 @@ export function formatReport(r: EvalReport, reference: string[] = []): string {
         `  ${miss.id}  ${miss.text.includes('\n') ? `${miss.text.split('\n')[0]} …` : miss.text}`,
         `      ${miss.gold.map((g) => `${g.id} ${g.rank ?? '–'}`).join(' | ')}`,
       );
+  }
+  if (r.bundles) {
+    const b = r.bundles;
+    const row = (name: string, x: BundleRow) => [name, pct(x.precision), pct(x.goldKept), x.size.toFixed(1), x.tokens.toFixed(0)];
+    out.push(
+      '',
+      'context bundles at the default options (maxEntries 12): precision and gold kept in %, entries and tokens a bundle',
+      table(['bundle', 'precision', 'gold kept', 'entries', 'tokens'], [row('evidence cut', b.cut), row('no cut (maxEntries)', b.uncut)]),
+    );
   }
   if (r.feedback) {
     const f = r.feedback;

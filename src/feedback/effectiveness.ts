@@ -5,11 +5,14 @@
  * exponential moving average of its signals (α 0.3), drifting back toward neutral (0.5) with a
  * half-life of 90 days without signals. The scorer folds in an entry's own effectiveness, else
  * its source's at half, else its core's at a quarter (score.ts, weight `effectiveness`); with no
- * signals it is neutral and ranking is exactly as without feedback.
+ * signals it is neutral and ranking is exactly as without feedback. A rating given for a task
+ * (the bundle's) also counts for tasks like that one, by their words and embeddings
+ * (taskSimilarity.ts; score.ts, weight `taskEffectiveness`).
  */
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
+import { analyze } from '../text/analyze.js';
 
 export interface FeedbackSignal {
   /** Counted once: `bundleId` + entry id for a rating from a bundle, else unique. */
@@ -23,6 +26,18 @@ export interface FeedbackSignal {
   /** 0 not useful … 1 useful. */
   useful: number;
   note?: string;
+  /** The task the entry was rated for (the bundle's), when known: the rating counts most for tasks like it. */
+  task?: string;
+}
+
+/** A rating given for a task, as ranking weighs it for another task (taskSimilarity.ts, score.ts). */
+export interface TaskRating {
+  task: string;
+  /** The task's terms as the keyword index analyses them. */
+  terms: ReadonlySet<string>;
+  useful: number;
+  /** ms */
+  at: number;
 }
 
 export interface EffectivenessOptions {
@@ -47,6 +62,10 @@ export class Effectiveness {
   readonly sources = new Map<string, Average>();
   readonly cores = new Map<string, Average>();
   readonly keys = new Set<string>();
+  /** Per entry: its ratings given for a task. */
+  readonly byTask = new Map<string, TaskRating[]>();
+  /** Vectors of rated tasks, embedded when a ranking first needs them (undefined: the embedder failed). */
+  readonly taskVectors = new Map<string, Float32Array | undefined>();
   private readonly alpha: number;
   private readonly halfLifeMs: number;
 
@@ -65,7 +84,20 @@ export class Effectiveness {
       this.fold(this.entries, s.entryId, s.useful, at);
       this.fold(this.cores, s.coreId, s.useful, at);
       if (s.source) this.fold(this.sources, s.source, s.useful, at);
+      if (s.task) {
+        const list = this.byTask.get(s.entryId) ?? [];
+        list.push({ task: s.task, terms: new Set(analyze(s.task)), useful: s.useful, at });
+        this.byTask.set(s.entryId, list);
+      }
     }
+  }
+
+  /**
+   * An entry's ratings given for a task, each with its drift toward neutral by now (`kept`: the
+   * share of its distance from neutral left, as for the moving averages).
+   */
+  taskRatings(entryId: string, now = Date.now()): (TaskRating & { kept: number })[] {
+    return (this.byTask.get(entryId) ?? []).map((r) => ({ ...r, kept: Math.pow(0.5, Math.max(0, now - r.at) / this.halfLifeMs) }));
   }
 
   private fold(map: Map<string, Average>, key: string, useful: number, at: number): void {

@@ -65,9 +65,10 @@ export class GapLog {
 
   /** Logs the bundle's task when memory could not answer it; never fails the read that asked. */
   async record(bundle: ContextBundle, cores: string[] | undefined): Promise<void> {
-    if (!this.enabled) return;
+    // Kept with the log off too: a rating from the bundle is given for its task (taskOf).
     if (bundle.bundleId && bundle.entries.length > 0 && !this.recent.has(bundle.bundleId))
       this.recent.set(bundle.bundleId, { bundle, cores, notUseful: new Set() });
+    if (!this.enabled) return;
     const why = bundle.entries.length === 0 ? 'empty' : bundle.lowConfidence ? 'low-confidence' : null;
     if (why) await this.append(bundle, cores, why);
   }
@@ -76,9 +77,14 @@ export class GapLog {
    * Hears a rating from a bundle this log saw: once every entry of the bundle was rated not useful
    * (below 0.5), its task is logged as not answered.
    */
+  /** The task of a bundle this process handed out lately. */
+  taskOf(bundleId: string): string | undefined {
+    return this.recent.get(bundleId)?.bundle.task;
+  }
+
   async rated(bundleId: string, entryId: string, useful: number): Promise<void> {
     const seen = this.recent.get(bundleId);
-    if (!seen || useful >= 0.5) return;
+    if (!seen || useful >= 0.5 || !this.enabled) return;
     seen.notUseful.add(entryId);
     if (seen.bundle.entries.every((e) => seen.notUseful.has(e.entry.id))) {
       this.recent.delete(bundleId);

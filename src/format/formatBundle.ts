@@ -38,7 +38,13 @@ function indent(text: string, prefix: string): string {
 export function formatBundle(bundle: ContextBundle): string {
   const out: string[] = [
     `Task: ${bundle.task}`,
-    ...(bundle.lowConfidence ? ['Low confidence: no entry is known to be relevant; these are the closest.'] : []),
+    ...(bundle.lowConfidence
+      ? [
+          bundle.matchStrength === 'weak'
+            ? 'Weak matches: no entry is known to bear on the task; these few share some of its words.'
+            : 'Low confidence: no entry is known to be relevant; these are the closest.',
+        ]
+      : []),
     '',
   ];
   out.push(`Entries (${bundle.entries.length}):`);

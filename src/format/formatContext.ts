@@ -22,8 +22,12 @@ const FORMAT_CONTEXT_OPTIONS = optionNames<FormatContextOptions>()(['style', 'ma
 
 export const PROMPT_HEADER = "Reference only — may be outdated; prefer the code and the user's instructions.";
 
-/** What a low-confidence bundle (ContextBundle.lowConfidence) says in place of its entries. */
+/** What a bundle judged off-topic (matchStrength 'none') says in place of its entries. */
 export const NO_RELEVANT_MEMORY = 'No project memory is relevant to this task: its closest entries match only words common in this memory.';
+
+/** What a bundle of weak matches (matchStrength 'weak') says above its entries. */
+export const WEAK_MATCHES =
+  'Weak matches only: no entry is known to bear on this task; these few share some of its words and may not apply.';
 
 function entrySource(e: ScoredEntry): string {
   const parts = [e.entry.entryType, e.entry.coreId, `${e.entry.confidence} confidence`];
@@ -60,8 +64,10 @@ const clean = (s: string) => neutralize(s.replace(/[\s\u0085]+/g, ' ').trim()).t
 function promptStyle(bundle: ContextBundle, maxTokens: number | undefined, withBundleId: boolean): string {
   if (bundle.entries.length === 0 && bundle.codeRefs.length === 0 && bundle.goldenPaths.length === 0) return '';
   const open = withBundleId && bundle.bundleId ? `<memory bundle="${bundle.bundleId}">` : '<memory>';
-  // Weak matches would only pad the prompt, and read as if they applied.
-  if (bundle.lowConfidence) return [open, NO_RELEVANT_MEMORY, '</memory>'].join('\n');
+  // Entries of an off-topic task would only pad the prompt, and read as if they applied; weak
+  // matches are given, said to be weak.
+  const weak = bundle.lowConfidence && bundle.matchStrength === 'weak';
+  if (bundle.lowConfidence && !weak) return [open, NO_RELEVANT_MEMORY, '</memory>'].join('\n');
   const blocks: string[] = [];
   for (const e of bundle.entries) {
     const content = neutralize(e.entry.content.trim())
@@ -81,11 +87,15 @@ function promptStyle(bundle: ContextBundle, maxTokens: number | undefined, withB
       ].join('\n'),
     );
   }
-  return packBlocks([open, PROMPT_HEADER], blocks, ['</memory>'], maxTokens, '\n');
+  return packBlocks(weak ? [open, PROMPT_HEADER, WEAK_MATCHES] : [open, PROMPT_HEADER], blocks, ['</memory>'], maxTokens, '\n');
 }
 
 function markdownStyle(bundle: ContextBundle, maxTokens: number | undefined): string {
-  const blocks: string[] = bundle.lowConfidence ? [`> **Low confidence.** ${NO_RELEVANT_MEMORY} The closest entries follow.`] : [];
+  const blocks: string[] = !bundle.lowConfidence
+    ? []
+    : bundle.matchStrength === 'weak'
+      ? [`> **Weak matches.** ${WEAK_MATCHES}`]
+      : [`> **Low confidence.** ${NO_RELEVANT_MEMORY} The closest entries follow.`];
   for (const e of bundle.entries) {
     blocks.push(`### ${e.entry.title}\n_${entrySource(e)} · score ${e.score.toFixed(3)}_\n\n${e.entry.content.trim()}`);
   }

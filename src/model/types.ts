@@ -176,10 +176,16 @@ export interface ContextBundle {
   degraded?: 'vectors'[];
   /**
    * No entry is named by the task and no keyword match beats chance in this store: the entries are
-   * the closest there are, not known to be relevant (`relevanceFloor`). The prompt format then says
-   * there is no relevant memory.
+   * the closest there are, not known to be relevant (`relevanceFloor`). See `matchStrength`.
    */
   lowConfidence?: true;
+  /**
+   * With `lowConfidence`, how weak (retrieve/relevance.ts): `weak` — the task shares words specific
+   * to this memory, so the few best entries are kept and the prompt format gives them as weak
+   * matches; `none` — strong evidence the task is about something else: the prompt format says no
+   * project memory is relevant (the entries stay in the bundle for a program).
+   */
+  matchStrength?: 'weak' | 'none';
 }
 
 export interface StoreStats {

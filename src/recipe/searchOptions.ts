@@ -135,6 +135,12 @@ export interface SearchOptions extends SearchFilterOptions {
    */
   relevanceFloor?: number | false;
   /**
+   * End the bundle where the evidence ends (retrieve/evidenceCut.ts): an entry scoring under a share
+   * of the best, or after a drop, or with no evidence of its own, ends it; `maxEntries` and
+   * `maxTokens` stay upper bounds. Default true for buildTaskContext, false for findWithContext.
+   */
+  evidenceCut?: boolean;
+  /**
    * Let an LLM keep the entries that matter: the best `overRetrieve` (50) by score are offered,
    * at most `maxSelect` (10) kept in the model's order. Any failure falls back to the top by score
    * with a note. `true` uses the engine's configured LLM.
@@ -247,6 +253,7 @@ const CHECKS: { [K in keyof SearchOptions]-?: Check } = {
   },
   scoringWeights: (_name, v, path = _name) => checkWeights(path, v),
   diversity: share,
+  evidenceCut: flag,
   scoreCombination: oneOf(SCORE_COMBINATIONS),
   relevanceFloor: (name, v, path = name) => {
     if (v !== false && !(typeof v === 'number' && v >= 0 && v <= 1))

@@ -81,7 +81,8 @@ export interface SearchRecipe {
   readonly expansion?: RecipeExpansion;
   readonly scoring?: RecipeScoring;
   readonly reranker?: RecipeReranker;
-  readonly budget: { readonly maxEntries: number; readonly maxTokens?: number };
+  /** `evidenceCut`: end a context bundle where the evidence ends (presets.ts EVIDENCE_CUT). */
+  readonly budget: { readonly maxEntries: number; readonly maxTokens?: number; readonly evidenceCut?: boolean };
   /** Code references and golden paths of the entries kept. */
   readonly attachCode: boolean;
   /** Order the final list by exact cosine (8-bit ranking can swap near ties). */

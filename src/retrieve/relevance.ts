@@ -1,12 +1,29 @@
 /**
- * Whether a bundle answers its task, or only holds the closest of unrelated entries ("Bake a
- * chocolate cake" over a memory of Django conventions). Evidence that the task is about the store:
- * an entry it names, code a change touches, or a keyword hit matching a larger share of the task's
- * information than chance gives in this store. The share is the hit's BM25 over the most the task
- * could score (KeywordIndex.queryWeight); chance is the 99th percentile of that share for queries
- * of 8 terms drawn at random from the store's vocabulary, measured on the store itself.
+ * Whether a bundle answers its task, and how surely (docs/pipeline.md, "No relevant memory").
+ * Three verdicts, from the words of the task as the store holds them:
+ *
+ * - `strong`: the task names an entry, a change touches an entry's code, or a keyword hit matches a
+ *   larger share of the task's information than chance gives in this store. The share is the hit's
+ *   BM25 over the most the task could score, counting only the words the store holds (a typo, a
+ *   ticket number or an off-topic aside cannot hold an on-topic task down); chance is the 99th
+ *   percentile of that share for 8-word queries drawn at random from the store's vocabulary,
+ *   measured on the store itself — random queries hold only known words too, so the two compare.
+ *   The words the store holds must also carry at least a third of the task's weight (a word no
+ *   entry holds counting at the weight of the rarest), and one entry must hold two of them
+ *   together: one known word of a cake recipe, or the "day" of a trip plan, is not a match.
+ * - `none` (nothing relevant): strong evidence the task is about something else — no entry among
+ *   the best candidates holds two of its words together, and either not one of its words is
+ *   specific to this store's entries (held by at most a quarter of them, or two in a tiny store), so
+ *   whatever matched is a word common across the store, or just one is and the words the store
+ *   holds carry under a fifth of the task's weight (the "drop" of "tune a guitar to drop D"). A task
+ *   about the store shares words with it that its entries hold together, or a distinctive one,
+ *   even when misspelt, padded or paraphrased. This holds at any store size: "specific" is a share
+ *   of the store, and a larger store only holds more of a task's words, which moves a verdict
+ *   from `none` towards `weak`, never an on-topic task towards `none`.
+ * - `weak`: neither; the few best entries are given, marked as weak matches.
+ *
  * Cosine similarity is not used: with the local model, off-topic questions reach the same
- * similarities as on-topic ones (docs/pipeline.md, "No relevant memory").
+ * similarities as on-topic ones.
  */
 import { mulberry32 } from '../embed/matryoshka.js';
 import type { KeywordIndex } from '../store/memoryIndex.js';
@@ -19,6 +36,30 @@ const CALIBRATION_TERMS = 8;
 const RECALIBRATE_AFTER = 0.2;
 /** Where the floor is kept with the index (and its snapshot). */
 const FLOOR_KEY = 'relevanceFloor';
+/** A word is specific to a store when at most this share of its entries hold it (and at least SPECIFIC_MIN_ENTRIES may). */
+export const SPECIFIC_SHARE = 0.25;
+const SPECIFIC_MIN_ENTRIES = 2;
+/** The best fused candidates whose words are looked at. */
+const JUDGED_CANDIDATES = 50;
+/** The share of a task's keyword weight its known words must carry for a keyword match to be strong. */
+const KNOWN_WEIGHT_NEEDED = 1 / 3;
+/** Below this share, the task is mostly words this store has never seen: nothing relevant. */
+const KNOWN_WEIGHT_NONE = 0.2;
+
+/** How surely a bundle bears on its task: see the module comment. */
+export type MatchStrength = 'strong' | 'weak' | 'none';
+
+export interface RelevanceJudgement {
+  strength: MatchStrength;
+  /** The best keyword hit's share of the task's weight in known words (0 to 1). */
+  share: number;
+  /** The share chance reaches in this store. */
+  floor: number;
+  /** The share of the task's keyword weight that words the store holds carry. */
+  known: number;
+  /** The task's words that are specific to this store (held by few of its entries). */
+  specific: string[];
+}
 
 /** The share of a task's keyword weight that chance reaches in this store (see the module comment). */
 export function relevanceFloor(index: KeywordIndex): number {
@@ -40,20 +81,46 @@ export function relevanceFloor(index: KeywordIndex): number {
 }
 
 /**
- * Whether the candidates hold evidence the task is about this store. `floor`: the share a keyword
- * hit must pass (default: relevanceFloor of the store). Returns the share found, for the note.
+ * Judges the candidates of a task (see the module comment). `floor`: the share a keyword hit must
+ * pass (default: relevanceFloor of the store); `groups`: the cores the task is scoped to.
  */
 export function judgeRelevance(
   index: KeywordIndex | undefined,
   task: string,
   candidates: readonly Hit[],
   opts: { floor?: number; groups?: readonly string[] },
-): { relevant: boolean; share: number; floor: number } {
-  if (candidates.some((c) => c.why.some((r) => r.kind === 'mention' || r.kind === 'code'))) return { relevant: true, share: 1, floor: 0 };
-  if (!index) return { relevant: true, share: 0, floor: 0 }; // keywords off: nothing to judge by
+): RelevanceJudgement {
+  const sure: RelevanceJudgement = { strength: 'strong', share: 1, floor: 0, known: 1, specific: [] };
+  if (candidates.some((c) => c.why.some((r) => r.kind === 'mention' || r.kind === 'code'))) return sure;
+  if (!index) return { ...sure, share: 0 }; // keywords off: nothing to judge by
+  const scope = opts.groups ? { groups: opts.groups } : {};
+  const { terms, size, matched } = index.termsMatched(
+    task,
+    candidates.slice(0, JUDGED_CANDIDATES).map((c) => c.id),
+    scope,
+  );
+  // The most of the task's words one entry holds together: two or more is a match, not a stray word.
+  const together = Math.max(0, ...[...matched.values()].map((held) => held.length));
+  // An unknown word with a digit (a ticket, a time, a version) says nothing about the topic: not counted.
+  const counted = terms.filter((t) => t.df > 0 || !/\d/.test(t.term));
+  const held = terms.filter((t) => t.df > 0);
+  const rarest = Math.log(1 + (size + 0.5) / 0.5) * 2.2;
+  const knownWeight = held.reduce((sum, t) => sum + t.idf, 0);
+  const totalWeight = knownWeight + (counted.length - held.length) * rarest;
+  const known = totalWeight > 0 ? knownWeight / totalWeight : 0;
   const best = Math.max(0, ...candidates.flatMap((c) => c.why.map((r) => (r.kind === 'keyword' ? r.bm25 : 0))));
-  const weight = index.queryWeight(task, opts.groups ? { groups: opts.groups } : {});
-  const share = weight > 0 ? best / weight : 0;
+  // The most the known words could score: queryWeight of them alone (the same idf as the hit's BM25).
+  const knownQuery = held.map((t) => t.term).join(' ');
+  const weight = knownQuery === '' ? 0 : index.queryWeight(knownQuery, scope);
+  const share = weight > 0 ? Math.min(1, best / weight) : 0;
   const floor = opts.floor ?? relevanceFloor(index);
-  return { relevant: share > floor, share, floor };
+  const specificDf = Math.max(SPECIFIC_MIN_ENTRIES, SPECIFIC_SHARE * size);
+  const specific = held.filter((t) => t.df <= specificDf).map((t) => t.term);
+  const strength: MatchStrength =
+    share > floor && known >= KNOWN_WEIGHT_NEEDED && together >= 2
+      ? 'strong'
+      : together <= 1 && (specific.length === 0 || (specific.length === 1 && known < KNOWN_WEIGHT_NONE))
+        ? 'none'
+        : 'weak';
+  return { strength, share, floor, known, specific };
 }

@@ -31,9 +31,19 @@ export interface ScoringWeights {
   /**
    * Weight of what ratings say (`memory.feedback`): the entry's effectiveness minus neutral (0.5);
    * for an entry never rated, its source's at half, else its core's at a quarter; nothing rated,
-   * nothing changes. Default 0.2: five "not useful" ratings in a row (effectiveness 0.08) cost 0.083.
+   * nothing changes. Default 0.2: five "not useful" ratings in a row (effectiveness 0.08) cost 0.083,
+   * and this part moves a score by at most 0.1 either way, for any task: the global amount.
+   * Ratings given for a task count more for tasks like it: `taskEffectiveness`.
    */
   effectiveness: number;
+  /**
+   * Weight of ratings given for tasks like this one (taskRelatedness): the mean of their signals
+   * minus neutral, each weighed by how alike its task is to this one, shrunk toward neutral as if
+   * one neutral rating of full likeness were among them. Default 1: five "not useful" for this
+   * very task cost 0.42 here, on top of at most 0.1 from `effectiveness`; for an unrelated task
+   * (likeness 0) only the global 0.1 at most is left.
+   */
+  taskEffectiveness: number;
   /** Weight of the graph score: personalised PageRank, or proximity to the seeds (a direct hit counts as its own similarity). Default 0.5. */
   graph: number;
   /** Weight of confidence (low 0, medium 0.5, high 1). Default 0.05. */
@@ -62,6 +72,7 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   mention: 0.3,
   code: 1,
   effectiveness: 0.2,
+  taskEffectiveness: 1,
   graph: 0.5,
   confidence: 0.05,
   importance: 0.07,
@@ -78,6 +89,7 @@ const SCORING_WEIGHT_NAMES = optionNames<ScoringWeights>()([
   'mention',
   'code',
   'effectiveness',
+  'taskEffectiveness',
   'graph',
   'confidence',
   'importance',
@@ -118,6 +130,28 @@ export const STALE_CODE_FACTOR = 0.5;
 
 const CODE_MATCH: Record<CodeMatch, number> = { touched: 1, file: 0.5, 'same-file': 0.25 };
 
+/**
+ * How much a rating given for another task counts for this one, 0 to 1, from the likeness of the
+ * two tasks (feedback/taskSimilarity.ts): the larger of their shared words (Dice 0.2 → 0, 0.7 → 1)
+ * and their cosine (0.6 → 0, 0.9 → 1). The floors are where tasks of one project about different
+ * things sit: they share a word or two, and a small model puts any two of them near 0.5.
+ */
+export function taskRelatedness(likeness: { words: number; cosine: number | undefined }): number {
+  const ramp = (x: number, from: number, to: number) => Math.min(1, Math.max(0, (x - from) / (to - from)));
+  return Math.max(ramp(likeness.words, 0.2, 0.7), likeness.cosine === undefined ? 0 : ramp(likeness.cosine, 0.6, 0.9));
+}
+
+/** The task part of what ratings say (weight `taskEffectiveness`): see ScoringWeights.taskEffectiveness. */
+export function taskRatingScore(ratings: readonly { relatedness: number; useful: number; kept: number }[]): number {
+  let sum = 0;
+  let weight = 1; // one neutral rating of full likeness: a single rating cannot swing it all the way
+  for (const r of ratings) {
+    sum += r.relatedness * r.kept * (r.useful - 0.5);
+    weight += r.relatedness;
+  }
+  return sum / weight;
+}
+
 /** A hit with what scoring needs of its entry (EntryColumns), before the entry is read. */
 export interface ScorableHit extends Hit {
   features: EntryFeatures;
@@ -152,6 +186,8 @@ export function scoreCandidates(
       id: string,
       features: EntryFeatures,
     ) => { value: number; signals: number; of: 'entry' | 'source' | 'core'; share: number } | undefined;
+    /** The candidate's ratings given for tasks, with how related each task is to this one (taskRelatedness) and how much of it is kept by now. */
+    taskRatings?: (id: string) => readonly { relatedness: number; useful: number; kept: number }[];
   },
 ): ScoredHit[] {
   const product = opts.combination === 'product';
@@ -179,10 +215,13 @@ export function scoreCandidates(
       const importance = f.importance / 10;
       const recency = Math.pow(0.5, age / halfLifeMs);
       const rated = opts.effectiveness?.(c.id, f);
-      const used = rated && w.effectiveness > 0 ? w.effectiveness * rated.share * (rated.value - 0.5) : 0;
+      const forTasks = w.taskEffectiveness > 0 ? (opts.taskRatings?.(c.id) ?? []) : [];
+      const used =
+        (rated && w.effectiveness > 0 ? w.effectiveness * rated.share * (rated.value - 0.5) : 0) +
+        (forTasks.length > 0 ? w.taskEffectiveness * taskRatingScore(forTasks) : 0);
       const base = product ? relevance * importance * recency : relevance + w.importance * importance + w.recency * recency;
       const why: Reason[] =
-        used !== 0 ? [...c.why, { kind: 'feedback', effectiveness: rated!.value, signals: rated!.signals, of: rated!.of }] : c.why;
+        used !== 0 && rated ? [...c.why, { kind: 'feedback', effectiveness: rated.value, signals: rated.signals, of: rated.of }] : c.why;
       return { id: c.id, score: base + used, similarity: c.similarity, why };
     })
     .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));

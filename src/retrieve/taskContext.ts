@@ -16,10 +16,15 @@ import { attachCode } from './attachCode.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { diversify, resolveWeights, scoreCandidates, type ScorableHit, type ScoringWeights } from './score.js';
+import { diversify, resolveWeights, scoreCandidates, taskRelatedness, type ScorableHit, type ScoringWeights } from './score.js';
+import type { Effectiveness } from '../feedback/effectiveness.js';
+import { taskLikeness } from '../feedback/taskSimilarity.js';
+import { analyze } from '../text/analyze.js';
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { proximity } from './graphRanker.js';
-import { judgeRelevance } from './relevance.js';
+import { judgeRelevance, type RelevanceJudgement } from './relevance.js';
+import { cutAtEvidence } from './evidenceCut.js';
+import { EVIDENCE_CUT } from '../recipe/presets.js';
 import { randomBytes } from 'node:crypto';
 import { hybridCandidates } from './hybridCandidates.js';
 import { addKeywordScores, keywordQuery } from './keywordCandidates.js';
@@ -63,6 +68,7 @@ export type TaskContextOptions = Pick<
   | 'scoreCombination'
   | 'strict'
   | 'relevanceFloor'
+  | 'evidenceCut'
   | 'llmFilter'
   | 'reranker'
   | 'signal'
@@ -164,11 +170,8 @@ export async function buildTaskContext(
           ...(typeof scoring.relevanceFloor === 'number' ? { floor: scoring.relevanceFloor } : {}),
           ...(filter.cores ? { groups: filter.cores } : {}),
         });
-  if (judged && !judged.relevant && fused.length > 0) {
-    notes.push(
-      `low confidence: no entry is named by the task, and the best keyword match covers ${(judged.share * 100).toFixed(0)}% of its words' weight, not above the ${(judged.floor * 100).toFixed(0)}% chance reaches in this store`,
-    );
-  }
+  const weak = judged !== undefined && judged.strength !== 'strong' && fused.length > 0;
+  if (weak) notes.push(relevanceNote(judged));
   lap('candidates');
   const seeds = fused.slice(0, graph.seeds);
   const needsEdges = graph.ranker.needsEdges;
@@ -214,12 +217,14 @@ export async function buildTaskContext(
   });
   const effectiveness = await index.effectiveness();
   const now = (asOf ?? new Date()).getTime();
+  const taskRatings = await ratingsForTask(effectiveness, kept, { task: words, vector: queryVector, embedder, now, signal });
   let scored = scoreCandidates(kept, {
     weights: scoring.weights,
     now: asOf,
     graphScores,
     combination: scoring.combination,
     effectiveness: (id, f) => effectiveness.forRanking(id, f.source, f.coreId, now),
+    taskRatings: (id) => taskRatings.get(id) ?? [],
   });
   if (scoring.diversity > 0) {
     const vectors = new Map(
@@ -243,8 +248,11 @@ export async function buildTaskContext(
     notes.push(...reranked.notes);
     lap(recipe.reranker?.kind === 'llm' ? 'llm' : 'rerank');
   } else {
-    entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), scored, {
-      maxEntries,
+    // A reranker decides what matters itself; without one, the bundle ends where the evidence does.
+    const withEvidence = recipe.budget.evidenceCut ? cutAtEvidence(scored, EVIDENCE_CUT) : scored;
+    entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), withEvidence, {
+      maxEntries:
+        recipe.budget.evidenceCut && weak && judged.strength === 'weak' ? Math.min(maxEntries, EVIDENCE_CUT.weakMatchEntries) : maxEntries,
       maxTokens,
       signal,
     });
@@ -269,9 +277,64 @@ export async function buildTaskContext(
     timings,
     cacheHit: false,
     notes,
-    ...(judged && !judged.relevant && entries.length > 0 ? { lowConfidence: true as const } : {}),
+    ...(weak && entries.length > 0 ? { lowConfidence: true as const, matchStrength: judged.strength as 'weak' | 'none' } : {}),
     ...(queryVector ? {} : { degraded: ['vectors' as const] }),
   };
+}
+
+/**
+ * The ratings the candidates were given for tasks, each with how related its task is to this one
+ * (score.ts taskRelatedness). A rated task is embedded once, the first time a ranking needs it;
+ * if the embedder fails, words alone say how alike the tasks are.
+ */
+async function ratingsForTask(
+  effectiveness: Effectiveness,
+  candidates: readonly { id: string }[],
+  opts: { task: string; vector: Float32Array | undefined; embedder: Embedder; now: number; signal: AbortSignal | undefined },
+): Promise<Map<string, { relatedness: number; useful: number; kept: number }[]>> {
+  const out = new Map<string, { relatedness: number; useful: number; kept: number }[]>();
+  if (effectiveness.byTask.size === 0) return out;
+  const rated = candidates.flatMap((c) => {
+    const ratings = effectiveness.taskRatings(c.id, opts.now);
+    return ratings.length > 0 ? [{ id: c.id, ratings }] : [];
+  });
+  if (rated.length === 0) return out;
+  const missing = [...new Set(rated.flatMap((r) => r.ratings.map((x) => x.task)))].filter((t) => !effectiveness.taskVectors.has(t));
+  if (opts.vector && missing.length > 0) {
+    const vectors = await opts.embedder
+      .embed(
+        missing.map((t) => capText(t, EMBEDDED_CHARS)),
+        opts.signal,
+      )
+      .catch((e: unknown) => {
+        if (opts.signal?.aborted) throw e;
+        return undefined;
+      });
+    missing.forEach((t, i) => effectiveness.taskVectors.set(t, vectors?.[i]));
+  }
+  const self = { terms: new Set(analyze(opts.task)), ...(opts.vector ? { vector: opts.vector } : {}) };
+  for (const { id, ratings } of rated)
+    out.set(
+      id,
+      ratings.map((r) => {
+        const vector = effectiveness.taskVectors.get(r.task);
+        return {
+          relatedness: taskRelatedness(taskLikeness(self, { terms: r.terms, ...(vector ? { vector } : {}) })),
+          useful: r.useful,
+          kept: r.kept,
+        };
+      }),
+    );
+  return out;
+}
+
+/** Why a bundle is low-confidence, for its notes. */
+function relevanceNote(j: RelevanceJudgement): string {
+  const match = `the best keyword match covers ${(j.share * 100).toFixed(0)}% of the weight of its words this memory holds, not above the ${(j.floor * 100).toFixed(0)}% chance reaches in this store`;
+  const held = j.known < 1 ? ` (they carry ${(j.known * 100).toFixed(0)}% of its words' weight)` : '';
+  return j.strength === 'none'
+    ? `low confidence, nothing relevant: no entry is named by the task, none of its words is specific to this memory, and ${match}${held}`
+    : `low confidence, weak matches: no entry is named by the task and ${match}${held}; it shares words specific to this memory (${j.specific.slice(0, 5).join(', ')}), so the best few entries are kept`;
 }
 
 /** The reranker's choice; on its failure (not the caller's abort), the offered order with a note. */

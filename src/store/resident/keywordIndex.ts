@@ -627,6 +627,49 @@ export class KeywordIndex {
     return out;
   }
 
+  /**
+   * What relevance is judged by (retrieve/relevance.ts): the query's distinct terms with their
+   * document frequency and idf in the scope (0 and 0 for a term no document holds), the scope's
+   * size, and for each of `ids` the indices (into `terms`) of the terms its document holds.
+   */
+  termsMatched(
+    query: string,
+    ids: readonly string[],
+    opts: { groups?: readonly string[] } = {},
+  ): { terms: { term: string; df: number; idf: number }[]; size: number; matched: Map<string, number[]> } {
+    const scope = this.scope(opts.groups);
+    const size = scope ? scope.size : this.live;
+    const terms = [...new Set(analyze(query))].map((term) => {
+      const termId = this.termIds.get(term);
+      const df =
+        termId === undefined
+          ? 0
+          : scope
+            ? scope.groups.reduce((sum, g) => sum + this.groupFrequency.get(g * GROUP_KEY + termId), 0)
+            : this.documentFrequency[termId]!;
+      return { term, termId, df, idf: df > 0 ? Math.log(1 + (size - df + 0.5) / (df + 0.5)) * (BM25_K1 + 1) : 0 };
+    });
+    const matched = new Map<string, number[]>();
+    for (const id of ids) {
+      const slot = this.slotOfId(id);
+      if (slot === undefined || (scope && scope.member[this.groupOf[slot]!] !== 1)) continue;
+      const { terms: docTerms } = this.documentOf(slot);
+      const held: number[] = [];
+      terms.forEach((t, i) => {
+        if (t.df === 0) return;
+        let lo = 0;
+        for (let hi = docTerms.length - 1; lo < hi;) {
+          const mid = (lo + hi) >> 1;
+          if (docTerms[mid]! < t.termId!) lo = mid + 1;
+          else hi = mid;
+        }
+        if (docTerms[lo] === t.termId) held.push(i);
+      });
+      if (held.length > 0) matched.set(id, held);
+    }
+    return { terms: terms.map(({ term, df, idf }) => ({ term, df, idf })), size, matched };
+  }
+
   /** The terms some live document holds. */
   vocabulary(): string[] {
     return [...this.termIds].filter(([, id]) => this.documentFrequency[id]! > 0).map(([term]) => term);
