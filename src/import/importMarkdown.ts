@@ -24,7 +24,7 @@ import type { Stores } from '../store/stores.js';
 import { adrNumber, documentKind, supersessionIn, type DocumentKind } from './conventions.js';
 import { MarkdownParser } from './markdownParser.js';
 import { linksUnder, MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
-import { walkDocuments } from './walkFiles.js';
+import { leavingLinkReason, walkDocuments, type LeavingLink } from './walkFiles.js';
 
 export interface ImportMarkdownOptions {
   /** Memory core of the entries; front matter `core` overrides it per file. Default `default`. */
@@ -270,10 +270,11 @@ export async function importMarkdown(
   options: ImportMarkdownOptions = {},
 ): Promise<ImportReport> {
   const settings = { core: options.core ?? 'default', type: options.type ?? 'fact', conventions: options.conventions ?? true };
-  const files = await walkDocuments(paths, [stores.dir]);
+  const links: LeavingLink[] = [];
+  const files = await walkDocuments(paths, [stores.dir], links);
   const parser = new MarkdownParser(options.parseTimeoutMs);
   const docs: ParsedDocument[] = [];
-  const failed: ImportReport['failed'] = [];
+  const failed: ImportReport['failed'] = links.map((l) => ({ file: l.path, error: `${l.path}: ${leavingLinkReason(l)}` }));
   try {
     for (const [i, path] of files.entries()) {
       throwIfAborted(options.signal);

@@ -5,7 +5,7 @@
  * node_modules or the database folder.
  */
 import { existsSync } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { invalidInput } from '../model/errors.js';
@@ -56,12 +56,46 @@ async function ancestorsRules(dir: string): Promise<IgnoreRule[]> {
  * Absolute paths of the documents under `paths` (sorted, each once). `skip` are folders never
  * entered (the database's). A named path that does not exist is an error.
  */
-export function walkDocuments(paths: string[], skip: string[] = []): Promise<string[]> {
-  return walkFiles(paths, isDocument, skip);
+export function walkDocuments(paths: string[], skip: string[] = [], links?: LeavingLink[]): Promise<string[]> {
+  return walkFiles(paths, isDocument, skip, links);
 }
 
-/** Absolute paths of the files under `paths` whose name `accept`s (files named directly are always taken). */
-export async function walkFiles(paths: string[], accept: (name: string) => boolean, skip: string[] = []): Promise<string[]> {
+/** A symlink whose target is outside the repository it sits in: reported, never read. */
+export interface LeavingLink {
+  path: string;
+  target: string;
+}
+
+/** What an import report says about such a link. */
+export const leavingLinkReason = (link: LeavingLink): string =>
+  `a symlink to ${link.target}, outside the repository: links are not followed, and its target was not read`;
+
+/** The repository `path` is in (the folder holding .git), resolved; else the folder itself (or a file's folder). */
+async function repositoryOf(path: string, isDir: boolean): Promise<string> {
+  const start = isDir ? path : dirname(path);
+  for (let at = start; ; at = dirname(at)) {
+    if (existsSync(join(at, '.git'))) return realpath(at);
+    if (dirname(at) === at) return realpath(start);
+  }
+}
+
+/** Where a symlink leads when that is outside `top` (resolved), else null (inside, or dangling). */
+async function leavesRepository(link: string, top: string): Promise<string | null> {
+  const target = await realpath(link).catch(() => null);
+  return target === null || target === top || target.startsWith(top + sep) ? null : target;
+}
+
+/**
+ * Absolute paths of the files under `paths` whose name `accept`s (files named directly are always
+ * taken). Symlinks met in a walk are not followed; those that lead outside the repository, and
+ * named files that do, are listed in `links` (when given) rather than read.
+ */
+export async function walkFiles(
+  paths: string[],
+  accept: (name: string) => boolean,
+  skip: string[] = [],
+  links?: LeavingLink[],
+): Promise<string[]> {
   const skipped = new Set(skip.map((s) => resolve(s)));
   const found = new Set<string>();
   for (const given of paths) {
@@ -69,11 +103,13 @@ export async function walkFiles(paths: string[], accept: (name: string) => boole
     const stat = await lstat(path).catch(() => null);
     if (!stat) throw invalidInput(`${given}: no such file or folder`);
     if (!stat.isDirectory()) {
-      found.add(path);
+      const target = stat.isSymbolicLink() ? await leavesRepository(path, await repositoryOf(path, false)) : null;
+      if (target === null) found.add(path);
+      else links?.push({ path, target });
       continue;
     }
     const rules = await ancestorsRules(path);
-    await walk(path, rules, skipped, found, accept);
+    await walk(path, rules, skipped, found, accept, links && { list: links, top: await repositoryOf(path, true) });
   }
   return [...found].sort();
 }
@@ -84,17 +120,23 @@ async function walk(
   skipped: Set<string>,
   found: Set<string>,
   accept: (name: string) => boolean,
+  links?: { list: LeavingLink[]; top: string },
 ): Promise<void> {
   const own = await ignoreIn(dir);
   const rules = own ? [...inherited, own] : inherited;
   const items = await readdir(dir, { withFileTypes: true });
   for (const item of items.sort((a, b) => a.name.localeCompare(b.name))) {
     const path = join(dir, item.name);
-    // Symbolic links are not followed: a link to a parent would walk forever.
-    if (item.isDirectory()) {
+    // Symbolic links are not followed: a link to a parent would walk forever, and one out of the
+    // repository would read what the repository does not hold.
+    if (item.isSymbolicLink()) {
+      if (!links || ignored(rules, path, false)) continue;
+      const target = await leavesRepository(path, links.top);
+      if (target !== null && (accept(item.name) || (await lstat(target)).isDirectory())) links.list.push({ path, target });
+    } else if (item.isDirectory()) {
       if (NEVER.has(item.name) || skipped.has(path) || (item.name.startsWith('.') && !HIDDEN_KEPT.has(item.name))) continue;
       if (ignored(rules, path, true)) continue;
-      await walk(path, rules, skipped, found, accept);
+      await walk(path, rules, skipped, found, accept, links);
     } else if (item.isFile() && accept(item.name) && !ignored(rules, path, false)) {
       found.add(path);
     }
