@@ -98,6 +98,9 @@ async function lookElsewhere(code: CodeLocation, index: CodeIndex): Promise<Code
 /** Classifies one location against the files under the index's root. */
 export async function codeFreshness(code: CodeLocation, index: CodeIndex): Promise<CodeFreshness> {
   if (!index.pathOf(code.filePath)) return { status: 'orphaned', detail: `${code.filePath} is not a path inside ${index.root}` };
+  const outside = await index.leavesRoot(code.filePath);
+  if (outside !== null)
+    return { status: 'orphaned', detail: `${code.filePath} is a symlink to ${outside}, outside ${index.root}: its target was not read` };
   const file = await index.file(code.filePath);
   if (!file) return (await lookElsewhere(code, index)) ?? { status: 'orphaned', detail: `${code.filePath} is gone` };
 

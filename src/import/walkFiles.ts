@@ -5,7 +5,7 @@
  * node_modules or the database folder.
  */
 import { existsSync } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { invalidInput } from '../model/errors.js';
@@ -68,16 +68,51 @@ export interface Leaving {
  * Absolute paths of the documents under `paths` (sorted, each once). `skip` are folders never
  * entered (the database's). A named path that does not exist is an error.
  */
-export function walkDocuments(paths: string[], skip: string[] = [], leaving?: Leaving): Promise<string[]> {
-  return walkFiles(paths, isDocument, skip, leaving);
+export function walkDocuments(paths: string[], skip: string[] = [], reports: WalkReports = {}): Promise<string[]> {
+  return walkFiles(paths, isDocument, skip, reports);
 }
 
-/** Absolute paths of the files under `paths` whose name `accept`s (files named directly are always taken). */
+/** A symlink whose target is outside the repository it sits in: reported, never read. */
+export interface LeavingLink {
+  path: string;
+  target: string;
+}
+
+/** What an import report says about such a link. */
+export const leavingLinkReason = (link: LeavingLink): string =>
+  `a symlink to ${link.target}, outside the repository: links are not followed, and its target was not read`;
+
+/** The repository `path` is in (the folder holding .git), resolved; else the folder itself (or a file's folder). */
+async function repositoryOf(path: string, isDir: boolean): Promise<string> {
+  const start = isDir ? path : dirname(path);
+  for (let at = start; ; at = dirname(at)) {
+    if (existsSync(join(at, '.git'))) return realpath(at);
+    if (dirname(at) === at) return realpath(start);
+  }
+}
+
+/** Where a symlink leads when that is outside `top` (resolved), else null (inside, or dangling). */
+async function leavesRepository(link: string, top: string): Promise<string | null> {
+  const target = await realpath(link).catch(() => null);
+  return target === null || target === top || target.startsWith(top + sep) ? null : target;
+}
+
+/** What a walk reports besides the files it takes: those its rule left out, and links out of the repository. */
+export interface WalkReports {
+  leaving?: Leaving;
+  links?: LeavingLink[];
+}
+
+/**
+ * Absolute paths of the files under `paths` whose name `accept`s (files named directly are always
+ * taken). Symlinks met in a walk are not followed; those that lead outside the repository, and
+ * named files that do, are listed in `reports.links` (when given) rather than read.
+ */
 export async function walkFiles(
   paths: string[],
   accept: (name: string) => boolean,
   skip: string[] = [],
-  leaving?: Leaving,
+  { leaving, links }: WalkReports = {},
 ): Promise<string[]> {
   const skipped = new Set(skip.map((s) => resolve(s)));
   const found = new Set<string>();
@@ -86,12 +121,15 @@ export async function walkFiles(
     const stat = await lstat(path).catch(() => null);
     if (!stat) throw invalidInput(`${given}: no such file or folder`);
     if (!stat.isDirectory()) {
-      found.add(path);
+      const target = stat.isSymbolicLink() ? await leavesRepository(path, await repositoryOf(path, false)) : null;
+      if (target === null) found.add(path);
+      else links?.push({ path, target });
       continue;
     }
     const rules = await ancestorsRules(path);
     const why = leaving && ((p: string, isDir: boolean) => leaving.rule(relative(path, p).split(sep).join('/'), isDir));
-    await walk(path, rules, skipped, found, accept, why && { why, left: leaving.left });
+    const linksOut = links && { list: links, top: await repositoryOf(path, true) };
+    await walk(path, rules, skipped, found, accept, why && { why, left: leaving.left }, linksOut);
   }
   return [...found].sort();
 }
@@ -103,19 +141,25 @@ async function walk(
   found: Set<string>,
   accept: (name: string) => boolean,
   leaving?: { why: (path: string, isDir: boolean) => string | null; left: Leaving['left']; reason?: string },
+  links?: { list: LeavingLink[]; top: string },
 ): Promise<void> {
   const own = await ignoreIn(dir);
   const rules = own ? [...inherited, own] : inherited;
   const items = await readdir(dir, { withFileTypes: true });
   for (const item of items.sort((a, b) => a.name.localeCompare(b.name))) {
     const path = join(dir, item.name);
-    // Symbolic links are not followed: a link to a parent would walk forever.
-    if (item.isDirectory()) {
+    // Symbolic links are not followed: a link to a parent would walk forever, and one out of the
+    // repository would read what the repository does not hold.
+    if (item.isSymbolicLink()) {
+      if (!links || ignored(rules, path, false)) continue;
+      const target = await leavesRepository(path, links.top);
+      if (target !== null && (accept(item.name) || (await lstat(target)).isDirectory())) links.list.push({ path, target });
+    } else if (item.isDirectory()) {
       if (NEVER.has(item.name) || skipped.has(path) || (item.name.startsWith('.') && !HIDDEN_KEPT.has(item.name))) continue;
       if (ignored(rules, path, true)) continue;
       // A folder left out is still walked, so that the report names the documents it held.
       const reason = leaving && (leaving.reason ?? leaving.why(path, true) ?? undefined);
-      await walk(path, rules, skipped, found, accept, leaving && { ...leaving, ...(reason ? { reason } : {}) });
+      await walk(path, rules, skipped, found, accept, leaving && { ...leaving, ...(reason ? { reason } : {}) }, links);
     } else if (item.isFile() && accept(item.name) && !ignored(rules, path, false)) {
       const reason = leaving && (leaving.reason ?? leaving.why(path, false));
       if (reason) leaving.left.push({ file: path, reason });

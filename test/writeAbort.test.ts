@@ -1,0 +1,79 @@
+/**
+ * A folder made read-only while its owner has it open (#50 item 12): a failed write to Kuzu's
+ * write-ahead log was seen to end in SIGABRT (timing-dependent; not reproduced this way). The
+ * owner here is `memcore serve` (a real process that opened the folder while it was writable);
+ * the folder is then made immutable (root ignores permission bits; the immutable flag holds for
+ * root too) and a CLI write goes through the owner. It must end in a STORE error (exit 6), the
+ * owner must live on, and the journal must replay the write once the folder is writable again.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../src/cli/main.js';
+import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
+import { tempDir } from './helpers.js';
+import { cliProcesses, fakeEmbedderEnv } from './cliProcess.js';
+
+const { memcore, serve, killAll } = cliProcesses(() => env);
+let embeddings: FakeOpenAI;
+let env: Record<string, string>;
+beforeAll(async () => {
+  embeddings = await startFakeOpenAI(8);
+  env = fakeEmbedderEnv(embeddings.baseURL);
+});
+afterAll(async () => embeddings.close());
+afterEach(() => killAll());
+
+function tryRun(command: string, args: string[]): string | undefined {
+  try {
+    execFileSync(command, args, { stdio: 'pipe' });
+    return undefined;
+  } catch (e) {
+    return `${command} ${args.join(' ')}: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}`;
+  }
+}
+
+async function memoryFile(dir: string, name: string, prefix: string, entries: number): Promise<string> {
+  const file = join(dir, name);
+  const records = Array.from({ length: entries }, (_, i) => ({
+    id: `${prefix}${i}`,
+    title: `${prefix} entry ${i}`,
+    content: `${prefix} ${i} text`,
+  }));
+  await writeFile(file, JSON.stringify({ core_id: 'c', entries: records }));
+  return file;
+}
+
+describe('a folder made read-only under its owner', () => {
+  it('ends the write in a STORE error, keeps the owner alive, and replays the write when writable again', async (ctx) => {
+    const dir = await tempDir();
+    const db = join(dir, 'db');
+    expect((await memcore(['ingest', await memoryFile(dir, 'a.json', 'a', 20), '--db', db])).code).toBe(EXIT.ok);
+    const { child } = await serve(db, ['--no-http']);
+    // Immutable: nothing can be created in the folder, and the write-ahead log Kuzu holds open
+    // takes no more bytes (write(2) fails with EPERM), as on a volume gone read-only.
+    const why = tryRun('chattr', ['+i', db]) ?? tryRun('chattr', ['+i', join(db, 'graph.kuzu.wal')]);
+    if (why) ctx.skip(`cannot make the folder immutable: ${why}`);
+    let failed;
+    try {
+      failed = await memcore(['ingest', await memoryFile(dir, 'b.json', 'b', 50), '--db', db]);
+      expect(child.signalCode).toBeNull();
+      expect(child.exitCode).toBeNull();
+    } finally {
+      tryRun('chattr', ['-i', db]);
+      tryRun('chattr', ['-i', join(db, 'graph.kuzu.wal')]);
+    }
+    expect(failed).toMatchObject({ code: EXIT.store });
+    expect(failed.stderr).toMatch(/graph\.kuzu.*Operation not permitted/);
+    expect(failed.stderr).not.toMatch(/\.(cpp|h|rs):\d+/);
+    // kill -9: the owner stops without closing its graph. (Stopped with SIGTERM instead, its close
+    // keeps what the failed transaction left in Kuzu, and the replay then fails with "duplicated
+    // primary key": not fixed yet, see #50 item 12's closing note.)
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const stats = await memcore(['stats', '--db', db, '--json']);
+    expect(stats.code, stats.stderr).toBe(EXIT.ok);
+    expect((JSON.parse(stats.stdout) as { entries: number }).entries).toBe(70);
+  }, 240_000);
+});
