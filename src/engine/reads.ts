@@ -117,7 +117,8 @@ export async function entryGraph(stores: Stores, query: EntryGraphQuery, options
     entries = [...(await getEntries(stores, [query.focus], { sensitivity })), ...reached.map((r) => r.entry)];
   } else {
     checkId('entryGraph: core', query.core);
-    entries = await entriesInEffect(stores, resolveFilter({ cores: [query.core], sensitivity }), undefined);
+    // A drawing, not an answer: superseded entries stay, beside the SUPERSEDES edge that retired them.
+    entries = (await stores.table.read(resolveFilter({ cores: [query.core], sensitivity }))).map((s) => s.entry);
   }
   const edges = await stores.graph.edgesAmong(
     entries.map((e) => e.id),

@@ -5,9 +5,8 @@
  */
 import type { EntryFilter } from '../model/entryFilter.js';
 import { MemcoreError } from '../model/errors.js';
-import type { MemoryEntry } from '../model/types.js';
 import { dropSuperseded } from '../retrieve/dropSuperseded.js';
-import { ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type EntryEdgeType, type Sensitivity } from '../model/types.js';
+import { ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type EntryEdgeType, type MemoryEntry, type Sensitivity } from '../model/types.js';
 import type { Direction } from '../store/graph/graphStore.js';
 import type { Stores } from '../store/stores.js';
 import type { EntryLink } from './remember.js';

@@ -8,6 +8,7 @@ import { confidenceRank, entryFilterSql, type EntryFilter } from './filter.js';
 import { plainRows, rowsOf } from './plainRows.js';
 import type { KeywordDocument } from '../resident/keywordIndex.js';
 import { storeFailure, translateNativeErrors } from '../storeErrors.js';
+import { RECORD_ENTRY_TYPES } from '../../model/entryFilter.js';
 
 interface ColumnLayout {
   name: string;
@@ -273,10 +274,11 @@ export function entriesOfIpc(ipc: Uint8Array): Omit<LoadedEntries, 'ipc'> {
 /** Thin adapter over the LanceDB `entries` table: storage only, no ranking. */
 export class EntriesTable {
   /**
-   * Entries with a validity bound, and the newest creation time among the others, read once and
-   * forgotten by every write through this table.
+   * Entries with a validity bound, the newest creation time among the others, and the ids of the
+   * records never in effect (retractions), read once and forgotten by every write through this table.
    */
-  private timeBounded: Promise<{ bounded: { id: string; from: number | null; to: number | null }[]; newestCreated: number }> | undefined;
+  private timeBounded:
+    Promise<{ bounded: { id: string; from: number | null; to: number | null }[]; newestCreated: number; records: string[] }> | undefined;
 
   private constructor(
     private readonly table: lancedb.Table,
@@ -291,17 +293,27 @@ export class EntriesTable {
    * valid_from/valid_to/created_at (with its IS NULL arms) costs ~10 ms a search at 100K entries,
    * while entries with a validity bound are usually few and a time after the newest creation
    * excludes no other: their bounds are held here, and the filter becomes `NOT (id IN (…))`, or
-   * nothing. For an earlier time, or past 256 excluded ids, the range test it is.
+   * nothing. For an earlier time, or past 256 excluded ids, the range test it is. Records that
+   * are never in effect (retractions, which every search leaves out) are few too: left out by id.
    */
-  private async whereSql(filter: EntryFilter): Promise<string | undefined> {
-    if (!filter.validAt) return entryFilterSql(filter);
+  private async whereSql(given: EntryFilter): Promise<string | undefined> {
+    let filter = given;
+    const records =
+      filter.notEntryTypes?.length === RECORD_ENTRY_TYPES.length && filter.notEntryTypes.every((t) => RECORD_ENTRY_TYPES.includes(t));
+    if (!filter.validAt && !records) return entryFilterSql(filter);
     this.timeBounded ??= Promise.all([
       plainRows<{ id: string; valid_from: unknown; valid_to: unknown }>(
         this.table.query().where('valid_from IS NOT NULL OR valid_to IS NOT NULL').select(['id', 'valid_from', 'valid_to']),
       ),
       this.table.query().where('valid_from IS NULL').select(['created_at']).toArrow(),
+      plainRows<{ id: string }>(
+        this.table
+          .query()
+          .where(entryFilterSql({ entryTypes: RECORD_ENTRY_TYPES })!)
+          .select(['id']),
+      ),
     ]).then(
-      ([rows, created]) => {
+      ([rows, created, recordRows]) => {
         let newestCreated = -Infinity;
         for (const batch of created.batches)
           for (const t of batch.getChild('created_at')!.toArray() as Float64Array) if (t > newestCreated) newestCreated = t;
@@ -310,15 +322,19 @@ export class EntriesTable {
           from: r.valid_from == null ? null : Number(r.valid_from),
           to: r.valid_to == null ? null : Number(r.valid_to),
         }));
-        return { bounded, newestCreated };
+        return { bounded, newestCreated, records: recordRows.map((r) => String(r.id)) };
       },
       (e: unknown) => {
         this.timeBounded = undefined;
         throw e;
       },
     );
+    const held = await this.timeBounded;
+    if (records && held.records.length <= 256)
+      filter = { ...filter, notEntryTypes: undefined, notIds: [...(filter.notIds ?? []), ...held.records] };
+    if (!filter.validAt) return entryFilterSql(filter);
     const t = filter.validAt.getTime();
-    const { bounded, newestCreated } = await this.timeBounded;
+    const { bounded, newestCreated } = held;
     if (newestCreated > t) return entryFilterSql(filter);
     const excluded = bounded.filter((b) => (b.from !== null && b.from > t) || (b.to !== null && b.to <= t)).map((b) => b.id);
     if (excluded.length > 256) return entryFilterSql(filter);
