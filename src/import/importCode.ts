@@ -22,7 +22,8 @@ import type { CodeLocation } from '../model/types.js';
 import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
 import { revisionOf } from '../code/git.js';
-import { codeLanguage, codeSymbols } from './codeSymbols.js';
+import { CodeSearchHook } from './codeSearchHook.js';
+import { sourceLanguage, sourceSymbols } from './sourceFiles.js';
 import { walkFiles } from './walkFiles.js';
 
 export interface ImportCodeOptions {
@@ -57,7 +58,8 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 export async function importCode(stores: Stores, embedder: Embedder, repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
   const root = await requireFolder('import-code', repo);
   const prefix = `code:${options.codebase}:`;
-  const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir]);
+  const files = await walkFiles([root], (name) => sourceLanguage(name) !== null, [stores.dir]);
+  const search = await CodeSearchHook.open(stores.dir, options.codebase);
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
   const stamp = await revisionOf(root);
   const known = new Map(
@@ -83,12 +85,16 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     present.add(path);
     const bytes = await readFile(file);
     const hash = sha256(bytes);
+    const language = sourceLanguage(path) ?? 'typescript';
     if (known.get(path)?.hash === hash) {
       unchanged++;
+      if (search.lacks(path)) search.add(path, language, bytes.toString('utf8'), sourceSymbols(path, bytes.toString('utf8')));
       continue;
     }
-    const language = codeLanguage(path)?.language ?? 'typescript';
-    const codeLocations = codeSymbols(path, bytes.toString('utf8')).map((s): CodeLocationRecord => {
+    const text = bytes.toString('utf8');
+    const symbols = sourceSymbols(path, text);
+    search.add(path, language, text, symbols);
+    const codeLocations = symbols.map((s): CodeLocationRecord => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
       const revision = stamp && !stamp.changed.has(path) ? { revision: stamp.revision } : {};
       return {
@@ -134,6 +140,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     inputName: 'import-code',
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  await search.commit(gone);
   return { ...report, files: { read: parts.length - gone.length, unchanged, removed: gone.length }, skipped };
 }
 

@@ -8,6 +8,7 @@ import { checkOptionNames, optionNames } from '../model/options.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeMatch, type EntryEdgeType, type Reason } from '../model/types.js';
 import type { EntryFeatures } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface ScoringWeights {
   /** Weight of cosine similarity to the task. Default 0.3. */
@@ -219,4 +220,48 @@ export function diversify<T extends { id: string; score: number }>(scored: T[], 
     chosen.push(rest.splice(bestIndex, 1)[0]!);
   }
   return chosen;
+}
+
+/** The code channel's weights (DEFAULTS.codeSearch). */
+export type CodeSearchWeights = Pick<
+  (typeof DEFAULTS)['codeSearch'],
+  'pathWeight' | 'namesWeight' | 'textWeight' | 'secondaryPrior' | 'referenced' | 'imports'
+>;
+
+/**
+ * Folders and names of files that are found but are not where a change is usually made: tests and
+ * their fixtures, examples, docs, benchmarks, scripts, and generated or vendored copies of the code.
+ */
+const SECONDARY_FOLDER = /^(tests?|__tests__|__mocks__|spec|specs|testing|testdata|test_?data|fixtures?|e2e|examples?|samples?|docs?|benchmarks?|bench|scripts|vendor|third_party|node_modules|dist|build|out|generated|gen)$|[_-]dist$/i;
+const SECONDARY_NAME = /(^|[._-])(test|tests|spec|bench)\.[a-z]+$|^test_.*\.py$|_test\.go$|^conftest\.py$|\.(stories|snap)\.[a-z]+$/i;
+
+/** Whether a source file is a test, example, doc, benchmark or generated copy (see SECONDARY_FOLDER). */
+export function isSecondaryCode(path: string): boolean {
+  const parts = path.split('/');
+  return SECONDARY_NAME.test(parts[parts.length - 1]!) || parts.slice(0, -1).some((p) => SECONDARY_FOLDER.test(p));
+}
+
+/**
+ * A file's code-search score: its fields' BM25 weighted, the path and symbol names counting as
+ * their own evidence beside the text, times the prior of its kind (tests and copies after code).
+ */
+export function codeSearchScore(
+  fields: { path: number; names: number; text: number },
+  filePath: string,
+  weights: CodeSearchWeights = DEFAULTS.codeSearch,
+): number {
+  const lexical = weights.pathWeight * fields.path + weights.namesWeight * fields.names + weights.textWeight * fields.text;
+  return lexical * (isSecondaryCode(filePath) ? weights.secondaryPrior : 1);
+}
+
+/**
+ * A code location's final score from its evidence: code search relative to the best file's (0–1),
+ * plus what the bundle's entries referencing it say (their reference's relevance, the first
+ * entry's weighing most), plus being imported by the best hits.
+ */
+export function fuseCodeEvidence(
+  evidence: { search: number; referenced: number; imported: number },
+  weights: CodeSearchWeights = DEFAULTS.codeSearch,
+): number {
+  return evidence.search + weights.referenced * evidence.referenced + weights.imports * evidence.imported;
 }

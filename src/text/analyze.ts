@@ -60,3 +60,16 @@ export function analyze(text: string): string[] {
 function keep(out: string[], word: string): void {
   if (word.length <= MAX_TOKEN_LENGTH && !STOP_WORDS.has(word)) out.push(term(word));
 }
+
+/**
+ * Code's identifiers as words as well: `parseHeaderValue` is kept and followed by `parse header
+ * value`, `HTTPServer` by `http server` (snake_case and kebab-case split already, at `_` and `-`).
+ * For code documents and the queries searched against them, so `getCookie` and "get the cookie"
+ * share terms.
+ */
+export function splitIdentifiers(text: string): string {
+  return text.replace(/[A-Za-z][A-Za-z0-9]*/g, (word) => {
+    const parts = word.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g);
+    return parts && parts.length > 1 ? `${word} ${parts.join(' ')}` : word;
+  });
+}
