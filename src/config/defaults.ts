@@ -82,10 +82,12 @@ export const DEFAULTS = {
    * (docs/evaluation.md) with one setting for every language.
    */
   codeSearch: {
+    /** How much more a word of the text's first line (a commit's subject, an issue's title) weighs. */
+    subjectBoost: 2,
     /** Files each field's BM25 search offers. */
     candidates: 200,
     /** BM25 weights of the path's words, the symbols' names/signatures/doc comments, and the text. */
-    pathWeight: 1,
+    pathWeight: 2,
     namesWeight: 0.5,
     textWeight: 1,
     /** Score kept by tests, examples, docs, benchmarks and generated copies: found, but after the code a change is made in. */
@@ -93,7 +95,7 @@ export const DEFAULTS = {
     /** Relative score a file gets from an entry of the bundle that references it (times the reference's relevance). */
     referenced: 0.3,
     /** Relative score a file gets per top hit that imports it (of the best such hit's). */
-    imports: 0.15,
+    imports: 0.1,
     /** Top hits whose imports are followed. */
     importsFrom: 3,
     /** Code references a bundle holds at most; each costs its line's tokens of `maxTokens`. */

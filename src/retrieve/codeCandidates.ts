@@ -10,7 +10,7 @@ import { deriveCodeLocationId } from '../model/memoryFile.js';
 import type { CodeLocation, CodeReference, CodeSearchHit } from '../model/types.js';
 import type { CodeFileDocument } from '../store/codeSearchIndex.js';
 import type { MemoryIndex } from '../store/memoryIndex.js';
-import { codeSearchScore, fuseCodeEvidence, type CodeSearchWeights } from './score.js';
+import { codeQueryTerms, codeSearchScore, fuseCodeEvidence, type CodeSearchWeights } from './score.js';
 
 export interface CodeCandidateOptions {
   limit: number;
@@ -64,7 +64,13 @@ export async function codeCandidates(index: MemoryIndex, text: string, opts: Cod
     return e;
   };
 
-  const found = search.size > 0 ? search.search(text, { limit: DEFAULTS.codeSearch.candidates, ...(opts.codebases ? { codebases: opts.codebases } : {}) }) : new Map();
+  const found =
+    search.size > 0
+      ? search.search(codeQueryTerms(text), {
+          limit: DEFAULTS.codeSearch.candidates,
+          ...(opts.codebases ? { codebases: opts.codebases } : {}),
+        })
+      : new Map();
   const raw = [...found.values()].map(({ file, scores }) => ({ file, score: codeSearchScore(scores, file.path, weights) }));
   const best = Math.max(0, ...raw.map((r) => r.score));
   for (const { file, score } of raw) {
@@ -100,7 +106,10 @@ export async function codeCandidates(index: MemoryIndex, text: string, opts: Cod
   throwIfAborted(opts.signal);
   return ranked.map(({ e, score }): CodeSearchHit => {
     const symbols = e.file
-      ? [...search.symbolScores(text, e.file)].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 3).map(([s]) => s)
+      ? [...search.symbolScores(text, e.file)]
+          .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+          .slice(0, 3)
+          .map(([s]) => s)
       : [];
     const code = e.location ?? (e.file ? locationOf(e.file, symbols[0] ?? null) : undefined);
     return { code: code!, score, why: e.why, symbols };
@@ -117,8 +126,14 @@ export async function codeForBundle(
   referenced: CodeReference[],
   opts: { max: number; codebases?: readonly string[]; signal?: AbortSignal },
 ): Promise<CodeReference[]> {
-  if ((await index.codeSearch()).size === 0) return referenced.slice(0, opts.max).map((r) => ({ ...r, why: r.entryIds.map((id) => `referenced by ${id}`) }));
-  const hits = await codeCandidates(index, task, { limit: opts.max, referenced, ...(opts.codebases ? { codebases: opts.codebases } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+  if ((await index.codeSearch()).size === 0)
+    return referenced.slice(0, opts.max).map((r) => ({ ...r, why: r.entryIds.map((id) => `referenced by ${id}`) }));
+  const hits = await codeCandidates(index, task, {
+    limit: opts.max,
+    referenced,
+    ...(opts.codebases ? { codebases: opts.codebases } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   const byFile = new Map<string, CodeReference[]>();
   for (const r of referenced) {
     const key = `${r.code.codebaseId}:${r.code.filePath}`;

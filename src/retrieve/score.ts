@@ -9,6 +9,7 @@ import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeMatch, type EntryEdgeType
 import type { EntryFeatures } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { analyze, splitIdentifiers } from '../text/analyze.js';
 
 export interface ScoringWeights {
   /** Weight of cosine similarity to the task. Default 0.3. */
@@ -232,7 +233,8 @@ export type CodeSearchWeights = Pick<
  * Folders and names of files that are found but are not where a change is usually made: tests and
  * their fixtures, examples, docs, benchmarks, scripts, and generated or vendored copies of the code.
  */
-const SECONDARY_FOLDER = /^(tests?|__tests__|__mocks__|spec|specs|testing|testdata|test_?data|fixtures?|e2e|examples?|samples?|docs?|benchmarks?|bench|scripts|vendor|third_party|node_modules|dist|build|out|generated|gen)$|[_-]dist$/i;
+const SECONDARY_FOLDER =
+  /^(tests?|__tests__|__mocks__|spec|specs|testing|testdata|test_?data|fixtures?|e2e|examples?|samples?|docs|benchmarks?|bench|scripts|vendor|third_party|node_modules|dist|build|out|generated|gen)$|[_-]dist$/i;
 const SECONDARY_NAME = /(^|[._-])(test|tests|spec|bench)\.[a-z]+$|^test_.*\.py$|_test\.go$|^conftest\.py$|\.(stories|snap)\.[a-z]+$/i;
 
 /** Whether a source file is a test, example, doc, benchmark or generated copy (see SECONDARY_FOLDER). */
@@ -252,6 +254,30 @@ export function codeSearchScore(
 ): number {
   const lexical = weights.pathWeight * fields.path + weights.namesWeight * fields.names + weights.textWeight * fields.text;
   return lexical * (isSecondaryCode(filePath) ? weights.secondaryPrior : 1);
+}
+
+/**
+ * The words a code search weighs, each once with its weight: identifiers split (splitIdentifiers),
+ * a word repeated in the text counting more (1 + ln count), and the words of the first line (a
+ * commit's subject, an issue's title) `subjectBoost` times as much.
+ */
+export function codeQueryTerms(text: string, subjectBoost: number = DEFAULTS.codeSearch.subjectBoost): { word: string; weight: number }[] {
+  const byTerm = new Map<string, { word: string; count: number; subject: boolean }>();
+  const [subject = '', ...rest] = text.split('\n');
+  const add = (line: string, inSubject: boolean) => {
+    for (const word of splitIdentifiers(line).split(/[^\p{L}\p{N}]+/u)) {
+      const term = analyze(word)[0];
+      if (term === undefined) continue;
+      const seen = byTerm.get(term);
+      if (seen) {
+        seen.count++;
+        seen.subject ||= inSubject;
+      } else byTerm.set(term, { word, count: 1, subject: inSubject });
+    }
+  };
+  add(subject, true);
+  add(rest.join('\n'), false);
+  return [...byTerm.values()].map((t) => ({ word: t.word, weight: (1 + Math.log(t.count)) * (t.subject ? subjectBoost : 1) }));
 }
 
 /**

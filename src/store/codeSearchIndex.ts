@@ -103,22 +103,30 @@ export class CodeSearchIndex {
 
   /**
    * The files that match the query in some field (up to `limit` from each field's search), with
-   * every field's BM25. `codebases` scopes the search and its statistics.
+   * every field's BM25. `terms`: the query's words with a weight each (score.ts's codeQueryTerms);
+   * a field's score is the weighted sum of its BM25 per word. `codebases` scopes the search and
+   * its statistics.
    */
-  search(query: string, opts: { limit: number; codebases?: readonly string[] }): Map<string, { file: CodeFileDocument; scores: CodeFieldScores }> {
-    const words = splitIdentifiers(query);
+  search(
+    terms: readonly { word: string; weight: number }[],
+    opts: { limit: number; codebases?: readonly string[] },
+  ): Map<string, { file: CodeFileDocument; scores: CodeFieldScores }> {
+    const words = terms.map((t) => t.word).join(' ');
     const scope = opts.codebases ? { groups: opts.codebases } : {};
     const keys = new Set<string>();
     for (const index of [this.byPath, this.byNames, this.byText])
       for (const hit of index.search(words, { limit: opts.limit, ...scope })) keys.add(hit.id);
     const ids = [...keys];
-    const [path, names, text] = [this.byPath, this.byNames, this.byText].map((index) => index.scoreDocuments(words, ids, scope));
     const out = new Map<string, { file: CodeFileDocument; scores: CodeFieldScores }>();
-    for (const key of ids)
-      out.set(key, {
-        file: this.files.get(key)!,
-        scores: { path: path!.get(key) ?? 0, names: names!.get(key) ?? 0, text: text!.get(key) ?? 0 },
-      });
+    for (const key of ids) out.set(key, { file: this.files.get(key)!, scores: { path: 0, names: 0, text: 0 } });
+    const fields = [
+      ['path', this.byPath],
+      ['names', this.byNames],
+      ['text', this.byText],
+    ] as const;
+    for (const { word, weight } of terms)
+      for (const [field, index] of fields)
+        for (const [key, score] of index.scoreDocuments(word, ids, scope)) out.get(key)!.scores[field] += weight * score;
     return out;
   }
 
@@ -151,7 +159,8 @@ export class CodeSearchIndex {
     };
     for (const spec of file.imports) {
       let found: CodeFileDocument | undefined;
-      if (spec.startsWith('./') || spec.startsWith('../')) found = byStem(posix.normalize(posix.join(here, spec)).replace(/\.[cm]?js$/, ''));
+      if (spec.startsWith('./') || spec.startsWith('../'))
+        found = byStem(posix.normalize(posix.join(here, spec)).replace(/\.[cm]?js$/, ''));
       else if (/^\.+[\w.]*$/.test(spec) || (file.language === 'python' && /^[\w.]+$/.test(spec))) {
         const dots = /^\.*/.exec(spec)![0].length;
         const rest = spec.slice(dots).replace(/\./g, '/');
