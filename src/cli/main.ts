@@ -192,6 +192,7 @@ Commands:
   stats                     what the database holds
   config                    the effective configuration and where each setting came from
   eval <file|dataset>       retrieval quality: an eval file, or 2wiki | hotpotqa | locomo | scifact
+                            | code-localization (--git-dir hono=<clone> …: findCode on real history)
   serve                     own the folder: keep it warm, serve MCP over HTTP and every CLI call and agent
                             (--port, default 7077; --host, default 127.0.0.1; --allow-remote; --no-http)
   mcp                       MCP over stdio for an agent's config; relays to the folder's server, or becomes it
@@ -258,6 +259,8 @@ eval options:
   --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
   --score-combination <c>   the context strategy's scoreCombination: sum (default) or product
   --misses <k>              list each strategy's queries whose gold is not all in the top k, with the gold ranks
+  --git-dir <name>=<clone>  code-localization: a clone of each repository to measure (repeatable)
+  --no-docs                 code-localization: import the code only, not the repository's markdown
   --simulate-feedback       rate the context bundles of half of each core's queries (gold useful, the rest
                             not), then score the other half with and without the ratings (ratings stay in
                             --keep-db: use a copy)
@@ -594,10 +597,19 @@ const COMMANDS: Record<string, Command> = {
       peers: { type: 'boolean', default: false },
       'score-combination': { type: 'string' },
       report: { type: 'string' },
+      'git-dir': { type: 'string', multiple: true },
+      'no-docs': { type: 'boolean', default: false },
     },
     args: [1, 1],
     uses: 'nothing',
     async run({ cwd }, [target], v, io) {
+      if (target === 'code-localization' && !existsSync(target))
+        return (await import('./commands/evalCode.js')).evalCodeLocalization(cwd, v, io, {
+          ks: typeof v.k === 'string' ? v.k.split(',').map((k) => int('k', k.trim())!) : undefined,
+          limit: int('limit-queries', v['limit-queries'] as string | undefined),
+          misses: int('misses', v.misses as string | undefined),
+          usage: (m) => new UsageError(m),
+        });
       const [{ ADAPTERS }, { loadEvalFile }, { formatReport, runEval, STRATEGIES }] = await Promise.all([
         import('../eval/adapters/index.js'),
         import('../eval/evalFile.js'),

@@ -10,7 +10,7 @@ import { deriveCodeLocationId } from '../model/memoryFile.js';
 import type { CodeLocation, CodeReference, CodeSearchHit } from '../model/types.js';
 import type { CodeFileDocument } from '../store/codeSearchIndex.js';
 import type { MemoryIndex } from '../store/memoryIndex.js';
-import { codeQueryTerms, codeSearchScore, fuseCodeEvidence, type CodeSearchWeights } from './score.js';
+import { codeQueryTerms, codeSearchScore, estimateTokens, fuseCodeEvidence, type CodeSearchWeights } from './score.js';
 
 export interface CodeCandidateOptions {
   limit: number;
@@ -116,38 +116,44 @@ export async function codeCandidates(index: MemoryIndex, text: string, opts: Cod
   });
 }
 
+/** What a code reference costs of a bundle's token budget: its line in the formatted context. */
+export const codeRefTokens = (c: CodeLocation) =>
+  estimateTokens(`- ${c.filePath}${c.symbol ? `#${c.symbol}` : ''} (lines ${c.startLine}-${c.endLine})`);
+
 /**
  * A bundle's code references: the entries' references (attachCode) and the code channel's hits
- * fused, at most `max`, each with its why.
+ * fused, at most `max` and as many as the `tokens` left of the budget pay for, each with its why.
+ * Without imported code (an empty code search index), the entries' references as they are.
  */
 export async function codeForBundle(
   index: MemoryIndex,
   task: string,
   referenced: CodeReference[],
-  opts: { max: number; codebases?: readonly string[]; signal?: AbortSignal },
+  opts: { max: number; tokens?: number; signal?: AbortSignal },
 ): Promise<CodeReference[]> {
-  if ((await index.codeSearch()).size === 0)
-    return referenced.slice(0, opts.max).map((r) => ({ ...r, why: r.entryIds.map((id) => `referenced by ${id}`) }));
-  const hits = await codeCandidates(index, task, {
-    limit: opts.max,
-    referenced,
-    ...(opts.codebases ? { codebases: opts.codebases } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
+  const why = (r: CodeReference) => r.entryIds.map((id) => `referenced by ${id}`);
+  if ((await index.codeSearch()).size === 0) return referenced.map((r) => ({ ...r, why: why(r) }));
+  const hits = await codeCandidates(index, task, { limit: opts.max, referenced, ...(opts.signal ? { signal: opts.signal } : {}) });
   const byFile = new Map<string, CodeReference[]>();
   for (const r of referenced) {
     const key = `${r.code.codebaseId}:${r.code.filePath}`;
     byFile.set(key, [...(byFile.get(key) ?? []), r]);
   }
-  return hits.map((h) => {
+  const out: CodeReference[] = [];
+  let left = opts.tokens ?? Infinity;
+  for (const h of hits) {
     const refs = byFile.get(`${h.code.codebaseId}:${h.code.filePath}`) ?? [];
     const ref = refs.find((r) => r.code.id === h.code.id) ?? refs[0];
-    return {
-      code: ref?.code ?? h.code,
+    const code = ref?.code ?? h.code;
+    left -= codeRefTokens(code);
+    if (left < 0) break;
+    out.push({
+      code,
       relevance: Math.min(1, h.score),
       entryIds: [...new Set(refs.flatMap((r) => r.entryIds))],
       ...(ref?.freshness ? { freshness: ref.freshness } : {}),
       why: h.why,
-    };
-  });
+    });
+  }
+  return out;
 }
