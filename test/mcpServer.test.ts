@@ -61,6 +61,7 @@ describe('memcore mcp (stdio)', () => {
     expect([...byName.keys()].sort()).toEqual([
       'build_task_context',
       'context_for_diff',
+      'find_code',
       'find_code_references',
       'find_golden_paths',
       'forget',

@@ -238,7 +238,8 @@ context and find options:
   --format <style>          text (default), prompt (<memory> block), markdown or json (context)
 
 search options:
-  --mode <preset>           hybrid (default), semantic, matryoshka, keyword, find or context (docs/api.md)
+  --mode <preset>           hybrid (default), semantic, matryoshka, keyword, find or context (docs/api.md),
+                            or code: the imported code for the text (findCode; --codebase <id>, --no-entries)
   --limit <n>               default 10
   --candidates <n>          stage-1 candidates (default: matryoshka measured on the store, 600-10000; hybrid 100)
   --fusion <weighted|rrf>   hybrid fusion (default weighted, vector 0.3 : keyword 1)
@@ -715,11 +716,27 @@ const COMMANDS: Record<string, Command> = {
       candidates: { type: 'string' },
       fusion: { type: 'string' },
       mentions: { type: 'boolean' },
+      codebase: { type: 'string', multiple: true },
+      'no-entries': { type: 'boolean', default: false },
     },
     args: [1, 1],
     uses: 'reads',
     async run({ engine }, [query], v, io) {
+      if (v.mode === 'code') {
+        const { CODE_SEARCH_FLAGS, searchCode } = await import('./commands/searchCode.js');
+        const other = Object.keys(v).find((k) => !CODE_SEARCH_FLAGS.includes(k) && v[k] !== undefined && v[k] !== false);
+        if (other) throw new UsageError(`--${other} does not apply to --mode code`);
+        const r = await searchCode(await engine(), query!, {
+          ...(v.limit !== undefined ? { limit: int('limit', v.limit as string)! } : {}),
+          ...(v.codebase ? { codebases: v.codebase as string[] } : {}),
+          entries: v['no-entries'] !== true,
+          includeSecret: v['include-secret'] === true,
+        });
+        print(io, v.json === true, r.hits, r.text);
+        return EXIT.ok;
+      }
       const mode = v.mode as PresetName;
+      if (v.codebase || v['no-entries']) throw new UsageError(`--${v.codebase ? 'codebase' : 'no-entries'} applies to --mode code only`);
       if (!PRESET_NAMES.includes(mode)) throw new UsageError(`--mode must be one of ${PRESET_NAMES.join(', ')}, got "${String(v.mode)}"`);
       const accepts = presetOptions(mode);
       const given = {
