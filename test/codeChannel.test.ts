@@ -99,7 +99,9 @@ describe('code channel: findCode over an imported repository', () => {
       expect(goFile).toEqual([]); // no entry references it yet, but the location exists:
       const exported = await m.exportMemory();
       const paths = exported.code_locations!.map((c) => `${c.file_path}${c.symbol ? `#${c.symbol}` : ''}`);
-      expect(paths).toEqual(expect.arrayContaining(['tools/retry_policy.py', 'cmd/flags/parse_flags.go', 'src/auth/refresh.ts#rotateRefreshToken']));
+      expect(paths).toEqual(
+        expect.arrayContaining(['tools/retry_policy.py', 'cmd/flags/parse_flags.go', 'src/auth/refresh.ts#rotateRefreshToken']),
+      );
 
       // camelCase identifiers and the symbol's doc comment, against the task's words; the test file after the code
       const rotation = await m.findCode('rotate the refresh token after use');
