@@ -75,7 +75,8 @@ export async function runCodeLocalization(options: LocalizationOptions): Promise
   if (!existsSync(data)) throw invalidInput(`no code-localization data at ${data}; pass --data <dir>`);
   const ks = [...new Set(options.ks ?? [1, 3, 5, 10])].sort((a, b) => a - b);
   const names = Object.keys(options.gitDirs);
-  if (names.length === 0) throw invalidInput('code-localization needs a clone of each repository: --git-dir <name>=<path> (hono, click, cobra)');
+  if (names.length === 0)
+    throw invalidInput('code-localization needs a clone of each repository: --git-dir <name>=<path> (hono, click, cobra)');
   const progress = options.onProgress ?? (() => undefined);
   const bm25 = JSON.parse(await readFile(join(data, 'bm25-results.json'), 'utf8').catch(() => '{}')) as {
     per_repo?: Record<string, Record<string, number>>;
@@ -179,6 +180,12 @@ export function formatLocalization(report: LocalizationReport): string {
     ),
     `| all | ${report.overall.n} | ${cells(report.overall, 'accAny')} | ${cells(report.overall, 'accAll')} | ${cells(report.overall.bm25, 'accAny')} | ${cells(report.overall.bm25, 'accAll')} | ${report.overall.msPerTask} |`,
   ];
-  const missed = report.misses?.length ? ['', `missed (${report.misses.length}):`, ...report.misses.map((m) => `  ${m.id}: gold ${m.gold.join(', ')}; top ${m.top.slice(0, 5).join(', ')}`)] : [];
+  const missed = report.misses?.length
+    ? [
+        '',
+        `missed (${report.misses.length}):`,
+        ...report.misses.map((m) => `  ${m.id}: gold ${m.gold.join(', ')}; top ${m.top.slice(0, 5).join(', ')}`),
+      ]
+    : [];
   return [head, `|${'---|'.repeat(7)}`, ...rows, ...missed].join('\n');
 }

@@ -20,10 +20,12 @@ export function gitDirsOf(values: unknown, usage: UsageErrorOf): Record<string, 
   const out: Record<string, string> = {};
   for (const v of list) {
     const at = typeof v === 'string' ? v.indexOf('=') : -1;
-    if (at <= 0 || at === (v as string).length - 1) throw usage(`--git-dir takes <name>=<path of a clone>, e.g. hono=/tmp/hono; got "${String(v)}"`);
+    if (at <= 0 || at === (v as string).length - 1)
+      throw usage(`--git-dir takes <name>=<path of a clone>, e.g. hono=/tmp/hono; got "${String(v)}"`);
     out[(v as string).slice(0, at)] = (v as string).slice(at + 1);
   }
-  if (list.length === 0) throw usage('eval code-localization needs --git-dir <name>=<clone> for each repository to measure (hono, click, cobra)');
+  if (list.length === 0)
+    throw usage('eval code-localization needs --git-dir <name>=<clone> for each repository to measure (hono, click, cobra)');
   return out;
 }
 

@@ -28,6 +28,9 @@ export async function searchCode(
   });
   return {
     hits,
-    text: () => (hits.length === 0 ? 'no matching code (import some with `memcore import-code <folder>`)' : hits.map((h, i) => codeHitLine(i, h)).join('\n')),
+    text: () =>
+      hits.length === 0
+        ? 'no matching code (import some with `memcore import-code <folder>`)'
+        : hits.map((h, i) => codeHitLine(i, h)).join('\n'),
   };
 }
