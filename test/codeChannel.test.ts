@@ -10,7 +10,8 @@ import { EXIT, main } from '../src/cli/main.js';
 import { codeQueryTerms, isSecondaryCode } from '../src/retrieve/score.js';
 import { splitIdentifiers } from '../src/text/analyze.js';
 import { importSpecifiers } from '../src/import/sourceFiles.js';
-import { capturedIo, gitIn, tempDir, withEngine } from './helpers.js';
+import { formatLocalization, runCodeLocalization } from '../src/eval/codeLocalization.js';
+import { capturedIo, gitIn, tempDir, withEngine, wordHashEmbedder } from './helpers.js';
 
 const FILES: Record<string, string> = {
   'src/auth/refresh.ts': `import { signToken } from './sign.js';
@@ -189,5 +190,45 @@ describe('memcore search --mode code', () => {
     expect(err.join('\n')).toMatch(/--fusion does not apply to --mode code/);
     expect(await main(['search', 'x', '--codebase', 'app', '--db', db], io)).toBe(EXIT.usage);
     expect(await main(['search', 'x', '--mode', 'code', '--limit', '0', '--db', db], io)).toBe(EXIT.invalid);
+  });
+});
+
+describe('memcore eval code-localization', () => {
+  it('checks out each base commit, imports it and scores the files findCode ranks against the gold', async () => {
+    const repo = await fixtureRepo();
+    const first = gitIn(repo, 'rev-parse', 'HEAD').trim();
+    await writeFile(join(repo, 'src/http/compress.ts'), 'export function gzipBody(body: string) {\n  return body;\n}\n');
+    gitIn(repo, 'add', '.');
+    gitIn(repo, 'commit', '-q', '-m', 'compression');
+    const second = gitIn(repo, 'rev-parse', 'HEAD').trim();
+    const data = await tempDir();
+    await mkdir(join(data, 'fixture'));
+    const task = (id: string, base: string, text: string, gold: string[]) =>
+      JSON.stringify({ id, repo: 'test/fixture', base_commit: base, task: text, gold_files: gold });
+    await writeFile(
+      join(data, 'fixture', 'tasks.jsonl'),
+      [
+        task('t1', first, 'fix(auth): rotate the refresh token once', ['src/auth/refresh.ts']),
+        task('t2', second, 'gzip the body when compressing', ['src/http/compress.ts']),
+        task('t3', first, 'parse the Retry-After header', ['tools/retry_policy.py', 'src/http/cors.ts']),
+      ].join('\n'),
+    );
+    const report = await runCodeLocalization({
+      gitDirs: { fixture: repo },
+      data,
+      ks: [1, 5],
+      docs: false,
+      misses: 1,
+      engine: { embedder: wordHashEmbedder(), env: {} },
+    });
+    expect(report.perRepo.fixture).toMatchObject({ n: 3, accAny: { 1: 100, 5: 100 } });
+    // t3's second gold file is about something else: it is not all in the top 1
+    expect(report.overall.accAll[1]).toBeCloseTo(66.7);
+    expect(report.misses).toEqual([]);
+    expect(formatLocalization(report)).toMatch(/\| fixture \| 3 \| 100\.0 \/ 100\.0 \|/);
+    // the clone is left as it was: no worktree stays behind
+    expect(gitIn(repo, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
+    await expect(runCodeLocalization({ gitDirs: {}, data })).rejects.toThrow(/--git-dir/);
+    await expect(runCodeLocalization({ gitDirs: { nope: repo }, data })).rejects.toThrow(/no tasks for "nope"/);
   });
 });
