@@ -72,6 +72,11 @@ describe('code channel: words of code', () => {
     expect(terms.get('cors')).toBe(2);
     expect(terms.get('headers')).toBeCloseTo(2 * (1 + Math.log(3)));
     expect(terms.get('token')).toBe(1);
+    // code's abbreviations of the task's words, at half their weight
+    const spelled = new Map(codeQueryTerms('check the request parameters').map((t) => [t.word, t.weight]));
+    expect(spelled.get('req')).toBe(1);
+    expect(spelled.get('params')).toBe(1);
+    expect(spelled.get('parameters')).toBe(2);
   });
 
   it('tells tests, examples and generated copies from the code a change is made in', () => {

@@ -84,6 +84,8 @@ export const DEFAULTS = {
   codeSearch: {
     /** How much more a word of the text's first line (a commit's subject, an issue's title) weighs. */
     subjectBoost: 2,
+    /** Weight of code's abbreviation of a task's word (`parameter` → `param`, `ctx` → `context`) relative to the word's. */
+    abbreviationShare: 0.5,
     /** Files each field's BM25 search offers. */
     candidates: 200,
     /** BM25 weights of the path's words, the symbols' names/signatures/doc comments, and the text. */

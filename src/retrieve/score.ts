@@ -9,7 +9,7 @@ import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeMatch, type EntryEdgeType
 import type { EntryFeatures } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { analyze, splitIdentifiers } from '../text/analyze.js';
+import { analyze, codeSpellings, splitIdentifiers } from '../text/analyze.js';
 
 export interface ScoringWeights {
   /** Weight of cosine similarity to the task. Default 0.3. */
@@ -259,7 +259,8 @@ export function codeSearchScore(
 /**
  * The words a code search weighs, each once with its weight: identifiers split (splitIdentifiers),
  * a word repeated in the text counting more (1 + ln count), and the words of the first line (a
- * commit's subject, an issue's title) `subjectBoost` times as much.
+ * commit's subject, an issue's title) `subjectBoost` times as much; code's abbreviation of a word
+ * (`parameter` → `param`, and back: analyze.ts's codeSpellings) at `abbreviationShare` of its weight.
  */
 export function codeQueryTerms(text: string, subjectBoost: number = DEFAULTS.codeSearch.subjectBoost): { word: string; weight: number }[] {
   const byTerm = new Map<string, { word: string; count: number; subject: boolean }>();
@@ -277,7 +278,24 @@ export function codeQueryTerms(text: string, subjectBoost: number = DEFAULTS.cod
   };
   add(subject, true);
   add(rest.join('\n'), false);
-  return [...byTerm.values()].map((t) => ({ word: t.word, weight: (1 + Math.log(t.count)) * (t.subject ? subjectBoost : 1) }));
+  const terms = [...byTerm.entries()].map(([term, t]) => ({
+    term,
+    word: t.word,
+    weight: (1 + Math.log(t.count)) * (t.subject ? subjectBoost : 1),
+  }));
+  // Code's abbreviations of the words (and the words of its abbreviations), at half their weight.
+  const spelled = terms.flatMap((t) =>
+    codeSpellings(t.word).flatMap((other) => {
+      const term = analyze(other)[0];
+      return term === undefined || byTerm.has(term)
+        ? []
+        : [{ term, word: other, weight: t.weight * DEFAULTS.codeSearch.abbreviationShare }];
+    }),
+  );
+  const out = new Map<string, { word: string; weight: number }>();
+  for (const t of [...terms, ...spelled])
+    if (!out.has(t.term) || out.get(t.term)!.weight < t.weight) out.set(t.term, { word: t.word, weight: t.weight });
+  return [...out.values()];
 }
 
 /**
