@@ -1,7 +1,8 @@
 /**
  * A codebase's symbols as code locations: every function, class, method, interface, type, enum,
  * namespace and exported variable of its TypeScript and JavaScript files, with lines, kind and a
- * fingerprint of its text, and one location per file. Ids name the symbol, not its lines
+ * fingerprint of its text, and one location per file (per source file of other languages too,
+ * sourceFiles.ts). Each file read is also handed to the code search index (codeSearchHook.ts). Ids name the symbol, not its lines
  * (`codebase:path#Class.method`), so a moved symbol keeps its id and its links and gets new lines.
  * Each file is a source of its own (`code:<codebase>:<path>`) whose manifest keeps the file's hash:
  * an unchanged file is not read again, a changed one is re-read, a gone one is removed. Stored
@@ -86,12 +87,12 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     const bytes = await readFile(file);
     const hash = sha256(bytes);
     const language = sourceLanguage(path) ?? 'typescript';
+    const text = bytes.toString('utf8');
     if (known.get(path)?.hash === hash) {
       unchanged++;
-      if (search.lacks(path)) search.add(path, language, bytes.toString('utf8'), sourceSymbols(path, bytes.toString('utf8')));
+      if (search.lacks(path)) search.add(path, language, text, sourceSymbols(path, text));
       continue;
     }
-    const text = bytes.toString('utf8');
     const symbols = sourceSymbols(path, text);
     search.add(path, language, text, symbols);
     const codeLocations = symbols.map((s): CodeLocationRecord => {
