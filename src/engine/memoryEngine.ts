@@ -219,7 +219,8 @@ export class MemoryEngine {
 
   /**
    * Imports the symbols of a codebase's TypeScript and JavaScript files as code locations (file,
-   * symbol, kind, lines, fingerprint), one per file too, and links stored entries that name them.
+   * symbol, kind, lines, fingerprint), one per source file of any common language too, and links
+   * stored entries that name them; every file read goes to the code search index (findCode).
    * Incremental: files whose hash is unchanged are not read; gone files' locations are removed.
    */
   importCode(repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
