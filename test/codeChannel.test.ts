@@ -175,6 +175,16 @@ describe('code channel: findCode over an imported repository', () => {
       expect(await m.findCode('anything at all')).toEqual([]);
     });
   });
+
+  it('says which file is damaged when the code search index cannot be read, and how to rebuild it', async () => {
+    const db = await tempDir();
+    await withEngine(db, async (m) => {
+      await writeFile(join(db, 'code-search.json'), '{"files": [{"path": 3}]}');
+      await expect(m.findCode('anything')).rejects.toThrow(
+        /code-search\.json is not a code search index .*run `memcore import-code` again/,
+      );
+    });
+  });
 });
 
 describe('memcore search --mode code', () => {

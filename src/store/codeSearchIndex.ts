@@ -12,6 +12,7 @@ import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { splitIdentifiers } from '../text/analyze.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
+import { damagedFile } from './storeFiles.js';
 
 export const CODE_SEARCH_FILE = 'code-search.json';
 /** Text of a file past this is not searched (a file this long is data or generated). */
@@ -180,6 +181,30 @@ export class CodeSearchIndex {
   }
 }
 
+/** The documents of a code-search.json, or a STORE error that names it and says how to rebuild it. */
+function readDocuments(path: string, text: string): CodeFileDocument[] {
+  const advice = 'it is derived from the code: delete it and run `memcore import-code` again';
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw damagedFile(path, `is not valid JSON (${(e as Error).message})`, advice);
+  }
+  const files = (value as { files?: unknown } | null)?.files;
+  const valid = (d: unknown) => {
+    const f = d as Partial<CodeFileDocument> | null;
+    return (
+      typeof f?.codebase === 'string' &&
+      typeof f.path === 'string' &&
+      typeof f.text === 'string' &&
+      Array.isArray(f.symbols) &&
+      Array.isArray(f.imports)
+    );
+  };
+  if (!Array.isArray(files) || !files.every(valid)) throw damagedFile(path, 'is not a code search index memcore can read', advice);
+  return files as CodeFileDocument[];
+}
+
 /** Indexes by database folder, with the file modification time they were read at. */
 const loaded = new Map<string, { mtimeMs: number; index: CodeSearchIndex }>();
 
@@ -189,7 +214,7 @@ export async function openCodeSearch(dir: string): Promise<CodeSearchIndex> {
   const info = await stat(path).catch(() => null);
   const held = loaded.get(dir);
   if (held && held.mtimeMs === (info?.mtimeMs ?? 0)) return held.index;
-  const index = new CodeSearchIndex(info ? ((JSON.parse(await readFile(path, 'utf8')) as { files: CodeFileDocument[] }).files ?? []) : []);
+  const index = new CodeSearchIndex(info ? readDocuments(path, await readFile(path, 'utf8')) : []);
   loaded.set(dir, { mtimeMs: info?.mtimeMs ?? 0, index });
   return index;
 }
