@@ -58,6 +58,11 @@ try {
   console.log(`${imported.files.imported} documents imported: ${imported.entries.added} entries, ${imported.relations} relations`);
   for (const e of await memory.listEntries({ cores: ['project'], entryTypes: ['decision'] }))
     console.log(`[decision] ${e.title} (${e.source})`);
+
+  // The code for a task: import a folder of code, then rank its files and symbols (findCode).
+  await memory.importCode(fileURLToPath(new URL('../src/text', import.meta.url)), { codebase: 'memcore' });
+  for (const hit of await memory.findCode('split camelCase identifiers into words', { limit: 3 }))
+    console.log(`${hit.code.filePath}${hit.code.symbol ? `#${hit.code.symbol}` : ''} ← ${hit.why.join('; ')}`);
 } finally {
   await memory.close();
   await rm(dir, { recursive: true, force: true });

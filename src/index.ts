@@ -10,11 +10,13 @@ export type {
   TraverseHit,
   RelatedToCodeHit,
   CodeReferenceHit,
+  FindCodeOptions,
   FeedbackInput,
   IndexOptions,
   IndexResult,
 } from './engine/memoryEngine.js';
 export type { TaskContextOptions } from './retrieve/taskContext.js';
+export type { CodeSearchHit } from './model/types.js';
 export type { SearchFilterOptions, SearchOptions } from './recipe/searchOptions.js';
 export { pagerank, proximity } from './retrieve/graphRanker.js';
 export type { GraphRanker, GraphRankInput } from './retrieve/graphRanker.js';

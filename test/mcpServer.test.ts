@@ -4,7 +4,7 @@
  * The embedder is a real HTTP server speaking the OpenAI API (test/openaiServer.ts), so that a
  * child process starts in a second rather than loading the local model.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -53,6 +53,28 @@ async function exampleStore(): Promise<string> {
 }
 
 describe('memcore mcp (stdio)', () => {
+  it('find_code answers with the imported code for a task, each location with why', async () => {
+    const db = await exampleStore();
+    const repo = join(await tempDir(), 'repo');
+    await mkdir(join(repo, 'src'), { recursive: true });
+    await writeFile(
+      join(repo, 'src', 'tokens.ts'),
+      '/** Rotates refresh tokens. */\nexport function rotateRefreshToken(t: string) {\n  return t;\n}\n',
+    );
+    await writeFile(join(repo, 'src', 'orders.py'), 'def cancel_order(order_id):\n    return order_id\n');
+    expect((await memcore(['import-code', repo, '--codebase', 'api', '--db', db])).code).toBe(EXIT.ok);
+    const client = await stdioClient(db);
+    const found = await call(client, 'find_code', { task: 'cancel an order', limit: 1 });
+    expect(found.isError).toBeFalsy();
+    const hits = (found.structuredContent as { hits: { code: { filePath: string }; why: string[] }[] }).hits;
+    expect(hits.map((h) => h.code.filePath)).toEqual(['src/orders.py']);
+    expect(hits[0]!.why).toContain('code-search');
+    expect(text(await call(client, 'find_code', { task: 'rotate the refresh token' }))).toMatch(
+      /^1\. src\/tokens\.ts:2-4 \(rotateRefreshToken\) \(api\) ← .*code-search/,
+    );
+    expect((await call(client, 'find_code', { task: 'cancel an order', codebases: ['web'] })).structuredContent).toEqual({ hits: [] });
+  });
+
   it('lists every tool with a JSON Schema and honest annotations, and serves each one', async () => {
     const db = await exampleStore();
     const client = await stdioClient(db);
@@ -61,6 +83,7 @@ describe('memcore mcp (stdio)', () => {
     expect([...byName.keys()].sort()).toEqual([
       'build_task_context',
       'context_for_diff',
+      'find_code',
       'find_code_references',
       'find_golden_paths',
       'forget',
@@ -203,6 +226,8 @@ describe('memcore mcp (stdio)', () => {
       ['forget', { id: 'ghost-entry', reason: 'gone' }, /NOT_FOUND: no entry with id "ghost-entry"/],
       ['forget', { id: 'auth-refresh-rotation' }, /a reason is required/],
       ['find_code_references', {}, /give at least one field/],
+      ['find_code', {}, /task: is required/],
+      ['find_code', { task: 'x', limit: 0 }, /limit: must be >= 1/],
       ['related_to_code', { file: 'x' }, /query: is required/],
       ['get_golden_path', { id: 'ghost-path' }, /NOT_FOUND: no golden path/],
       ['find_golden_paths', { concepts: [] }, /concepts: must NOT have fewer than 1 items/],

@@ -57,6 +57,7 @@ Commands:
   stats                     what the database holds
   config                    the effective configuration and where each setting came from
   eval <file|dataset>       retrieval quality: an eval file, or 2wiki | hotpotqa | locomo | scifact
+                            | code-localization (--git-dir hono=<clone> …: findCode on real history)
   serve                     own the folder: keep it warm, serve MCP over HTTP and every CLI call and agent
                             (--port, default 7077; --host, default 127.0.0.1; --allow-remote; --no-http)
   mcp                       MCP over stdio for an agent's config; relays to the folder's server, or becomes it
@@ -103,7 +104,8 @@ context and find options:
   --format <style>          text (default), prompt (<memory> block), markdown or json (context)
 
 search options:
-  --mode <preset>           hybrid (default), semantic, matryoshka, keyword, find or context (docs/api.md)
+  --mode <preset>           hybrid (default), semantic, matryoshka, keyword, find or context (docs/api.md),
+                            or code: the imported code for the text (findCode; --codebase <id>, --no-entries)
   --limit <n>               default 10
   --candidates <n>          stage-1 candidates (default: matryoshka measured on the store, 600-10000; hybrid 100)
   --fusion <weighted|rrf>   hybrid fusion (default weighted, vector 0.3 : keyword 1)
@@ -124,6 +126,8 @@ eval options:
   --keep-db <dir>           ingest into this folder and keep it; a re-run embeds only what changed
   --score-combination <c>   the context strategy's scoreCombination: sum (default) or product
   --misses <k>              list each strategy's queries whose gold is not all in the top k, with the gold ranks
+  --git-dir <name>=<clone>  code-localization: a clone of each repository to measure (repeatable)
+  --no-docs                 code-localization: import the code only, not the repository's markdown
   --simulate-feedback       rate the context bundles of half of each core's queries (gold useful, the rest
                             not), then score the other half with and without the ratings (ratings stay in
                             --keep-db: use a copy)

@@ -76,6 +76,36 @@ export const DEFAULTS = {
     entryGraphNodes: 2_000,
     entryGraphMaxNodes: 10_000,
   },
+  /**
+   * The code channel (retrieve/codeCandidates.ts, weighed in retrieve/score.ts): how a file's
+   * fields, its kind and the other evidence weigh. Set on the code-localization development set
+   * (docs/evaluation.md) with one setting for every language.
+   */
+  codeSearch: {
+    /** How much more a word of the text's first line (a commit's subject, an issue's title) weighs. */
+    subjectBoost: 2,
+    /** Weight of code's abbreviation of a task's word (`parameter` → `param`, `ctx` → `context`) relative to the word's. */
+    abbreviationShare: 0.5,
+    /** Files each field's BM25 search offers. */
+    candidates: 200,
+    /** BM25 weights of the path's words, the symbols' names/signatures/doc comments, and the text. */
+    pathWeight: 2,
+    namesWeight: 0.5,
+    textWeight: 1,
+    /** Score kept by tests, examples, docs, benchmarks and generated copies: found, but after the code a change is made in. */
+    secondaryPrior: 0.35,
+    /** Relative score a file gets from an entry of the bundle that references it (times the reference's relevance). */
+    referenced: 0.3,
+    /** Relative score a file gets per top hit that imports it (of the best such hit's). */
+    imports: 0.1,
+    /** Top hits whose imports are followed. */
+    importsFrom: 3,
+    /** Code references a bundle holds at most; each costs its line's tokens of `maxTokens`. */
+    maxCodeRefs: 8,
+    /** Hits of `findCode`, and at most. */
+    limit: 10,
+    maxLimit: 200,
+  },
   /** `memcore serve --http`'s port. */
   httpPort: 7077,
 } as const;

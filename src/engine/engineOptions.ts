@@ -126,6 +126,7 @@ export const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
   'llm',
 ]);
 export const TRAVERSE_OPTIONS = optionNames<TraverseOptions>()(['depth', 'relationTypes', 'direction', 'sensitivity']);
+export const FIND_CODE_OPTIONS = optionNames<FindCodeOptions>()(['limit', 'codebases', 'entries', 'signal', 'sensitivity']);
 export const RELATED_TO_CODE_OPTIONS = optionNames<RelatedToCodeOptions>()(['limit', 'signal', 'sensitivity']);
 export const SENSITIVITY_OPTION = optionNames<SensitivityOption>()(['sensitivity']);
 export const CODE_REFERENCE_QUERY = optionNames<CodeReferenceQuery>()(['filePath', 'symbol', 'codebaseId']);
@@ -179,6 +180,20 @@ export interface FeedbackInput {
 /** Which sensitivity levels a read returns: default `['public', 'internal']`, secrets only when asked for. */
 export interface SensitivityOption {
   sensitivity?: Sensitivity[];
+}
+
+/** `findCode`'s options (docs/api.md, "Code"). */
+export interface FindCodeOptions extends SensitivityOption {
+  /** Code locations at most, one per file. Default 10, at most 200. */
+  limit?: number;
+  /** Only code of these codebases (import-code's `codebase`). Default every codebase. */
+  codebases?: string[];
+  /**
+   * Also rank the code that the entries matching the text reference (a hybrid search of 5 entries,
+   * of the sensitivities asked for). Default true.
+   */
+  entries?: boolean;
+  signal?: AbortSignal;
 }
 
 export interface RelatedToCodeOptions extends SensitivityOption {

@@ -16,6 +16,7 @@ import type { ForgetMode } from './writes.js';
 import { gapsOptions, type ListOptions } from './readOptions.js';
 import {
   SENSITIVITY_LEVELS,
+  type CodeSearchHit,
   type ContextBundle,
   type GoldenPath,
   type MemoryEntry,
@@ -58,6 +59,7 @@ import {
   type FeedbackInput,
   type SensitivityOption,
   type RelatedToCodeOptions,
+  type FindCodeOptions,
   type IndexOptions,
   type IndexResult,
   type TraverseOptions,
@@ -76,6 +78,7 @@ export type {
   FeedbackInput,
   SensitivityOption,
   RelatedToCodeOptions,
+  FindCodeOptions,
   IndexOptions,
   IndexResult,
   TraverseOptions,
@@ -216,7 +219,8 @@ export class MemoryEngine {
 
   /**
    * Imports the symbols of a codebase's TypeScript and JavaScript files as code locations (file,
-   * symbol, kind, lines, fingerprint), one per file too, and links stored entries that name them.
+   * symbol, kind, lines, fingerprint), one per source file of any common language too, and links
+   * stored entries that name them; every file read goes to the code search index (findCode).
    * Incremental: files whose hash is unchanged are not read; gone files' locations are removed.
    */
   importCode(repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
@@ -420,6 +424,27 @@ export class MemoryEngine {
   /** Pattern 1: hybrid seeds expanded through the graph and scored; no code attached. */
   async findWithContext(query: string, options: Omit<TaskContextOptions, 'includeCode'> = {}): Promise<ScoredEntry[]> {
     return (await this.contextFor(query, withOverrides('find', options), options.signal)).entries;
+  }
+
+  /**
+   * The imported code for a text, best first, one location per file (the file, or its symbol that
+   * matches best), each with why: `code-search` (the text's words against paths, symbol names,
+   * signatures, doc comments and text), `referenced by <entry>`, `imported by <path>`. See
+   * docs/api.md, "Code".
+   */
+  async findCode(text: string, options: FindCodeOptions = {}): Promise<CodeSearchHit[]> {
+    using _reading = await this.reading();
+    return reads.findCode(
+      this.stores,
+      async (q, sensitivity, signal) =>
+        (
+          await runRecipe(this.stores, this.queryEmbedder, q, withOverrides('hybrid', { limit: 5, sensitivity }), {
+            ...(signal ? { signal } : {}),
+          })
+        ).hits.map((h) => h.entry.id),
+      text,
+      options,
+    );
   }
 
   /** Pattern 2: entries that reference a file (path substring), ranked by similarity to the query. */

@@ -6,7 +6,8 @@
 import { DEFAULTS } from '../config/defaults.js';
 import type { EntryFilter } from '../model/entryFilter.js';
 import { checkOptionNames } from '../model/options.js';
-import { abortSignal, callback, int, listOf, oneOf, refuse, wholeNumber } from '../model/optionChecks.js';
+import { abortSignal, callback, flag, int, listOf, nonEmptyString, oneOf, refuse, wholeNumber } from '../model/optionChecks.js';
+import { checkId } from '../model/ids.js';
 import { ENTRY_EDGE_TYPES, type EntryEdgeType, type Sensitivity } from '../model/types.js';
 import type { Direction } from '../store/graph/graphStore.js';
 import {
@@ -18,10 +19,12 @@ import {
 } from '../recipe/searchOptions.js';
 import type { EntryGraphQuery } from './entryGraph.js';
 import {
+  FIND_CODE_OPTIONS,
   INDEX_OPTIONS,
   RELATED_TO_CODE_OPTIONS,
   SENSITIVITY_OPTION,
   TRAVERSE_OPTIONS,
+  type FindCodeOptions,
   type IndexOptions,
   type RelatedToCodeOptions,
   type SensitivityOption,
@@ -115,6 +118,26 @@ export function relatedToCodeOptions(o: RelatedToCodeOptions): {
     limit: valueOr((name, v) => checkSearchOption('limit', v, name), 'findRelatedToCode', 'limit', o.limit, R.limit),
     sensitivity: resolveSensitivity(o.sensitivity),
     signal: valueOr(abortSignal, 'findRelatedToCode', 'signal', o.signal, undefined),
+  };
+}
+
+export function findCodeOptions(o: FindCodeOptions): {
+  limit: number;
+  codebases: string[] | undefined;
+  entries: boolean;
+  sensitivity: Sensitivity[];
+  signal: AbortSignal | undefined;
+} {
+  checkOptionNames('findCode', o, FIND_CODE_OPTIONS);
+  const C = DEFAULTS.codeSearch;
+  const codebases = valueOr(listOf(nonEmptyString, 'codebase names'), 'findCode', 'codebases', o.codebases, undefined);
+  codebases?.forEach((c, i) => checkId(`findCode: codebases[${i}]`, c));
+  return {
+    limit: valueOr(int(1, C.maxLimit), 'findCode', 'limit', o.limit, C.limit),
+    codebases,
+    entries: valueOr(flag, 'findCode', 'entries', o.entries, true),
+    sensitivity: resolveSensitivity(o.sensitivity),
+    signal: valueOr(abortSignal, 'findCode', 'signal', o.signal, undefined),
   };
 }
 

@@ -9,7 +9,7 @@ import { RECORD_ENTRY_TYPES } from '../model/entryFilter.js';
 import { invalidInput, MemcoreError, throwIfAborted } from '../model/errors.js';
 import { checkId } from '../model/ids.js';
 import { checkOptionNames } from '../model/options.js';
-import { ENTRY_EDGE_TYPES, type MemoryEntry, type StoreStats } from '../model/types.js';
+import { ENTRY_EDGE_TYPES, type CodeSearchHit, type MemoryEntry, type Sensitivity, type StoreStats } from '../model/types.js';
 import type { Embedder } from '../embed/embedder.js';
 import type { Stores } from '../store/stores.js';
 import type { CodeReferenceQuery } from '../store/graph/graphStore.js';
@@ -28,7 +28,11 @@ import { sampleEntryGraph, type EntryGraph, type EntryGraphQuery } from './entry
 import { entriesInEffect, namedLinks, traverseFrom } from './visibility.js';
 import { CODE_REFERENCE_QUERY, type CodeReferenceHit, type RelatedToCodeHit, type RelatedToCodeOptions } from './engineOptions.js';
 import type { SensitivityOption, TraverseHit, TraverseOptions } from './engineOptions.js';
+import { attachCode } from '../retrieve/attachCode.js';
+import { codeCandidates } from '../retrieve/codeCandidates.js';
+import type { FindCodeOptions } from './engineOptions.js';
 import {
+  findCodeOptions,
   coreMemoryOptions,
   entryGraphOptions,
   listOptions,
@@ -194,4 +198,21 @@ export async function stats(stores: Stores, embedder: Embedder): Promise<StoreSt
     search: await stores.searchRunsOn(entries),
     resident: Object.fromEntries(stores.residents.loads),
   };
+}
+
+/**
+ * Code locations for a text (the code channel, retrieve/codeCandidates.ts): the imported code
+ * ranked by the text's words, fused with the code that the entries `search` finds reference.
+ */
+export async function findCode(
+  stores: Stores,
+  search: (text: string, sensitivity: Sensitivity[], signal?: AbortSignal) => Promise<string[]>,
+  text: string,
+  options: FindCodeOptions,
+): Promise<CodeSearchHit[]> {
+  const { limit, codebases, entries, sensitivity, signal } = findCodeOptions(options);
+  if (typeof text !== 'string' || text.trim() === '') throw invalidInput('findCode needs a non-empty text');
+  const entryIds = entries ? await search(text, sensitivity, signal) : [];
+  const referenced = entryIds.length > 0 ? (await attachCode(stores, entryIds, signal)).codeRefs : [];
+  return codeCandidates(stores, text, { limit, referenced, ...(codebases ? { codebases } : {}), ...(signal ? { signal } : {}) });
 }

@@ -60,7 +60,7 @@ export function formatBundle(bundle: ContextBundle): string {
   if (bundle.codeRefs.length > 0) {
     out.push('', `Code references (${bundle.codeRefs.length}):`);
     for (const c of bundle.codeRefs)
-      out.push(`  - ${codeSpan(c.code)}${staleness(c)}  relevance ${c.relevance.toFixed(2)}  ← ${c.entryIds.join(', ')}`);
+      out.push(`  - ${codeSpan(c.code)}${staleness(c)}  relevance ${c.relevance.toFixed(2)}  ← ${(c.why ?? c.entryIds).join('; ')}`);
   }
   if (bundle.goldenPaths.length > 0) {
     out.push('', `Golden paths (${bundle.goldenPaths.length}):`);

@@ -13,6 +13,10 @@ export interface CodeSymbol {
   endLine: number;
   /** sha256 (32 hex) of the text with whitespace collapsed: the same after a move, new after an edit. */
   fingerprint: string;
+  /** The declaration's first line(s) up to its body, whitespace collapsed (at most 200 characters). */
+  signature?: string;
+  /** The doc comment above the declaration, without comment markers (at most 400 characters). */
+  doc?: string;
 }
 
 /** Extensions import-code reads, and the language each is. */
@@ -47,6 +51,26 @@ function memberName(name: ts.PropertyName | undefined): string | null {
   return null; // a computed name has no name to write down
 }
 
+/** A declaration's head: its text up to the body's `{` or `=>` (or its first line), whitespace collapsed. */
+function signatureOf(declaration: string): string {
+  const body = declaration.search(/\{|=>/);
+  const head = body > 0 ? declaration.slice(0, body) : declaration.split('\n', 1)[0]!;
+  return head.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
+/** The text of the last `/** … *\/` or `//` comment block between a node's full start and its start, markers removed. */
+function docOf(text: string, fullStart: number, start: number): string {
+  const trivia = text.slice(fullStart, start);
+  const block = trivia.lastIndexOf('/**');
+  const raw = block >= 0 ? trivia.slice(block) : (/(?:^[ \t]*\/\/.*\n?)+$/m.exec(trivia.trimEnd() + '\n')?.[0] ?? '');
+  return raw
+    .replace(/^\s*\/\*\*?|\*\/\s*$/g, '')
+    .replace(/^\s*(\*|\/\/)\s?/gm, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 400);
+}
+
 /** The symbols of one file (`path` picks the dialect), the file itself first. */
 export function codeSymbols(path: string, text: string): CodeSymbol[] {
   const language = codeLanguage(path);
@@ -67,12 +91,16 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
     // Overloads and merged declarations share a name; the later ones are numbered so each keeps an id.
     const n = (seen.get(symbol) ?? 0) + 1;
     seen.set(symbol, n);
+    const signature = signatureOf(text.slice(start, node.getEnd()));
+    const doc = docOf(text, node.getFullStart(), start);
     out.push({
       symbol: n === 1 ? symbol : `${symbol}~${n}`,
       kind,
       startLine: lineOf(start),
       endLine: lineOf(node.getEnd()),
       fingerprint: fingerprintOf(text.slice(start, node.getEnd())),
+      ...(signature ? { signature } : {}),
+      ...(doc ? { doc } : {}),
     });
   };
   const isFunctionValue = (e: ts.Expression | undefined) => e !== undefined && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));

@@ -1,7 +1,8 @@
 /**
  * A codebase's symbols as code locations: every function, class, method, interface, type, enum,
  * namespace and exported variable of its TypeScript and JavaScript files, with lines, kind and a
- * fingerprint of its text, and one location per file. Ids name the symbol, not its lines
+ * fingerprint of its text, and one location per file (per source file of other languages too,
+ * sourceFiles.ts). Each file read is also handed to the code search index (codeSearchHook.ts). Ids name the symbol, not its lines
  * (`codebase:path#Class.method`), so a moved symbol keeps its id and its links and gets new lines.
  * Each file is a source of its own (`code:<codebase>:<path>`) whose manifest keeps the file's hash:
  * an unchanged file is not read again, a changed one is re-read, a gone one is removed. Stored
@@ -22,7 +23,8 @@ import type { CodeLocation } from '../model/types.js';
 import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
 import { revisionOf } from '../code/git.js';
-import { codeLanguage, codeSymbols } from './codeSymbols.js';
+import { CodeSearchHook } from './codeSearchHook.js';
+import { sourceLanguage, sourceSymbols } from './sourceFiles.js';
 import { leavingLinkReason, walkFiles, type LeavingLink } from './walkFiles.js';
 
 export interface ImportCodeOptions {
@@ -58,7 +60,8 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const root = await requireFolder('import-code', repo);
   const prefix = `code:${options.codebase}:`;
   const links: LeavingLink[] = [];
-  const files = await walkFiles([root], (name) => codeLanguage(name) !== null, [stores.dir], { links });
+  const files = await walkFiles([root], (name) => sourceLanguage(name) !== null, [stores.dir], { links });
+  const search = await CodeSearchHook.open(stores.dir, options.codebase);
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
   const stamp = await revisionOf(root);
   const known = new Map(
@@ -87,12 +90,16 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     present.add(path);
     const bytes = await readFile(file);
     const hash = sha256(bytes);
+    const language = sourceLanguage(path) ?? 'typescript';
+    const text = bytes.toString('utf8');
     if (known.get(path)?.hash === hash) {
       unchanged++;
+      if (search.lacks(path)) search.add(path, language, text, sourceSymbols(path, text));
       continue;
     }
-    const language = codeLanguage(path)?.language ?? 'typescript';
-    const codeLocations = codeSymbols(path, bytes.toString('utf8')).map((s): CodeLocationRecord => {
+    const symbols = sourceSymbols(path, text);
+    search.add(path, language, text, symbols);
+    const codeLocations = symbols.map((s): CodeLocationRecord => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
       const revision = stamp && !stamp.changed.has(path) ? { revision: stamp.revision } : {};
       return {
@@ -138,6 +145,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     inputName: 'import-code',
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  await search.commit(gone);
   return { ...report, files: { read: parts.length - gone.length, unchanged, removed: gone.length }, skipped };
 }
 

@@ -23,7 +23,7 @@ import type { Stores } from '../store/stores.js';
 import { adrNumber, documentKind, type DocumentKind } from './conventions.js';
 import { decisionRecordMeta, outOfEffect, type RecordRef } from './decisionRecord.js';
 import { MarkdownParser } from './markdownParser.js';
-import { linksUnder, MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
+import { MarkdownError, refuseDeepNesting, sectionsOfTree, type MarkdownSection } from './markdownSections.js';
 import { documentSkipRule } from './skipRules.js';
 import { leavingLinkReason, walkDocuments, type LeavingLink } from './walkFiles.js';
 

@@ -154,6 +154,23 @@ export interface CodeReference {
   entryIds: string[];
   /** Whether the code is still where the location says (set when the engine knows its `repo`; docs/code.md). */
   freshness?: 'fresh' | 'moved' | 'drifted' | 'orphaned';
+  /**
+   * Why the code is in the bundle (the code channel, retrieve/codeCandidates.ts): `code-search`
+   * (the task's words match its path, symbols or text), `referenced by <entry id>`, `imported by <path>`.
+   */
+  why?: string[];
+}
+
+/** A code location found for a text (`findCode`, `memcore search --mode code`, MCP `find_code`). */
+export interface CodeSearchHit {
+  /** The file, or its symbol that matches the text best. */
+  code: CodeLocation;
+  /** Fused evidence; the best hit of a code search scores about 1. */
+  score: number;
+  /** `code-search`, `referenced by <entry id>`, `imported by <path>`. */
+  why: string[];
+  /** The file's symbols that match the text, best first (at most 3). */
+  symbols: string[];
 }
 
 export interface ContextBundle {

@@ -8,6 +8,8 @@ import { checkOptionNames, optionNames } from '../model/options.js';
 import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type CodeMatch, type EntryEdgeType, type Reason } from '../model/types.js';
 import type { EntryFeatures } from '../store/memoryIndex.js';
 import type { Hit } from './candidate.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { analyze, codeSpellings, splitIdentifiers } from '../text/analyze.js';
 
 export interface ScoringWeights {
   /** Weight of cosine similarity to the task. Default 0.3. */
@@ -258,4 +260,91 @@ export function diversify<T extends { id: string; score: number }>(scored: T[], 
     chosen.push(rest.splice(bestIndex, 1)[0]!);
   }
   return chosen;
+}
+
+/** The code channel's weights (DEFAULTS.codeSearch). */
+export type CodeSearchWeights = Pick<
+  (typeof DEFAULTS)['codeSearch'],
+  'pathWeight' | 'namesWeight' | 'textWeight' | 'secondaryPrior' | 'referenced' | 'imports'
+>;
+
+/**
+ * Folders and names of files that are found but are not where a change is usually made: tests and
+ * their fixtures, examples, docs, benchmarks, scripts, and generated or vendored copies of the code.
+ */
+const SECONDARY_FOLDER =
+  /^(tests?|__tests__|__mocks__|spec|specs|testing|testdata|test_?data|fixtures?|e2e|examples?|samples?|docs|benchmarks?|bench|scripts|vendor|third_party|node_modules|dist|build|out|generated|gen)$|[_-]dist$/i;
+const SECONDARY_NAME = /(^|[._-])(test|tests|spec|bench)\.[a-z]+$|^test_.*\.py$|_test\.go$|^conftest\.py$|\.(stories|snap)\.[a-z]+$/i;
+
+/** Whether a source file is a test, example, doc, benchmark or generated copy (see SECONDARY_FOLDER). */
+export function isSecondaryCode(path: string): boolean {
+  const parts = path.split('/');
+  return SECONDARY_NAME.test(parts[parts.length - 1]!) || parts.slice(0, -1).some((p) => SECONDARY_FOLDER.test(p));
+}
+
+/**
+ * A file's code-search score: its fields' BM25 weighted, the path and symbol names counting as
+ * their own evidence beside the text, times the prior of its kind (tests and copies after code).
+ */
+export function codeSearchScore(
+  fields: { path: number; names: number; text: number },
+  filePath: string,
+  weights: CodeSearchWeights = DEFAULTS.codeSearch,
+): number {
+  const lexical = weights.pathWeight * fields.path + weights.namesWeight * fields.names + weights.textWeight * fields.text;
+  return lexical * (isSecondaryCode(filePath) ? weights.secondaryPrior : 1);
+}
+
+/**
+ * The words a code search weighs, each once with its weight: identifiers split (splitIdentifiers),
+ * a word repeated in the text counting more (1 + ln count), and the words of the first line (a
+ * commit's subject, an issue's title) `subjectBoost` times as much; code's abbreviation of a word
+ * (`parameter` → `param`, and back: analyze.ts's codeSpellings) at `abbreviationShare` of its weight.
+ */
+export function codeQueryTerms(text: string, subjectBoost: number = DEFAULTS.codeSearch.subjectBoost): { word: string; weight: number }[] {
+  const byTerm = new Map<string, { word: string; count: number; subject: boolean }>();
+  const [subject = '', ...rest] = text.split('\n');
+  const add = (line: string, inSubject: boolean) => {
+    for (const word of splitIdentifiers(line).split(/[^\p{L}\p{N}]+/u)) {
+      const term = analyze(word)[0];
+      if (term === undefined) continue;
+      const seen = byTerm.get(term);
+      if (seen) {
+        seen.count++;
+        seen.subject ||= inSubject;
+      } else byTerm.set(term, { word, count: 1, subject: inSubject });
+    }
+  };
+  add(subject, true);
+  add(rest.join('\n'), false);
+  const terms = [...byTerm.entries()].map(([term, t]) => ({
+    term,
+    word: t.word,
+    weight: (1 + Math.log(t.count)) * (t.subject ? subjectBoost : 1),
+  }));
+  // Code's abbreviations of the words (and the words of its abbreviations), at half their weight.
+  const spelled = terms.flatMap((t) =>
+    codeSpellings(t.word).flatMap((other) => {
+      const term = analyze(other)[0];
+      return term === undefined || byTerm.has(term)
+        ? []
+        : [{ term, word: other, weight: t.weight * DEFAULTS.codeSearch.abbreviationShare }];
+    }),
+  );
+  const out = new Map<string, { word: string; weight: number }>();
+  for (const t of [...terms, ...spelled])
+    if (!out.has(t.term) || out.get(t.term)!.weight < t.weight) out.set(t.term, { word: t.word, weight: t.weight });
+  return [...out.values()];
+}
+
+/**
+ * A code location's final score from its evidence: code search relative to the best file's (0–1),
+ * plus what the bundle's entries referencing it say (their reference's relevance, the first
+ * entry's weighing most), plus being imported by the best hits.
+ */
+export function fuseCodeEvidence(
+  evidence: { search: number; referenced: number; imported: number },
+  weights: CodeSearchWeights = DEFAULTS.codeSearch,
+): number {
+  return evidence.search + weights.referenced * evidence.referenced + weights.imports * evidence.imported;
 }

@@ -13,6 +13,8 @@ import type { EntryColumns, MemoryIndex } from '../store/memoryIndex.js';
 import { entryFilterOf, type SearchFilterOptions, type SearchOptions } from '../recipe/searchOptions.js';
 import type { Reranker, SearchRecipe } from '../recipe/searchRecipe.js';
 import { attachCode } from './attachCode.js';
+import { codeForBundle } from './codeCandidates.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
@@ -265,6 +267,14 @@ export async function buildTaskContext(
         signal,
       )
     : { codeRefs: [], goldenPaths: [] };
+  if (recipe.attachCode) {
+    const used = entries.reduce((sum, s) => sum + s.tokens, 0);
+    code.codeRefs = await codeForBundle(index, words, code.codeRefs, {
+      max: DEFAULTS.codeSearch.maxCodeRefs,
+      ...(maxTokens !== undefined ? { tokens: Math.max(0, maxTokens - used) } : {}),
+      signal,
+    });
+  }
   lap('code');
   if (fused.length === 0)
     notes.push(`nothing matched the task's words or reached similarity ${threshold} (searched ${stage1} vector candidates)`);

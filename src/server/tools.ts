@@ -414,6 +414,36 @@ export const TOOLS: MemoryTool[] = [
     },
   },
   {
+    name: 'find_code',
+    title: 'Find the code for a task',
+    description:
+      'The imported code (memcore import-code) a task is about, best first: one location per file (the file, or its ' +
+      'symbol that matches best), ranked by the words of the task against paths, symbol names, signatures, doc comments ' +
+      'and text, with the code that matching memory entries reference and what the best files import. Each says why.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        task: TEXT(20_000),
+        limit: { type: 'integer', minimum: 1, maximum: 200, description: 'Locations at most (default 10).' },
+        codebases: { type: 'array', items: ID, minItems: 1, description: 'Only code of these codebases.' },
+      },
+      required: ['task'],
+      additionalProperties: false,
+    },
+    annotations: READ,
+    async run(engine, input) {
+      const hits = await engine.findCode(input.task as string, {
+        ...(input.limit !== undefined ? { limit: input.limit as number } : {}),
+        ...(input.codebases !== undefined ? { codebases: input.codebases as string[] } : {}),
+      });
+      const text =
+        hits.length === 0
+          ? 'No imported code matches the task (import code with `memcore import-code <folder>`).'
+          : hits.map((h, i) => `${i + 1}. ${codeSpan(h.code)} (${h.code.codebaseId}) ← ${h.why.join('; ')}`).join('\n');
+      return { text, structured: plain({ hits }) };
+    },
+  },
+  {
     name: 'related_to_code',
     title: 'Memory about a file, ranked for a question',
     description: 'Entries that reference a file (a part of the path matches), most similar to the query first.',

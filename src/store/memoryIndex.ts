@@ -12,8 +12,9 @@ import type { VectorHit } from './lance/entriesTable.js';
 import type { EntryColumns, EntryFeatures } from './resident/entryColumns.js';
 import type { KeywordIndex } from './resident/keywordIndex.js';
 import type { NameIndex } from './resident/nameIndex.js';
+import type { CodeSearchIndex } from './codeSearchIndex.js';
 
-export type { EntryColumns, EntryFeatures, KeywordIndex, NameIndex, VectorHit, GraphEdge, GraphReach, Effectiveness };
+export type { CodeSearchIndex, EntryColumns, EntryFeatures, KeywordIndex, NameIndex, VectorHit, GraphEdge, GraphReach, Effectiveness };
 
 /** An entry as read, with its float vector when one was asked for (and stored). */
 export interface EntryRow {
@@ -36,6 +37,8 @@ export interface MemoryIndex {
   names(): Promise<NameIndex>;
   /** Ratings of entries, sources and cores. */
   effectiveness(): Promise<Effectiveness>;
+  /** The imported code's paths, symbols and text, by field (import-code keeps it). */
+  codeSearch(): Promise<CodeSearchIndex>;
 
   // Candidates.
   /**

@@ -22,6 +22,7 @@ import { metaPath, missingMeta, holdsStores, readMeta, writeMeta, type StoreMeta
 import { damagedFile, ensureFolderGitignore, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
 import { Residents, type StoreChange } from './resident/residents.js';
+import { openCodeSearch, type CodeSearchIndex } from './codeSearchIndex.js';
 import { Effectiveness, readSignals, writeSignals, type EffectivenessOptions, type FeedbackSignal } from '../feedback/effectiveness.js';
 import { DEFAULTS } from '../config/defaults.js';
 
@@ -436,6 +437,11 @@ export class Stores implements MemoryIndex {
       build: async () => new Effectiveness(await readSignals(this.dir), this.effectivenessOptions),
       follow: (e, change) => e.add(change.signals ?? []),
     });
+  }
+
+  /** The imported code's search index (codeSearchIndex.ts), read from its file on first use. */
+  codeSearch(): Promise<CodeSearchIndex> {
+    return openCodeSearch(this.dir);
   }
 
   /**

@@ -60,3 +60,85 @@ export function analyze(text: string): string[] {
 function keep(out: string[], word: string): void {
   if (word.length <= MAX_TOKEN_LENGTH && !STOP_WORDS.has(word)) out.push(term(word));
 }
+
+/**
+ * Code's identifiers as words as well: `parseHeaderValue` is kept and followed by `parse header
+ * value`, `HTTPServer` by `http server` (snake_case and kebab-case split already, at `_` and `-`).
+ * For code documents and the queries searched against them, so `getCookie` and "get the cookie"
+ * share terms.
+ */
+export function splitIdentifiers(text: string): string {
+  return text.replace(/[A-Za-z][A-Za-z0-9]*/g, (word) => {
+    const parts = word.match(/[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g);
+    return parts && parts.length > 1 ? `${word} ${parts.join(' ')}` : word;
+  });
+}
+
+/**
+ * Words and the abbreviations code writes them as, both ways: a task says "parameter", the code
+ * `param`; a task names `ctx`, the code's comments say "context". Language-agnostic programmers'
+ * shorthand, not any project's.
+ */
+const CODE_ABBREVIATIONS: [string, string][] = [
+  ['parameter', 'param'],
+  ['parameters', 'params'],
+  ['argument', 'arg'],
+  ['arguments', 'args'],
+  ['configuration', 'config'],
+  ['context', 'ctx'],
+  ['request', 'req'],
+  ['response', 'res'],
+  ['error', 'err'],
+  ['message', 'msg'],
+  ['environment', 'env'],
+  ['authentication', 'auth'],
+  ['authorization', 'auth'],
+  ['directory', 'dir'],
+  ['initialize', 'init'],
+  ['initialization', 'init'],
+  ['string', 'str'],
+  ['value', 'val'],
+  ['index', 'idx'],
+  ['temporary', 'tmp'],
+  ['reference', 'ref'],
+  ['attribute', 'attr'],
+  ['function', 'func'],
+  ['command', 'cmd'],
+  ['option', 'opt'],
+  ['document', 'doc'],
+  ['documentation', 'docs'],
+  ['specification', 'spec'],
+  ['utility', 'util'],
+  ['utilities', 'utils'],
+  ['buffer', 'buf'],
+  ['length', 'len'],
+  ['previous', 'prev'],
+  ['source', 'src'],
+  ['destination', 'dst'],
+  ['database', 'db'],
+  ['password', 'pwd'],
+  ['information', 'info'],
+  ['maximum', 'max'],
+  ['minimum', 'min'],
+  ['number', 'num'],
+  ['object', 'obj'],
+  ['variable', 'var'],
+  ['execute', 'exec'],
+  ['repository', 'repo'],
+  ['certificate', 'cert'],
+  ['connection', 'conn'],
+  ['callback', 'cb'],
+  ['middleware', 'mw'],
+  ['template', 'tpl'],
+  ['completion', 'comp'],
+];
+const ABBREVIATION_OF = new Map<string, string[]>();
+for (const [long, short] of CODE_ABBREVIATIONS) {
+  ABBREVIATION_OF.set(long, [...(ABBREVIATION_OF.get(long) ?? []), short]);
+  ABBREVIATION_OF.set(short, [...(ABBREVIATION_OF.get(short) ?? []), long]);
+}
+
+/** The other spellings of a word in code (lower-cased word in, words out; none for most words). */
+export function codeSpellings(word: string): readonly string[] {
+  return ABBREVIATION_OF.get(word.toLowerCase()) ?? [];
+}

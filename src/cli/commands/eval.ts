@@ -5,7 +5,7 @@ import type { EvalFile } from '../../eval/evalFile.js';
 import type { Strategy } from '../../eval/runEval.js';
 import { SCORE_COMBINATIONS, type ScoreCombination } from '../../retrieve/score.js';
 
-import { EXIT, UsageError, int, print, type Command } from '../command.js';
+import { EXIT, int, print, UsageError, type Command } from '../command.js';
 
 const evalCommand: Command = {
   options: {
@@ -24,10 +24,19 @@ const evalCommand: Command = {
     peers: { type: 'boolean', default: false },
     'score-combination': { type: 'string' },
     report: { type: 'string' },
+    'git-dir': { type: 'string', multiple: true },
+    'no-docs': { type: 'boolean', default: false },
   },
   args: [1, 1],
   uses: 'nothing',
   async run({ cwd }, [target], v, io) {
+    if (target === 'code-localization' && !existsSync(target))
+      return (await import('./evalCode.js')).evalCodeLocalization(cwd, v, io, {
+        ks: typeof v.k === 'string' ? v.k.split(',').map((k) => int('k', k.trim())!) : undefined,
+        limit: int('limit-queries', v['limit-queries'] as string | undefined),
+        misses: int('misses', v.misses as string | undefined),
+        usage: (m) => new UsageError(m),
+      });
     const [{ ADAPTERS }, { loadEvalFile }, { formatReport, runEval, STRATEGIES }] = await Promise.all([
       import('../../eval/adapters/index.js'),
       import('../../eval/evalFile.js'),

@@ -3,7 +3,7 @@ import { describeReason } from '../../format/formatBundle.js';
 import { presetOptions } from '../../recipe/presets.js';
 import { PRESET_NAMES, type PresetName } from '../../recipe/searchRecipe.js';
 
-import { EXIT, FILTERS, FilterValues, UsageError, filterOptions, int, listLine, print, type Command } from '../command.js';
+import { EXIT, filterOptions, FILTERS, FilterValues, int, listLine, print, UsageError, type Command } from '../command.js';
 
 const searchCommand: Command = {
   options: {
@@ -13,11 +13,27 @@ const searchCommand: Command = {
     candidates: { type: 'string' },
     fusion: { type: 'string' },
     mentions: { type: 'boolean' },
+    codebase: { type: 'string', multiple: true },
+    'no-entries': { type: 'boolean', default: false },
   },
   args: [1, 1],
   uses: 'reads',
   async run({ engine }, [query], v, io) {
+    if (v.mode === 'code') {
+      const { CODE_SEARCH_FLAGS, searchCode } = await import('./searchCode.js');
+      const other = Object.keys(v).find((k) => !CODE_SEARCH_FLAGS.includes(k) && v[k] !== undefined && v[k] !== false);
+      if (other) throw new UsageError(`--${other} does not apply to --mode code`);
+      const r = await searchCode(await engine(), query!, {
+        ...(v.limit !== undefined ? { limit: int('limit', v.limit as string)! } : {}),
+        ...(v.codebase ? { codebases: v.codebase as string[] } : {}),
+        entries: v['no-entries'] !== true,
+        includeSecret: v['include-secret'] === true,
+      });
+      print(io, v.json === true, r.hits, r.text);
+      return EXIT.ok;
+    }
     const mode = v.mode as PresetName;
+    if (v.codebase || v['no-entries']) throw new UsageError(`--${v.codebase ? 'codebase' : 'no-entries'} applies to --mode code only`);
     if (!PRESET_NAMES.includes(mode)) throw new UsageError(`--mode must be one of ${PRESET_NAMES.join(', ')}, got "${String(v.mode)}"`);
     const accepts = presetOptions(mode);
     const given = {
