@@ -4,6 +4,8 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 
 export const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 export const nodeArgs = (args: string[]) => ['--import', 'tsx', CLI, ...args];
@@ -71,4 +73,21 @@ export function fakeEmbedderEnv(baseURL: string, dimensions = 8): Record<string,
     MEMCORE_EMBED_MODEL: 'fake',
     MEMCORE_EMBED_DIMENSIONS: String(dimensions),
   };
+}
+
+/**
+ * CLI processes whose embedder is a fake OpenAI server (8-d) started for the calling test file:
+ * registers the file's hooks (start and stop the server, kill what is left after each test).
+ */
+export function cliWithFakeEmbedder(): CliProcesses & { env: () => Record<string, string> } {
+  let embeddings: FakeOpenAI | undefined;
+  let env: Record<string, string> = {};
+  const processes = cliProcesses(() => env);
+  beforeAll(async () => {
+    embeddings = await startFakeOpenAI(8);
+    env = fakeEmbedderEnv(embeddings.baseURL);
+  });
+  afterAll(async () => embeddings?.close());
+  afterEach(() => processes.killAll());
+  return { ...processes, env: () => env };
 }

@@ -189,3 +189,13 @@ export function capturedIo(): { io: { out: (t: string) => void; err: (t: string)
   const err: string[] = [];
   return { io: { out: (t) => out.push(t), err: (t) => err.push(t), isTTY: false }, out, err };
 }
+
+/** Runs a setup command (mount, chattr); returns why it failed, or undefined. */
+export function tryRun(command: string, args: string[]): string | undefined {
+  try {
+    execFileSync(command, args, { stdio: 'pipe' });
+    return undefined;
+  } catch (e) {
+    return `${command} ${args.join(' ')}: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}`;
+  }
+}

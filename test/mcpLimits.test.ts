@@ -8,24 +8,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { MAX_MCP_REQUEST_BYTES } from '../src/server/requestGuard.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir } from './helpers.js';
-import { cliProcesses, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
+import { cliWithFakeEmbedder, nodeArgs } from './cliProcess.js';
 
-const { memcore, serve, killAll } = cliProcesses(() => env);
-let embeddings: FakeOpenAI;
-let env: Record<string, string>;
+const { memcore, serve, env } = cliWithFakeEmbedder();
 const spawned: ChildProcess[] = [];
-beforeAll(async () => {
-  embeddings = await startFakeOpenAI(8);
-  env = fakeEmbedderEnv(embeddings.baseURL);
-});
-afterAll(async () => embeddings.close());
 afterEach(() => {
-  killAll();
   for (const c of spawned.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
@@ -64,7 +55,7 @@ async function exampleStore(): Promise<string> {
 describe('memcore mcp over stdio', () => {
   it('answers every request up to 64 MiB, refuses one byte more with an error, answers bad params, and exits when stdin closes', async () => {
     const db = await exampleStore();
-    const child = spawn(process.execPath, nodeArgs(['mcp', '--db', db]), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, nodeArgs(['mcp', '--db', db]), { env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
     spawned.push(child);
     const replies = new Map<number | string | null, Reply>();
     const waiters: (() => void)[] = [];

@@ -6,21 +6,12 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir } from './helpers.js';
-import { cliProcesses, fakeEmbedderEnv } from './cliProcess.js';
+import { cliWithFakeEmbedder } from './cliProcess.js';
 
-const { memcore, killAll } = cliProcesses(() => env);
-let embeddings: FakeOpenAI;
-let env: Record<string, string>;
-beforeAll(async () => {
-  embeddings = await startFakeOpenAI(8);
-  env = fakeEmbedderEnv(embeddings.baseURL);
-});
-afterAll(async () => embeddings.close());
-afterEach(() => killAll());
+const { memcore } = cliWithFakeEmbedder();
 
 describe('a folder without its meta.json', () => {
   it('refuses reads and writes naming meta.json and the repair, which rebuilds it from the stores', async () => {

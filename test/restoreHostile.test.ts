@@ -7,22 +7,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { MemcoreError, restoreMemory } from '../src/index.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir, tempDirForFile } from './helpers.js';
-import { cliProcesses, fakeEmbedderEnv } from './cliProcess.js';
+import { cliWithFakeEmbedder } from './cliProcess.js';
 
-const { memcore, killAll } = cliProcesses(() => env);
-let embeddings: FakeOpenAI;
-let env: Record<string, string>;
-beforeAll(async () => {
-  embeddings = await startFakeOpenAI(8);
-  env = fakeEmbedderEnv(embeddings.baseURL);
-});
-afterAll(async () => embeddings.close());
-afterEach(() => killAll());
+const { memcore } = cliWithFakeEmbedder();
 
 type Manifest = { files: { path: string; bytes: number; sha256: string }[] };
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');

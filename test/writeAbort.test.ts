@@ -6,33 +6,14 @@
  * root too) and a CLI write goes through the owner. It must end in a STORE error (exit 6), the
  * owner must live on, and the journal must replay the write once the folder is writable again.
  */
-import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { tempDir } from './helpers.js';
-import { cliProcesses, fakeEmbedderEnv } from './cliProcess.js';
+import { tempDir, tryRun } from './helpers.js';
+import { cliWithFakeEmbedder } from './cliProcess.js';
 
-const { memcore, serve, killAll } = cliProcesses(() => env);
-let embeddings: FakeOpenAI;
-let env: Record<string, string>;
-beforeAll(async () => {
-  embeddings = await startFakeOpenAI(8);
-  env = fakeEmbedderEnv(embeddings.baseURL);
-});
-afterAll(async () => embeddings.close());
-afterEach(() => killAll());
-
-function tryRun(command: string, args: string[]): string | undefined {
-  try {
-    execFileSync(command, args, { stdio: 'pipe' });
-    return undefined;
-  } catch (e) {
-    return `${command} ${args.join(' ')}: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}`;
-  }
-}
+const { memcore, serve } = cliWithFakeEmbedder();
 
 async function memoryFile(dir: string, name: string, prefix: string, entries: number): Promise<string> {
   const file = join(dir, name);

@@ -4,14 +4,14 @@
  * CAP_LINUX_IMMUTABLE, as CI here has; where the fault cannot be set up, the test says why and
  * skips.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { tempDir } from './helpers.js';
+import { tempDir, tryRun } from './helpers.js';
 
 const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
@@ -35,16 +35,6 @@ async function memcore(args: string[]): Promise<{ code: number | null; signal: s
       resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, signal: e?.signal ?? null, stdout, stderr });
     });
   });
-}
-
-/** Runs a setup command; returns why it failed, or undefined. */
-function tryRun(command: string, args: string[]): string | undefined {
-  try {
-    execFileSync(command, args, { stdio: 'pipe' });
-    return undefined;
-  } catch (e) {
-    return `${command} ${args.join(' ')}: ${String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim()}`;
-  }
 }
 
 async function memoryFile(dir: string, name: string, entries: number, contentChars: number, prefix: string): Promise<string> {
