@@ -8,11 +8,29 @@ import ts from 'typescript';
 export interface CodeSymbol {
   /** `name`, `Class.method`, `Namespace.name`; null for the file itself. */
   symbol: string | null;
-  kind: 'file' | 'function' | 'class' | 'method' | 'interface' | 'type' | 'enum' | 'variable' | 'namespace';
+  kind:
+    | 'file'
+    | 'function'
+    | 'class'
+    | 'method'
+    | 'interface'
+    | 'type'
+    | 'enum'
+    | 'variable'
+    | 'namespace'
+    // Kinds of the other languages (src/code/languages/).
+    | 'struct'
+    | 'trait'
+    | 'module'
+    | 'constant';
   startLine: number;
   endLine: number;
   /** sha256 (32 hex) of the text with whitespace collapsed: the same after a move, new after an edit. */
   fingerprint: string;
+  /** The declaration up to its body: `function f(a: number): string`. */
+  signature?: string;
+  /** The doc comment or docstring. */
+  doc?: string;
 }
 
 /** Extensions import-code reads, and the language each is. */
