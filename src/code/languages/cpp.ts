@@ -34,9 +34,20 @@ function imports(root: SyntaxNode, path: string): ImportRef[] {
   });
 }
 
-const cleanName = (text: string) => text.replace(/\s+/g, '').replace(/<.*>$/, '');
+/** `Foo::bar`, `Foo<T>` → `Foo`; `CJSON_CDECL main` (a calling-convention macro the parser took for a scope) → `main`. */
+const cleanName = (text: string) => {
+  const name = text.trim().replace(/<.*>$/, '');
+  return name.includes('::') ? name.replace(/\s+/g, '') : (name.split(/\s+/).at(-1) ?? name);
+};
 
-const base = { separator: '::', definitions, cleanName, imports } as const;
+/** `class LEVELDB_EXPORT Options {`: an export macro between the keyword and the name, blanked so the class parses. */
+const prepare = (text: string) =>
+  text.replace(
+    /\b(class|struct|union)(\s+)([A-Z][A-Z0-9_]*[A-Z0-9])(?=\s+[A-Za-z_]\w*\s*(?:final\s*)?[:{])/g,
+    (_m, keyword: string, gap: string, macro: string) => keyword + gap + ' '.repeat(macro.length),
+  );
+
+const base = { separator: '::', definitions, cleanName, prepare, imports } as const;
 
 export const cpp: LanguageSpec = {
   name: 'cpp',

@@ -13,6 +13,9 @@ const definitions = `
 (enum_declaration name: (identifier) @name) @definition.enum
 (method_declaration name: (identifier) @name) @definition.function
 (constructor_declaration name: (identifier) @name) @definition.function
+(destructor_declaration name: (identifier) @name) @definition.function
+(operator_declaration operator: _ @name) @definition.function
+(delegate_declaration name: (identifier) @name) @definition.type
 `;
 
 function imports(root: SyntaxNode): ImportRef[] {

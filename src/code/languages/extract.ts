@@ -66,11 +66,11 @@ function docAbove(node: SyntaxNode): string | null {
 }
 
 /** Text from a definition's start to its body: `def f(a, b) -> int:`, `func (s *S) Run(ctx context.Context) error`. */
-function signatureOf(spec: LanguageSpec, node: SyntaxNode): string {
+function signatureOf(spec: LanguageSpec, node: SyntaxNode, whole: string): string {
   const body = spec.body ? spec.body(node) : node.childForFieldName('body');
-  const text =
-    body && body.startIndex > node.startIndex ? node.text.slice(0, body.startIndex - node.startIndex) : node.text.split('\n')[0]!;
-  return collapse(text)
+  const upToBody = body !== null && body.startIndex > node.startIndex;
+  const text = whole.slice(node.startIndex, upToBody ? body.startIndex : node.endIndex);
+  return collapse(upToBody ? text : text.split('\n')[0]!)
     .replace(/[\s{:=]+$/, '')
     .slice(0, SIGNATURE_CHARS);
 }
@@ -84,7 +84,8 @@ interface Definition {
 
 /** The symbols, imports and namespaces of one file in a language whose grammar is loaded. */
 export function extractWith(spec: LanguageSpec, path: string, text: string, facts: RepoFacts): Extraction {
-  const tree = parse(spec.grammar, text);
+  const tree = parse(spec.grammar, spec.prepare ? spec.prepare(text) : text);
+  const textOf = (node: SyntaxNode) => text.slice(node.startIndex, node.endIndex);
   try {
     const root = tree.rootNode;
     const clean = spec.cleanName ?? ((s: string) => s);
@@ -136,8 +137,8 @@ export function extractWith(spec: LanguageSpec, path: string, text: string, fact
         kind,
         startLine: d.node.startPosition.row + 1,
         endLine: d.node.endPosition.row + (d.node.endPosition.column === 0 && d.node.endPosition.row > d.node.startPosition.row ? 0 : 1),
-        fingerprint: fingerprintOf(d.node.text),
-        signature: signatureOf(spec, d.node),
+        fingerprint: fingerprintOf(textOf(d.node)),
+        signature: signatureOf(spec, d.node, text),
         ...(doc ? { doc } : {}),
       });
     }

@@ -47,6 +47,8 @@ export interface LanguageSpec {
    * definition becomes a method.
    */
   definitions: string;
+  /** The text the parser reads, of the same length (positions hold): C's export macros blanked. */
+  prepare?: (text: string) => string;
   /** The name as written (`Foo<T>` → `Foo`, `*T` → `T`); default: the text. */
   cleanName?: (text: string) => string;
   /** How a member joins its container; default `container + separator + name`. */
