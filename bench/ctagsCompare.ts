@@ -1,19 +1,23 @@
 /**
- * npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--out <name>]
+ * npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--speed <files>] [--out <name>]
  * How many of the definitions universal-ctags finds import-code's extractors find too (the same
  * name, start line within 2), per language, on real repositories. Only the kinds memcore extracts
  * are compared (functions, methods, classes, structs, interfaces, traits, enums, modules,
  * namespaces, types); fields, variables, macros and enumerators are not. Prints a table and writes
  * bench/results/<out>.json (default code-ctags). Needs `ctags` (Debian: universal-ctags).
+ * With --speed <files>: the repositories' code files copied round-robin into one git repository of
+ * that many files, then import-code timed cold, again with nothing changed, and after one file changed.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { extractCode, hasExtractor, languageOf } from '../src/code/languages/index.js';
 import { walkFiles } from '../src/import/walkFiles.js';
+import { openMemory } from '../src/index.js';
+import { wordHashEmbedder } from './synthetic.js';
 
 /** Repositories compared when none is given: the ones the code-localization set uses, and a small one per language. */
 const DEFAULT_REPOS = [
@@ -77,12 +81,14 @@ interface LanguageRow {
 export async function againstCtags(args: string[]): Promise<void> {
   const repos: string[] = [];
   let out = 'code-ctags';
+  let speedFiles = 0;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--repo' && args[i + 1]) repos.push(args[++i]!);
+    else if (args[i] === '--speed' && /^[1-9]\d{0,5}$/.test(args[i + 1] ?? '')) speedFiles = Number(args[++i]);
     else if (args[i] === '--out' && /^[\w.-]+$/.test(args[i + 1] ?? '')) out = args[++i]!;
     else if (args[i] !== '--against-ctags') {
       console.error(
-        `unknown argument ${args[i]}\n\nusage: npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--out <name>]`,
+        `unknown argument ${args[i]}\n\nusage: npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--speed <files>] [--out <name>]`,
       );
       process.exit(2);
     }
@@ -96,6 +102,8 @@ export async function againstCtags(args: string[]): Promise<void> {
   const list = repos.length > 0 ? repos : DEFAULT_REPOS.filter((r) => existsSync(r));
   const rows = new Map<string, LanguageRow>();
   const work = await mkdtemp(join(tmpdir(), 'memcore-ctags-'));
+  const trees: { name: string; dir: string; files: string[] }[] = [];
+  let speed: SpeedRow[] = [];
   try {
     for (const source of list) {
       const name = basename(source) === 'repo' ? basename(join(source, '..')) : basename(source);
@@ -107,6 +115,7 @@ export async function againstCtags(args: string[]): Promise<void> {
         execFileSync('sh', ['-c', `git --git-dir="$0" archive HEAD | tar -x -C "$1"`, source, dir]);
       }
       const files = (await walkFiles([dir], hasExtractor, [])).map((f) => relative(dir, f).split(sep).join('/'));
+      trees.push({ name, dir, files });
       const tags = ctagsOf(dir);
       for (const path of files) {
         const language = languageOf(path)!;
@@ -134,6 +143,7 @@ export async function againstCtags(args: string[]): Promise<void> {
         rows.set(language, row);
       }
     }
+    if (speedFiles > 0) speed = await importSpeed(trees, speedFiles, join(work, 'speed'));
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -145,7 +155,17 @@ export async function againstCtags(args: string[]): Promise<void> {
   for (const r of table) if (r.missed.length > 0) process.stderr.write(`${r.language} missed, e.g.:\n  ${r.missed.join('\n  ')}\n`);
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, `${out}.json`), JSON.stringify({ date: new Date().toISOString(), languages: table }, null, 2) + '\n');
+  if (speed.length > 0) {
+    console.log(
+      `\nimport-code of ${speedFiles} files (copies of the repositories above), ${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}\n`,
+    );
+    console.log('| run | ms | CPU ms | |\n|---|---:|---:|---|');
+    for (const r of speed) console.log(`| ${r.step} | ${r.ms.toFixed(0)} | ${r.cpuMs.toFixed(0)} | ${r.note} |`);
+  }
+  await writeFile(
+    join(dir, `${out}.json`),
+    JSON.stringify({ date: new Date().toISOString(), languages: table, ...(speed.length > 0 ? { speed } : {}) }, null, 2) + '\n',
+  );
   const worst = Math.min(...table.map((r) => r.share));
   process.exit(table.length > 0 && worst >= 0.95 ? 0 : 1);
 }
@@ -166,4 +186,52 @@ function ctagsOf(dir: string): Map<string, Tag[]> {
     byPath.set(path, [...(byPath.get(path) ?? []), { name: t.name, path, line: t.line, kind: t.kind }]);
   }
   return byPath;
+}
+
+interface SpeedRow {
+  step: string;
+  ms: number;
+  /** CPU time of the process (user + system, every thread): what the run costs on a machine others share. */
+  cpuMs: number;
+  note: string;
+}
+
+/** import-code of `count` code files copied from `trees`: cold, unchanged, and one file changed. */
+async function importSpeed(trees: { name: string; dir: string; files: string[] }[], count: number, repo: string): Promise<SpeedRow[]> {
+  const sources = trees.flatMap((t) => t.files.map((f) => ({ from: join(t.dir, f), to: `${t.name}/${f}` })));
+  if (sources.length === 0) return [];
+  for (let i = 0; i < count; i++) {
+    const s = sources[i % sources.length]!;
+    const to = join(repo, `copy${Math.floor(i / sources.length)}`, s.to);
+    await mkdir(join(to, '..'), { recursive: true });
+    await writeFile(to, await readFile(s.from));
+  }
+  const git = (...a: string[]) =>
+    execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=B', ...a], { cwd: repo, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'copies');
+  const memory = await openMemory({ path: join(repo, '..', 'speed.memcore'), embedder: wordHashEmbedder(), env: {} });
+  const rows: SpeedRow[] = [];
+  try {
+    const timed = async (step: string) => {
+      const t = performance.now();
+      const cpu = process.cpuUsage();
+      const r = await memory.importCode(repo, { codebase: 'speed', autoLink: false });
+      const ms = performance.now() - t;
+      const used = process.cpuUsage(cpu);
+      const cpuMs = (used.user + used.system) / 1000;
+      const note = `${r.files.read} read, ${r.files.unchanged} unchanged, ${r.codeLocations} locations, ${r.imports} imports`;
+      rows.push({ step, ms, cpuMs, note });
+      process.stderr.write(`${step}: ${ms.toFixed(0)} ms (${cpuMs.toFixed(0)} ms CPU), ${note}\n`);
+    };
+    await timed('first import');
+    await timed('again, nothing changed');
+    const one = join(repo, 'copy0', sources[0]!.to);
+    await writeFile(one, `${await readFile(one, 'utf8')}\n`);
+    await timed('again, one file changed');
+  } finally {
+    await memory.close();
+  }
+  return rows;
 }

@@ -206,7 +206,7 @@ describe('import-code: what cannot be read is skipped or kept, never fatal', () 
         'app:src/plain.ts#plain',
       ]);
       // nothing read lossily: no symbol cut at the first byte that is not UTF-8
-      expect(ids.some((i) => i.includes('caf'))).toBe(false);
+      expect(ids.some((i) => i!.includes('caf'))).toBe(false);
     } finally {
       await m.close();
     }

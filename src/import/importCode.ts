@@ -122,6 +122,13 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     }
     present.add(path);
     const bytes = await readFile(file);
+    const hash = sha256(bytes);
+    const same = known.get(path)?.hash === hash;
+    // An unchanged file is decoded only when other files' imports need what it declares (Java, C#).
+    if (same && !DECLARING.has(languageOf(path)!)) {
+      unchanged++;
+      continue;
+    }
     let text: string;
     try {
       text = strictUtf8.decode(bytes);
@@ -131,8 +138,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
       continue;
     }
     for (const ns of declaresOf(path, text)) declaring.set(ns, [...(declaring.get(ns) ?? []), path]);
-    const hash = sha256(bytes);
-    if (known.get(path)?.hash === hash) {
+    if (same) {
       unchanged++;
       continue;
     }
@@ -260,10 +266,12 @@ async function repoFacts(root: string, paths: string[]): Promise<RepoFacts> {
   return facts;
 }
 
+/** Languages whose imports name a namespace or package that files declare. */
+const DECLARING = new Set(['java', 'csharp']);
+
 /** Namespaces and packages a Java or C# file declares (a wildcard import or a `using` names them). */
 function declaresOf(path: string, text: string): string[] {
-  const language = languageOf(path);
-  if (language !== 'java' && language !== 'csharp') return [];
+  if (!DECLARING.has(languageOf(path)!)) return [];
   return [...text.matchAll(/^\s*(?:package|namespace)\s+([\w.]+)\s*[;{]?/gm)].map((m) => m[1]!);
 }
 

@@ -25,11 +25,6 @@ function imports(root: SyntaxNode): ImportRef[] {
   });
 }
 
-const declares = (root: SyntaxNode) =>
-  nodesOfType(root, new Set(['namespace_declaration', 'file_scoped_namespace_declaration']))
-    .map((n) => n.childForFieldName('name')?.text ?? '')
-    .filter((n) => n !== '');
-
 export const csharp: LanguageSpec = {
   name: 'csharp',
   extensions: ['.cs'],
@@ -37,5 +32,4 @@ export const csharp: LanguageSpec = {
   separator: '.',
   definitions,
   imports,
-  declares,
 };

@@ -7,11 +7,10 @@ import { fingerprintOf, type CodeSymbol } from '../../import/codeSymbols.js';
 import { parse, query, type SyntaxNode } from './treeSitter.js';
 import type { DefinitionKind, ImportRef, LanguageSpec, RepoFacts } from './types.js';
 
-/** What one file gives: its symbols (the file first), its imports, and what it declares. */
+/** What one file gives: its symbols (the file first) and its imports. */
 export interface Extraction {
   symbols: CodeSymbol[];
   imports: ImportRef[];
-  declares: string[];
   /** Set when the parser met text it could not read: the symbols are what parsed around it. */
   syntaxErrors: boolean;
 }
@@ -145,7 +144,6 @@ export function extractWith(spec: LanguageSpec, path: string, text: string, fact
     return {
       symbols,
       imports: spec.imports?.(root, path, facts) ?? [],
-      declares: spec.declares?.(root) ?? [],
       syntaxErrors: root.hasError,
     };
   } finally {

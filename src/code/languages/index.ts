@@ -96,7 +96,7 @@ export async function prepare(name: string): Promise<string | null> {
 export async function extractCode(path: string, text: string, facts: RepoFacts = NO_FACTS): Promise<Extraction | null> {
   if (tsLanguage(path)) {
     try {
-      return { symbols: codeSymbols(path, text), imports: [], declares: [], syntaxErrors: false };
+      return { symbols: codeSymbols(path, text), imports: [], syntaxErrors: false };
     } catch (error) {
       if (error instanceof RangeError) throw new NestingError(`nested too deep for the TypeScript parser (${error.message})`);
       throw error;

@@ -28,9 +28,6 @@ function imports(root: SyntaxNode): ImportRef[] {
   return refs;
 }
 
-const declares = (root: SyntaxNode) =>
-  nodesOfType(root, new Set(['package_declaration']), 1).map((n) => n.text.replace(/^package\s+|;$/g, '').replace(/\s+/g, ''));
-
 export const java: LanguageSpec = {
   name: 'java',
   extensions: ['.java'],
@@ -38,5 +35,4 @@ export const java: LanguageSpec = {
   separator: '.',
   definitions,
   imports,
-  declares,
 };

@@ -59,6 +59,4 @@ export interface LanguageSpec {
   docstring?: (node: SyntaxNode) => string | null;
   /** The file's imports, unresolved. */
   imports?: (root: SyntaxNode, path: string, facts: RepoFacts) => ImportRef[];
-  /** Namespaces or packages the file declares (for `namespace` imports). */
-  declares?: (root: SyntaxNode) => string[];
 }
