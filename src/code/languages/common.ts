@@ -30,26 +30,12 @@ export function withoutGenerics(text: string): string {
     .trim();
 }
 
-/** Every node of `root` of one of `types`, walked without recursion (a deep file cannot overflow the stack). */
+/** Every node of `root` of one of `types` (found inside the WebAssembly runtime, without recursion in JS), at most `limit`. */
 export function nodesOfType(root: SyntaxNode, types: ReadonlySet<string>, limit = 10_000): SyntaxNode[] {
-  const out: SyntaxNode[] = [];
-  const cursor = root.walk();
-  try {
-    let done = false;
-    while (!done && out.length < limit) {
-      if (types.has(cursor.nodeType)) out.push(cursor.currentNode);
-      if (!types.has(cursor.nodeType) && cursor.gotoFirstChild()) continue;
-      while (!cursor.gotoNextSibling()) {
-        if (!cursor.gotoParent()) {
-          done = true;
-          break;
-        }
-      }
-    }
-  } finally {
-    cursor.delete();
-  }
-  return out;
+  return root
+    .descendantsOfType([...types])
+    .filter((n): n is SyntaxNode => n !== null)
+    .slice(0, limit);
 }
 
 /** The text of a string literal node without its quotes. */
