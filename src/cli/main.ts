@@ -152,8 +152,7 @@ Commands:
                             conventions; re-import updates and removes to match (--core, --type,
                             --no-conventions, --no-auto-link); exit 3 when a document was skipped
   import-code <repo> --codebase <id>  code locations for every function, class, method, interface, type
-                            and enum of the code files (TS/JS, Python, Go, Rust, Java, C#, C, C++, Ruby,
-                            PHP, Bash; walked with .gitignore), imports as IMPORTS links, with
+                            and enum of the TypeScript/JavaScript files (walked with .gitignore), with
                             lines, kind and a fingerprint; unchanged files are skipped by hash; entries
                             that name a symbol or path are linked to it (--no-auto-link)
   check                     every code location against the repository (--repo, default config repo or
@@ -484,8 +483,6 @@ const COMMANDS: Record<string, Command> = {
             (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
         );
         for (const f of r.skipped) io.err(`skipped ${f.file}: ${f.reason}`);
-        for (const f of r.partial) io.err(`partly read ${f.file}: ${f.reason}`);
-        for (const [language, n] of Object.entries(r.fileOnly)) io.err(`${n} ${language} file(s): file locations only (no extractor)`);
       }
       return EXIT.ok;
     },
