@@ -267,9 +267,9 @@ async function repoFacts(root: string, paths: string[]): Promise<RepoFacts> {
 }
 
 /** Languages whose imports name a namespace or package that files declare. */
-const DECLARING = new Set(['java', 'csharp']);
+const DECLARING = new Set(['java', 'csharp', 'kotlin']);
 
-/** Namespaces and packages a Java or C# file declares (a wildcard import or a `using` names them). */
+/** Namespaces and packages a Java, Kotlin or C# file declares (a wildcard import or a `using` names them). */
 function declaresOf(path: string, text: string): string[] {
   if (!DECLARING.has(languageOf(path)!)) return [];
   return [...text.matchAll(/^\s*(?:package|namespace)\s+([\w.]+)\s*[;{]?/gm)].map((m) => m[1]!);

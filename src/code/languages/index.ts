@@ -10,10 +10,12 @@ import { csharp } from './csharp.js';
 import { extractWith, NestingError, type Extraction } from './extract.js';
 import { go } from './go.js';
 import { java } from './java.js';
+import { kotlin } from './kotlin.js';
 import { php } from './php.js';
 import { python } from './python.js';
 import { ruby } from './ruby.js';
 import { rust } from './rust.js';
+import { scala } from './scala.js';
 import { grammarFile, isLoaded, loadGrammar } from './treeSitter.js';
 import type { ImportRef, LanguageSpec, RepoFacts } from './types.js';
 
@@ -23,7 +25,12 @@ export type { ImportRef, LanguageSpec, RepoFacts } from './types.js';
 /** The tree-sitter languages, in the order docs/code.md lists them. */
 export const TREE_SITTER_LANGUAGES: readonly LanguageSpec[] = [python, go, rust, java, csharp, c, cpp, ruby, php, bash];
 
-const byExtension = new Map(TREE_SITTER_LANGUAGES.flatMap((spec) => spec.extensions.map((e) => [e, spec] as const)));
+/** Languages whose grammar package a user installs (memcore finds it); until then their files are file-level only. */
+export const OPTIONAL_LANGUAGES: readonly LanguageSpec[] = [kotlin, scala];
+
+const byExtension = new Map(
+  [...TREE_SITTER_LANGUAGES, ...OPTIONAL_LANGUAGES].flatMap((spec) => spec.extensions.map((e) => [e, spec] as const)),
+);
 
 const extensionOf = (name: string) => {
   const base = name.slice(name.lastIndexOf('/') + 1);
@@ -36,10 +43,6 @@ const extensionOf = (name: string) => {
  * import-code keeps one file-level location per file and says so in its report.
  */
 export const FILE_ONLY_LANGUAGES: Readonly<Record<string, string>> = {
-  '.kt': 'kotlin',
-  '.kts': 'kotlin',
-  '.scala': 'scala',
-  '.sc': 'scala',
   '.swift': 'swift',
   '.m': 'objective-c',
   '.mm': 'objective-c',
