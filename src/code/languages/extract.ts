@@ -45,7 +45,7 @@ function docAbove(node: SyntaxNode): string | null {
   const parts: string[] = [];
   // A definition that opens its parent (Go's `type X struct` in a type declaration) has the parent's doc.
   let target = node;
-  while (!target.previousNamedSibling && target.parent?.parent && target.parent.startPosition.row >= target.startPosition.row - 1)
+  while (!target.previousNamedSibling && target.parent?.parent && target.parent.startPosition.row === target.startPosition.row)
     target = target.parent;
   let line = target.startPosition.row;
   let sibling = target.previousNamedSibling;
