@@ -26,6 +26,7 @@ import type { Stores } from '../store/stores.js';
 import { revisionOf } from '../code/git.js';
 import {
   extractCode,
+  fileSymbol,
   hasExtractor,
   languageOf,
   NestingError,
@@ -34,7 +35,6 @@ import {
   type ImportRef,
   type RepoFacts,
 } from '../code/languages/index.js';
-import { fingerprintOf, type CodeSymbol } from './codeSymbols.js';
 import { walkFiles } from './walkFiles.js';
 
 export interface ImportCodeOptions {
@@ -232,12 +232,6 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     fileOnly,
     imports: imports.length,
   };
-}
-
-/** The location of a file memcore reads no symbols of: the whole file. */
-function fileSymbol(text: string): CodeSymbol {
-  const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n').length;
-  return { symbol: null, kind: 'file', startLine: 1, endLine: Math.max(1, lines), fingerprint: fingerprintOf(text) };
 }
 
 /** Files that tell how imports resolve: Go's module path, PHP's PSR-4 map. */

@@ -81,7 +81,13 @@ interface Definition {
   receiver: string | null;
 }
 
-/** The symbols, imports and namespaces of one file in a language whose grammar is loaded. */
+/** The location of a whole file: lines 1 to its last line, the fingerprint of all its text. */
+export function fileSymbol(text: string): CodeSymbol {
+  const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n').length;
+  return { symbol: null, kind: 'file', startLine: 1, endLine: Math.max(1, lines), fingerprint: fingerprintOf(text) };
+}
+
+/** The symbols and imports of one file in a language whose grammar is loaded. */
 export function extractWith(spec: LanguageSpec, path: string, text: string, facts: RepoFacts): Extraction {
   const tree = parse(spec.grammar, spec.prepare ? spec.prepare(text) : text);
   const textOf = (node: SyntaxNode) => text.slice(node.startIndex, node.endIndex);
@@ -107,10 +113,7 @@ export function extractWith(spec: LanguageSpec, path: string, text: string, fact
     }
     const ordered = [...definitions.values()].sort((a, b) => a.node.startIndex - b.node.startIndex || b.node.endIndex - a.node.endIndex);
 
-    const lastLine = text.endsWith('\n') ? text.slice(0, -1).split('\n').length : text.split('\n').length;
-    const symbols: CodeSymbol[] = [
-      { symbol: null, kind: 'file', startLine: 1, endLine: Math.max(1, lastLine), fingerprint: fingerprintOf(text) },
-    ];
+    const symbols: CodeSymbol[] = [fileSymbol(text)];
     const qualified = new Map<number, { name: string; kind: Definition['kind'] }>();
     const seen = new Map<string, number>();
     for (const d of ordered) {

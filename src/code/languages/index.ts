@@ -7,7 +7,7 @@ import { codeLanguage as tsLanguage, codeSymbols } from '../../import/codeSymbol
 import { bash } from './bash.js';
 import { c, cpp } from './cpp.js';
 import { csharp } from './csharp.js';
-import { extractWith, NestingError, type Extraction } from './extract.js';
+import { extractWith, fileSymbol, NestingError, type Extraction } from './extract.js';
 import { go } from './go.js';
 import { java } from './java.js';
 import { kotlin } from './kotlin.js';
@@ -110,7 +110,7 @@ export async function extractCode(path: string, text: string, facts: RepoFacts =
   return extractWith(spec, path, text, facts);
 }
 
-export { NestingError };
+export { fileSymbol, NestingError };
 
 /** Repository-relative paths of the files an extraction's imports name (the file itself left out). */
 export function resolveImports(
