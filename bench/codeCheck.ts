@@ -4,6 +4,7 @@
  * copied into a git repository in a temp folder, imported with import-code, and referenced by
  * generated entries. Times import-code, a cold and a warm check, check after five files changed,
  * and contextForDiff on that change. Prints a table and writes bench/results/code-<package>.json.
+ * With --against-ctags: the extractors against universal-ctags on real repositories (ctagsCompare.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { mulberry32 } from '../src/embed/matryoshka.js';
 import { benchOptions, stats } from './synthetic.js';
 
 const USAGE = `usage: npm run bench:code -- [--package openai] [--entries 2000] [--diffs 20] [--out <name>]
+       npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--out <name>]
 
   --package <name>  an installed package whose sources are the codebase (default openai)
   --entries <n>     entries that reference a symbol each, 1 to 100000 (default 2000)
@@ -22,6 +24,10 @@ const USAGE = `usage: npm run bench:code -- [--package openai] [--entries 2000] 
   --out <name>      bench/results/<name>.json (default code-<package>)
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
+if (process.argv.includes('--against-ctags')) {
+  const { againstCtags } = await import('./ctagsCompare.js');
+  await againstCtags(process.argv.slice(2));
+}
 const values = benchOptions(
   USAGE,
   {

@@ -12,3 +12,5 @@ CREATE REL TABLE IF NOT EXISTS SUPERSEDES(FROM MemoryEntry TO MemoryEntry);
 CREATE REL TABLE IF NOT EXISTS REFERENCES_CODE(FROM MemoryEntry TO CodeLocation, relevance DOUBLE);
 CREATE REL TABLE IF NOT EXISTS IMPLEMENTS(FROM MemoryEntry TO GoldenPath);
 CREATE REL TABLE IF NOT EXISTS PATH_STEP(FROM GoldenPath TO CodeLocation, step_order INT64, description STRING, key_concepts STRING[]);
+// A code file's location to the location of a file it imports (import-code).
+CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM CodeLocation TO CodeLocation);

@@ -17,7 +17,8 @@ Commands:
                             leaves out templates, test fixtures, vendored/build folders and
                             changelogs, and says so (--exclude <glob>, repeatable; --changelogs)
   import-code <repo> --codebase <id>  code locations for every function, class, method, interface, type
-                            and enum of the TypeScript/JavaScript files (walked with .gitignore), with
+                            and enum of the code files (TS/JS, Python, Go, Rust, Java, C#, C, C++, Ruby,
+                            PHP, Bash; walked with .gitignore), imports as IMPORTS links, with
                             lines, kind and a fingerprint; unchanged files are skipped by hash; entries
                             that name a symbol or path are linked to it (--no-auto-link)
   check                     every code location against the repository (--repo, default config repo or

@@ -8,8 +8,8 @@
  * without one can be found moved or orphaned, never drifted.
  */
 import type { CodeLocation, CodeReference } from '../model/types.js';
-import { codeSymbols, type CodeSymbol } from '../import/codeSymbols.js';
-import { linesFingerprint, type CodeIndex, type IndexedFile, type SymbolHit } from './codeIndex.js';
+import type { CodeSymbol } from '../import/codeSymbols.js';
+import { linesFingerprint, symbolsOf, type CodeIndex, type IndexedFile, type SymbolHit } from './codeIndex.js';
 
 export type Freshness = NonNullable<CodeReference['freshness']>;
 
@@ -37,7 +37,7 @@ function moved(hit: SymbolHit, detail: string): CodeFreshness {
 async function changeSince(code: CodeLocation, now: CodeSymbol, file: IndexedFile, index: CodeIndex): Promise<string | null> {
   const old = await index.atRevision(code.revision!, code.filePath);
   if (old === null) return null;
-  const symbols = codeSymbols(code.filePath, old);
+  const symbols = (await symbolsOf(code.filePath, old)) ?? [];
   const then =
     symbols.find((s) => s.symbol === code.symbol && s.fingerprint === code.fingerprint) ?? symbols.find((s) => s.symbol === code.symbol);
   if (!then) return null;

@@ -1,14 +1,15 @@
 /**
- * The files of a repository as code references see them: text, lines and (for TypeScript and
- * JavaScript) symbols, read once per file version (mtime and size) and kept for the next check.
+ * The files of a repository as code references see them: text, lines and (in the languages
+ * src/code/languages/ reads) symbols, read once per file version (mtime and size) and kept for the next check.
  * A repository-wide index of symbols and fingerprints is built only when a reference has to be
  * looked for outside its own file.
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
-import { codeLanguage, codeSymbols, fingerprintOf, type CodeSymbol } from '../import/codeSymbols.js';
+import { fingerprintOf, type CodeSymbol } from '../import/codeSymbols.js';
 import { walkFiles } from '../import/walkFiles.js';
+import { extractCode, hasExtractor, NestingError } from './languages/index.js';
 import { runGit } from './git.js';
 
 export interface IndexedFile {
@@ -83,7 +84,7 @@ export class CodeIndex {
     const cached = parsed.get(abs);
     if (cached?.version === version) return cached.file;
     const text = await readFile(abs, 'utf8');
-    const file = { text, lines: text.split('\n'), symbols: codeLanguage(abs) ? codeSymbols(abs, text) : null };
+    const file = { text, lines: text.split('\n'), symbols: hasExtractor(abs) ? await symbolsOf(abs, text) : null };
     parsed.set(abs, { version, file });
     return file;
   }
@@ -104,7 +105,7 @@ export class CodeIndex {
         if (list) list.push(hit);
         else map.set(key, [hit]);
       };
-      for (const abs of await walkFiles([this.root], (name) => codeLanguage(name) !== null, this.skip)) {
+      for (const abs of await walkFiles([this.root], hasExtractor, this.skip)) {
         const filePath = relative(this.root, abs).split(sep).join('/');
         for (const symbol of (await this.file(filePath))?.symbols ?? []) {
           if (symbol.symbol === null) continue;
@@ -115,5 +116,15 @@ export class CodeIndex {
       return { byFingerprint, bySymbol };
     })();
     return this.everywhereIndex;
+  }
+}
+
+/** A file's symbols, or null when it has none to give (its grammar missing, nested too deep to read). */
+export async function symbolsOf(path: string, text: string): Promise<CodeSymbol[] | null> {
+  try {
+    return (await extractCode(path, text))?.symbols ?? null;
+  } catch (error) {
+    if (error instanceof NestingError) return null;
+    throw error;
   }
 }

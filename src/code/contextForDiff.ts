@@ -5,7 +5,6 @@
  * (graph expansion, scoring, golden paths) is buildTaskContext's.
  */
 import type { Embedder } from '../embed/embedder.js';
-import { codeLanguage, codeSymbols } from '../import/codeSymbols.js';
 import { invalidInput, requireFolder } from '../model/errors.js';
 import { checkOptionNames } from '../model/options.js';
 import type { CodeLocation, CodeMatch, ContextBundle } from '../model/types.js';
@@ -13,7 +12,7 @@ import { makeHit, type Hit } from '../retrieve/candidate.js';
 import { runRecipe, type RecipeRun } from '../retrieve/runRecipe.js';
 import type { SearchRecipe } from '../recipe/searchRecipe.js';
 import type { Stores } from '../store/stores.js';
-import { CodeIndex } from './codeIndex.js';
+import { CodeIndex, symbolsOf } from './codeIndex.js';
 import { runGit } from './git.js';
 import { parseDiff, type ChangedFile, type FileChange } from './parseDiff.js';
 
@@ -21,7 +20,7 @@ import { parseDiff, type ChangedFile, type FileChange } from './parseDiff.js';
 export type DiffSource = string | { repo: string; range?: string; staged?: boolean };
 
 export interface DiffContextBundle extends ContextBundle {
-  /** The files the diff changes, with the symbols (TypeScript/JavaScript) its lines touch. */
+  /** The files the diff changes, with the symbols (in the languages src/code/languages/ reads) its lines touch. */
   changes: { path: string; oldPath: string | null; change: FileChange; symbols: string[] }[];
 }
 
@@ -72,9 +71,9 @@ async function readDiff(source: DiffSource): Promise<{
 }
 
 /** Symbols (not the file itself) whose lines meet a changed range. */
-function touchedSymbols(file: ChangedFile, text: string | null): string[] {
-  if (text === null || !codeLanguage(file.path)) return [];
-  return codeSymbols(file.path, text)
+async function touchedSymbols(file: ChangedFile, text: string | null): Promise<string[]> {
+  if (text === null) return [];
+  return ((await symbolsOf(file.path, text)) ?? [])
     .filter((s) => s.symbol !== null && file.ranges.some((r) => r.start <= s.endLine && r.end >= s.startLine))
     .map((s) => s.symbol!);
 }
@@ -164,7 +163,12 @@ export async function contextForDiff(
     const outside = file.change === 'deleted' ? null : await leaves(file.path);
     if (outside !== null) notes.push(`${file.path} is a symlink to ${outside}, outside the repository: its target was not read`);
     const content = file.change === 'deleted' ? await oldSide(file.path) : await newSide(file.path);
-    changes.push({ path: file.path, oldPath: file.oldPath, change: file.change, symbols: [...new Set(touchedSymbols(file, content))] });
+    changes.push({
+      path: file.path,
+      oldPath: file.oldPath,
+      change: file.change,
+      symbols: [...new Set(await touchedSymbols(file, content))],
+    });
   }
   const codeHits = await entriesOnChangedCode(stores, changes, files);
   const { bundle } = await runRecipe(stores, embedder, diffTask(changes, files), recipe, { ...run, codeHits });

@@ -1,8 +1,8 @@
 /**
  * Fingerprints for code locations written by hand: when the repository is known at ingest
  * (`--repo`, config `repo`), each location without a fingerprint gets the fingerprint of the text
- * it points at (a TypeScript/JavaScript symbol's, else its lines'), and a symbol given without
- * lines gets its lines. `memcore check` then tells moved from drifted code.
+ * it points at (a symbol's, in the languages src/code/languages/ reads, else its lines'), and a
+ * symbol given without lines gets its lines. `memcore check` then tells moved from drifted code.
  */
 import type { MemoryDocument } from '../model/memoryFile.js';
 import { CodeIndex, linesFingerprint } from './codeIndex.js';

@@ -8,7 +8,21 @@ import ts from 'typescript';
 export interface CodeSymbol {
   /** `name`, `Class.method`, `Namespace.name`; null for the file itself. */
   symbol: string | null;
-  kind: 'file' | 'function' | 'class' | 'method' | 'interface' | 'type' | 'enum' | 'variable' | 'namespace';
+  kind:
+    | 'file'
+    | 'function'
+    | 'class'
+    | 'method'
+    | 'interface'
+    | 'type'
+    | 'enum'
+    | 'variable'
+    | 'namespace'
+    // Kinds of the other languages (src/code/languages/).
+    | 'struct'
+    | 'trait'
+    | 'module'
+    | 'constant';
   startLine: number;
   endLine: number;
   /** sha256 (32 hex) of the text with whitespace collapsed: the same after a move, new after an edit. */
@@ -37,6 +51,9 @@ export function codeLanguage(name: string): (typeof CODE_EXTENSIONS)[string] | n
   const dot = name.lastIndexOf('.');
   return dot < 0 ? null : (CODE_EXTENSIONS[name.slice(dot).toLowerCase()] ?? null);
 }
+
+/** Levels of nested code the walk goes down (a file nested deeper keeps what is above). */
+const MAX_NESTING = 200;
 
 export const fingerprintOf = (text: string) => createHash('sha256').update(text.replace(/\s+/g, ' ').trim()).digest('hex').slice(0, 32);
 
@@ -105,13 +122,31 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
   };
   const isFunctionValue = (e: ts.Expression | undefined) => e !== undefined && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
 
-  const visitClass = (name: string, node: ts.ClassLikeDeclaration) => {
+  // Declarations inside function bodies and callbacks (`describe(() => { class A {} })`) are found
+  // too, under the name of the function around them; the walk stops MAX_NESTING levels down.
+  const inner = (node: ts.Node | undefined, prefix: string, depth: number): void => {
+    if (!node || depth > MAX_NESTING) return;
+    if (ts.isBlock(node)) return visit(node.statements, prefix, depth + 1, true);
+    ts.forEachChild(node, (child) => inner(child, prefix, depth + 1));
+  };
+
+  const signatures = (name: string, members: ts.NodeArray<ts.TypeElement>) => {
+    for (const member of members) {
+      const m = ts.isMethodSignature(member) ? memberName(member.name) : null;
+      if (m) add(`${name}.${m}`, 'method', member);
+    }
+  };
+
+  const visitClass = (name: string, node: ts.ClassLikeDeclaration, depth: number) => {
     add(name, 'class', node);
     for (const member of node.members) {
-      if (ts.isConstructorDeclaration(member) && member.body) add(`${name}.constructor`, 'method', member);
-      else if ((ts.isMethodDeclaration(member) && member.body) || ts.isGetAccessor(member) || ts.isSetAccessor(member)) {
+      if (ts.isConstructorDeclaration(member) && member.body) {
+        add(`${name}.constructor`, 'method', member);
+        inner(member.body, `${name}.constructor.`, depth);
+      } else if ((ts.isMethodDeclaration(member) && member.body) || ts.isGetAccessor(member) || ts.isSetAccessor(member)) {
         const m = memberName(member.name);
         if (m) add(`${name}.${m}`, 'method', member);
+        if (m) inner(member.body, `${name}.${m}.`, depth);
       } else if (ts.isPropertyDeclaration(member) && isFunctionValue(member.initializer)) {
         const m = memberName(member.name);
         if (m) add(`${name}.${m}`, 'method', member);
@@ -119,33 +154,47 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
     }
   };
 
-  const visit = (statements: readonly ts.Statement[], prefix: string) => {
+  /** `nested`: statements inside a function, where only declarations count (not plain variables). */
+  const visit = (statements: readonly ts.Statement[], prefix: string, depth = 0, nested = false) => {
     for (const node of statements) {
       if (ts.isFunctionDeclaration(node)) {
         if (!node.body) continue; // an overload signature
         const name = node.name?.text ?? (isDefault(node) ? 'default' : null);
         if (name) add(prefix + name, 'function', node);
+        inner(node.body, name ? `${prefix}${name}.` : prefix, depth);
       } else if (ts.isClassDeclaration(node)) {
         const name = node.name?.text ?? (isDefault(node) ? 'default' : null);
-        if (name) visitClass(prefix + name, node);
-      } else if (ts.isInterfaceDeclaration(node)) add(prefix + node.name.text, 'interface', node);
-      else if (ts.isTypeAliasDeclaration(node)) add(prefix + node.name.text, 'type', node);
-      else if (ts.isEnumDeclaration(node)) add(prefix + node.name.text, 'enum', node);
-      else if (ts.isModuleDeclaration(node) && ts.isIdentifier(node.name)) {
+        if (name) visitClass(prefix + name, node, depth);
+      } else if (ts.isInterfaceDeclaration(node)) {
+        add(prefix + node.name.text, 'interface', node);
+        signatures(prefix + node.name.text, node.members);
+      } else if (ts.isTypeAliasDeclaration(node)) {
+        add(prefix + node.name.text, 'type', node);
+        if (ts.isTypeLiteralNode(node.type)) signatures(prefix + node.name.text, node.type.members);
+      } else if (ts.isEnumDeclaration(node)) add(prefix + node.name.text, 'enum', node);
+      else if (ts.isModuleDeclaration(node) && ts.isIdentifier(node.name) && node.name.text !== 'global') {
         add(prefix + node.name.text, 'namespace', node);
-        if (node.body && ts.isModuleBlock(node.body)) visit(node.body.statements, `${prefix}${node.name.text}.`);
+        if (node.body && ts.isModuleBlock(node.body)) visit(node.body.statements, `${prefix}${node.name.text}.`, depth + 1);
+      } else if (ts.isModuleDeclaration(node)) {
+        // `declare module 'x'` and `declare global` augment another module: their declarations are this file's.
+        if (node.body && ts.isModuleBlock(node.body)) visit(node.body.statements, prefix, depth + 1);
       } else if (ts.isVariableStatement(node)) {
-        const exported = hasExport(node);
+        const exported = hasExport(node) && !nested;
         node.declarationList.declarations.forEach((d, i) => {
-          if (!ts.isIdentifier(d.name)) return;
+          if (!ts.isIdentifier(d.name)) return inner(d.initializer, prefix, depth);
           const name = prefix + d.name.text;
           // The first declaration's lines start at `export const`; a function's span is the statement.
           const span = i === 0 && node.declarationList.declarations.length === 1 ? node : d;
-          if (isFunctionValue(d.initializer)) add(name, 'function', span);
-          else if (d.initializer && ts.isClassExpression(d.initializer)) visitClass(name, d.initializer);
-          else if (exported) add(name, 'variable', span);
+          if (isFunctionValue(d.initializer)) {
+            add(name, 'function', span);
+            inner((d.initializer as ts.ArrowFunction | ts.FunctionExpression).body, `${name}.`, depth);
+          } else if (d.initializer && ts.isClassExpression(d.initializer)) visitClass(name, d.initializer, depth);
+          else {
+            if (exported) add(name, 'variable', span);
+            inner(d.initializer, prefix, depth);
+          }
         });
-      }
+      } else inner(node, prefix, depth);
     }
   };
   visit(source.statements, '');

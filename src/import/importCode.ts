@@ -1,8 +1,10 @@
 /**
  * A codebase's symbols as code locations: every function, class, method, interface, type, enum,
- * namespace and exported variable of its TypeScript and JavaScript files, with lines, kind and a
- * fingerprint of its text, and one location per file (per source file of other languages too,
- * sourceFiles.ts). Each file read is also handed to the code search index (codeSearchHook.ts). Ids name the symbol, not its lines
+ * namespace and exported variable of its files in the languages src/code/languages/ reads (TS/JS,
+ * Python, Go, Rust, Java, C#, C, C++, Ruby, PHP, Bash), with lines, kind and a fingerprint of its
+ * text, and one location per file (code in other languages gets that one only). A file's imports
+ * are IMPORTS links between file locations. Each file read is also handed to the code search index
+ * (codeSearchHook.ts), which findCode and the code channel rank. Ids name the symbol, not its lines
  * (`codebase:path#Class.method`), so a moved symbol keeps its id and its links and gets new lines.
  * Each file is a source of its own (`code:<codebase>:<path>`) whose manifest keeps the file's hash:
  * an unchanged file is not read again, a changed one is re-read, a gone one is removed. Stored
@@ -10,21 +12,31 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { findLinks } from '../ingest/autoLink.js';
 import { indexDocument, type IngestReport } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
 import { invalidInput, requireFolder, throwIfAborted } from '../model/errors.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
-import { checkId } from '../model/ids.js';
+import { checkId, idProblem } from '../model/ids.js';
 import { deriveCodeLocationId, validateMemoryDocument, type CodeLocationRecord, type RelationRecord } from '../model/memoryFile.js';
 import type { CodeLocation } from '../model/types.js';
 import { readManifests } from '../store/sourceManifests.js';
 import type { Stores } from '../store/stores.js';
 import { revisionOf } from '../code/git.js';
+import {
+  extractCode,
+  fileSymbol,
+  hasExtractor,
+  languageOf,
+  NestingError,
+  resolveImports,
+  type Extraction,
+  type ImportRef,
+  type RepoFacts,
+} from '../code/languages/index.js';
 import { CodeSearchHook } from './codeSearchHook.js';
-import { sourceLanguage, sourceSymbols } from './sourceFiles.js';
 import { leavingLinkReason, walkFiles, type LeavingLink } from './walkFiles.js';
 
 export interface ImportCodeOptions {
@@ -46,78 +58,154 @@ export interface ImportCodeReport extends IngestReport {
     /** Files an earlier import read that are gone: their locations removed (kept where entries still reference them). */
     removed: number;
   };
-  /** Files not read, with why (too large: generated or bundled code). */
+  /** Files read this time, by language (`python`, `go`, …). */
+  languages: Record<string, number>;
+  /** Files not read, with why (too large: generated or bundled code; not UTF-8; nested too deep; a name no id can hold). */
   skipped: { file: string; reason: string }[];
+  /** Files read in part: the parser met text it could not read, and kept what parsed around it. */
+  partial: { file: string; reason: string }[];
+  /** Files of languages memcore reads no symbols of (or whose grammar is not installed), by language: one file-level location each. */
+  fileOnly: Record<string, number>;
+  /** IMPORTS links written between the files read and the files they import. */
+  imports: number;
 }
 
 /** Source files larger than this are generated or bundled, not written: skipped. */
 export const MAX_CODE_FILE_BYTES = 2 * 2 ** 20;
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Imports the code under `repo` (the engine serialises the call). */
 export async function importCode(stores: Stores, embedder: Embedder, repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
   const root = await requireFolder('import-code', repo);
   const prefix = `code:${options.codebase}:`;
   const links: LeavingLink[] = [];
-  const files = await walkFiles([root], (name) => sourceLanguage(name) !== null, [stores.dir], { links });
-  const search = await CodeSearchHook.open(stores.dir, options.codebase);
+  const walked = await walkFiles([root], (name) => languageOf(name) !== null || REPO_FACT_FILES.has(name), [stores.dir], { links });
+  const pathOf = (file: string) => relative(root, file).split(sep).join('/');
+  const files = walked.filter((f) => languageOf(f) !== null);
+  const facts = await repoFacts(root, walked.filter((f) => !languageOf(f)).map(pathOf));
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
   const stamp = await revisionOf(root);
   const known = new Map(
     (await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]),
   );
 
+  const search = await CodeSearchHook.open(stores.dir, options.codebase);
   const parts: SourcePart[] = [];
-  const skipped: ImportCodeReport['skipped'] = links.map((l) => ({
-    file: relative(root, l.path).split(sep).join('/'),
-    reason: leavingLinkReason(l),
-  }));
+  const skipped: ImportCodeReport['skipped'] = links.map((l) => ({ file: pathOf(l.path), reason: leavingLinkReason(l) }));
+  const partial: ImportCodeReport['partial'] = [];
+  const fileOnly: Record<string, number> = {};
+  const languages: Record<string, number> = {};
   const present = new Set<string>();
+  const importsOf = new Map<string, { part: SourcePart; refs: ImportRef[] }>();
+  const declaring = new Map<string, string[]>();
   let unchanged = 0;
   for (const [i, file] of files.entries()) {
     throwIfAborted(options.signal);
-    const path = relative(root, file).split(sep).join('/');
+    const path = pathOf(file);
     const size = (await stat(file)).size;
+    // A file not read this time keeps what it gave before.
+    const keep = () => {
+      if (known.has(path)) present.add(path);
+      else present.delete(path);
+    };
     if (size > MAX_CODE_FILE_BYTES) {
       skipped.push({
         file: path,
         reason: `${(size / 2 ** 20).toFixed(1)} MiB; files over ${MAX_CODE_FILE_BYTES / 2 ** 20} MiB are taken for generated code`,
       });
-      if (known.has(path)) present.add(path); // what it gave before stays
+      keep();
+      continue;
+    }
+    const fileId = deriveCodeLocationId({ codebase_id: options.codebase, file_path: path });
+    const badName = idProblem(fileId);
+    if (badName) {
+      skipped.push({ file: JSON.stringify(path), reason: `its name cannot be part of a code location id: the id ${badName}` });
       continue;
     }
     present.add(path);
     const bytes = await readFile(file);
     const hash = sha256(bytes);
-    const language = sourceLanguage(path) ?? 'typescript';
-    const text = bytes.toString('utf8');
-    if (known.get(path)?.hash === hash) {
+    const same = known.get(path)?.hash === hash;
+    // An unchanged file is decoded only when other files' imports need what it declares (Java, C#),
+    // or the code search index lacks it (a folder imported before the index existed).
+    const indexed = !search.lacks(path);
+    if (same && indexed && !DECLARING.has(languageOf(path)!)) {
       unchanged++;
-      if (search.lacks(path)) search.add(path, language, text, sourceSymbols(path, text));
       continue;
     }
-    const symbols = sourceSymbols(path, text);
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      skipped.push({ file: path, reason: 'not valid UTF-8 (save it as UTF-8 to import it)' });
+      keep();
+      continue;
+    }
+    for (const ns of declaresOf(path, text)) declaring.set(ns, [...(declaring.get(ns) ?? []), path]);
+    const language = languageOf(path)!;
+    if (same && indexed) {
+      unchanged++;
+      continue;
+    }
+    let extraction: Extraction | null;
+    try {
+      extraction = hasExtractor(path) ? await extractCode(path, text, facts) : null;
+    } catch (error) {
+      if (!(error instanceof NestingError)) throw error;
+      skipped.push({ file: path, reason: error.message });
+      keep();
+      continue;
+    }
+    const symbols = extraction?.symbols ?? [fileSymbol(text)];
     search.add(path, language, text, symbols);
-    const codeLocations = symbols.map((s): CodeLocationRecord => {
+    if (same) {
+      unchanged++;
+      continue;
+    }
+    if (!extraction) fileOnly[language] = (fileOnly[language] ?? 0) + 1;
+    else if (extraction.syntaxErrors)
+      partial.push({ file: path, reason: 'the parser met text it could not read; kept the symbols around it' });
+    languages[language] = (languages[language] ?? 0) + 1;
+    const codeLocations = symbols.flatMap((s): CodeLocationRecord[] => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
+      const id = deriveCodeLocationId(record);
+      if (idProblem(id)) return []; // a symbol whose name no id can carry (too long): the file keeps the rest
       const revision = stamp && !stamp.changed.has(path) ? { revision: stamp.revision } : {};
-      return {
-        id: deriveCodeLocationId(record),
-        ...record,
-        start_line: s.startLine,
-        end_line: s.endLine,
-        language,
-        kind: s.kind,
-        fingerprint: s.fingerprint,
-        ...revision,
-      };
+      return [
+        {
+          id,
+          ...record,
+          start_line: s.startLine,
+          end_line: s.endLine,
+          language,
+          kind: s.kind,
+          fingerprint: s.fingerprint,
+          ...revision,
+        },
+      ];
     });
-    parts.push({ source: prefix + path, hash, doc: validateMemoryDocument(file, { code_locations: codeLocations }).document });
+    const part: SourcePart = { source: prefix + path, hash, doc: validateMemoryDocument(file, { code_locations: codeLocations }).document };
+    parts.push(part);
+    if (extraction && extraction.imports.length > 0) importsOf.set(path, { part, refs: extraction.imports });
     if ((i + 1) % 200 === 0 || i + 1 === files.length) options.onProgress?.(`read ${i + 1}/${files.length} files`);
   }
   const gone = [...known.keys()].filter((path) => !present.has(path));
   for (const path of gone) parts.push({ source: prefix + path, doc: { entries: [], codeLocations: [], goldenPaths: [], relations: [] } });
+
+  // A file's imports link its file-level location to theirs; the link belongs to the importing file.
+  const imports: RelationRecord[] = [];
+  const lookup = repoLookup([...present], declaring);
+  for (const [path, { refs }] of importsOf) {
+    for (const target of resolveImports(path, refs, lookup)) {
+      imports.push({
+        type: 'IMPORTS',
+        from: deriveCodeLocationId({ codebase_id: options.codebase, file_path: path }),
+        to: deriveCodeLocationId({ codebase_id: options.codebase, file_path: target }),
+      });
+    }
+  }
 
   const codeLocations = parts.flatMap((p) => p.doc.codeLocations);
   const { document, external } = validateMemoryDocument('import-code', {
@@ -133,11 +221,12 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
       fingerprint: c.fingerprint!,
       ...(c.revision ? { revision: c.revision } : {}),
     })),
-    relations: options.autoLink === false ? [] : await mentionsOf(stores, codeLocations),
+    relations: [...(options.autoLink === false ? [] : await mentionsOf(stores, codeLocations)), ...imports],
   });
-  // A link belongs to the file of the code it points at: re-reading the file finds it again, or drops it.
+  // A mention belongs to the file of the code it points at, an import to the importing file:
+  // re-reading the file finds it again, or drops it.
   const partOf = new Map(parts.flatMap((p, i) => p.doc.codeLocations.map((c) => [c.id, i] as const)));
-  for (const r of document.relations) parts[partOf.get(r.to)!]!.doc.relations.push(r);
+  for (const r of document.relations) parts[partOf.get(r.type === 'IMPORTS' ? r.from : r.to)!]!.doc.relations.push(r);
   const report = await indexDocument(stores, embedder, prefix.slice(0, -1), document, external, {
     parts,
     recordSource: true,
@@ -146,7 +235,68 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     ...(options.signal ? { signal: options.signal } : {}),
   });
   await search.commit(gone);
-  return { ...report, files: { read: parts.length - gone.length, unchanged, removed: gone.length }, skipped };
+  return {
+    ...report,
+    files: { read: parts.length - gone.length, unchanged, removed: gone.length },
+    languages,
+    skipped,
+    partial,
+    fileOnly,
+    imports: imports.length,
+  };
+}
+
+/** Files that tell how imports resolve: Go's module path, PHP's PSR-4 map. */
+const REPO_FACT_FILES = new Set(['go.mod', 'composer.json']);
+
+async function repoFacts(root: string, paths: string[]): Promise<RepoFacts> {
+  const facts: RepoFacts = { goModules: [], psr4: [] };
+  for (const path of paths) {
+    const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+    const text = await readFile(join(root, path), 'utf8').catch(() => '');
+    if (path.endsWith('go.mod')) {
+      const module = /^module\s+(\S+)/m.exec(text)?.[1];
+      if (module) facts.goModules.push({ dir, module: module.replace(/^"|"$/g, '') });
+    } else {
+      try {
+        const psr4 = (JSON.parse(text) as { autoload?: { 'psr-4'?: Record<string, string | string[]> } }).autoload?.['psr-4'] ?? {};
+        for (const [prefix, dirs] of Object.entries(psr4)) {
+          const list = (Array.isArray(dirs) ? dirs : [dirs]).filter((d): d is string => typeof d === 'string');
+          facts.psr4.push({ prefix, dirs: list.map((d) => [dir, d.replace(/\/$/, '')].filter((p) => p !== '').join('/')) });
+        }
+      } catch {
+        // a composer.json that does not parse resolves nothing
+      }
+    }
+  }
+  return facts;
+}
+
+/** Languages whose imports name a namespace or package that files declare. */
+const DECLARING = new Set(['java', 'csharp', 'kotlin']);
+
+/** Namespaces and packages a Java, Kotlin or C# file declares (a wildcard import or a `using` names them). */
+function declaresOf(path: string, text: string): string[] {
+  if (!DECLARING.has(languageOf(path)!)) return [];
+  return [...text.matchAll(/^\s*(?:package|namespace)\s+([\w.]+)\s*[;{]?/gm)].map((m) => m[1]!);
+}
+
+/** Paths by their last segment, for imports that name a path's end (a package under `src/`). */
+function repoLookup(paths: string[], declaring: Map<string, string[]>) {
+  const files = new Set(paths);
+  const byName = new Map<string, string[]>();
+  for (const p of paths) {
+    const name = p.slice(p.lastIndexOf('/') + 1);
+    byName.set(name, [...(byName.get(name) ?? []), p]);
+  }
+  return {
+    files,
+    bySuffix: (suffix: string) =>
+      (byName.get(suffix.slice(suffix.lastIndexOf('/') + 1)) ?? [])
+        .filter((p) => p === suffix || p.endsWith(`/${suffix}`))
+        .sort((a, b) => a.length - b.length)[0] ?? null,
+    declaring: (namespace: string) => declaring.get(namespace) ?? [],
+  };
 }
 
 /** REFERENCES_CODE links from stored entries to the new locations they name. */

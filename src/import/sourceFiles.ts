@@ -1,65 +1,7 @@
 /**
- * The source files import-code records beyond the ones it parses: every text source file of a
- * common language gets at least a file-level code location (keyed as the parsed ones are, so
- * `codebase:path`), and the words of each file go to the code search index. The symbols of a file
- * come from its language's extractor when there is one (codeSymbols for TypeScript and
- * JavaScript), else the file alone.
+ * What a file imports as written, for the code search index's `imports` signal: read with patterns,
+ * so it needs no grammar (the graph's IMPORTS links come from the language extractors).
  */
-import { codeLanguage, codeSymbols, fingerprintOf, type CodeSymbol } from './codeSymbols.js';
-
-/** Source extensions by language, beside the TypeScript and JavaScript ones codeSymbols parses. */
-const OTHER_SOURCES: Record<string, string> = {
-  '.py': 'python',
-  '.pyi': 'python',
-  '.go': 'go',
-  '.rs': 'rust',
-  '.java': 'java',
-  '.kt': 'kotlin',
-  '.kts': 'kotlin',
-  '.scala': 'scala',
-  '.rb': 'ruby',
-  '.php': 'php',
-  '.c': 'c',
-  '.h': 'c',
-  '.cc': 'cpp',
-  '.cpp': 'cpp',
-  '.cxx': 'cpp',
-  '.hpp': 'cpp',
-  '.hh': 'cpp',
-  '.cs': 'csharp',
-  '.swift': 'swift',
-  '.m': 'objective-c',
-  '.lua': 'lua',
-  '.ex': 'elixir',
-  '.exs': 'elixir',
-  '.erl': 'erlang',
-  '.hs': 'haskell',
-  '.ml': 'ocaml',
-  '.clj': 'clojure',
-  '.dart': 'dart',
-  '.jl': 'julia',
-  '.r': 'r',
-  '.sh': 'shell',
-  '.vue': 'vue',
-  '.svelte': 'svelte',
-};
-
-/** The language of a source file import-code records, or null for a file it leaves alone. */
-export function sourceLanguage(name: string): string | null {
-  const parsed = codeLanguage(name);
-  if (parsed) return parsed.language;
-  if (/\.d\.[cm]?ts$/.test(name) || /\.min\.[cm]?js$/.test(name)) return null;
-  const dot = name.lastIndexOf('.');
-  return dot < 0 ? null : (OTHER_SOURCES[name.slice(dot).toLowerCase()] ?? null);
-}
-
-/** A file's symbols: its language's extractor's where one exists, else only the file. */
-export function sourceSymbols(path: string, text: string): CodeSymbol[] {
-  if (codeLanguage(path)) return codeSymbols(path, text);
-  const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-  return [{ symbol: null, kind: 'file', startLine: 1, endLine: Math.max(1, lines), fingerprint: fingerprintOf(text) }];
-}
-
 /**
  * What a file imports, as written (`./util`, `click.core`, `.parser`, `github.com/x/y/doc`): read
  * with patterns, not parsed, so a string that looks like an import may count. The code search

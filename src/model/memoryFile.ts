@@ -63,6 +63,7 @@ export const RELATION_ENDPOINTS: Record<RelationType, [EndpointKind, EndpointKin
   REFERENCES_CODE: ['entry', 'code'],
   IMPLEMENTS: ['entry', 'path'],
   PATH_STEP: ['path', 'code'],
+  IMPORTS: ['code', 'code'],
 };
 
 /** Fields a relation may carry, by type; anything else is a mistake worth reporting. */
@@ -73,6 +74,7 @@ const RELATION_FIELDS: Record<RelationType, string[]> = {
   REFERENCES_CODE: ['relevance'],
   IMPLEMENTS: [],
   PATH_STEP: ['step_order', 'description', 'key_concepts'],
+  IMPORTS: [],
 };
 
 /** A relation whose endpoint the file does not define: the indexer checks it against the stores. */

@@ -10,7 +10,8 @@ export type Sensitivity = (typeof SENSITIVITY_LEVELS)[number];
 export const ENTRY_EDGE_TYPES = ['RELATED', 'DEPENDS_ON', 'SUPERSEDES'] as const;
 export type EntryEdgeType = (typeof ENTRY_EDGE_TYPES)[number];
 
-export const RELATION_TYPES = [...ENTRY_EDGE_TYPES, 'REFERENCES_CODE', 'IMPLEMENTS', 'PATH_STEP'] as const;
+/** IMPORTS: a code file's location to the location of a file it imports (import-code). */
+export const RELATION_TYPES = [...ENTRY_EDGE_TYPES, 'REFERENCES_CODE', 'IMPLEMENTS', 'PATH_STEP', 'IMPORTS'] as const;
 export type RelationType = (typeof RELATION_TYPES)[number];
 
 export interface MemoryEntry {

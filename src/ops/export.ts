@@ -103,7 +103,12 @@ export function exportDocument(
       ...(s.note !== undefined ? { note: s.note } : {}),
       key: s.key,
     }));
-  const entryEnds = (r: Relation) => ids.has(r.from) && (r.type === 'REFERENCES_CODE' || r.type === 'IMPLEMENTS' || ids.has(r.to));
+  const codeIds = new Set(codeLocations.map((c) => c.id));
+  // IMPORTS (import-code) join two code locations; they go with the code, not with an entry.
+  const entryEnds = (r: Relation) =>
+    r.type === 'IMPORTS'
+      ? codeIds.has(r.from) && codeIds.has(r.to)
+      : ids.has(r.from) && (r.type === 'REFERENCES_CODE' || r.type === 'IMPLEMENTS' || ids.has(r.to));
   const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   return {
     version: 1,

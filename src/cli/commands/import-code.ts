@@ -23,6 +23,8 @@ const importCodeCommand: Command = {
           (r.sync && Object.values(r.sync.removed).some((n) => n > 0) ? `; ${syncLine(r.sync)}` : ''),
       );
       for (const f of r.skipped) io.err(`skipped ${f.file}: ${f.reason}`);
+      for (const f of r.partial) io.err(`partly read ${f.file}: ${f.reason}`);
+      for (const [language, n] of Object.entries(r.fileOnly)) io.err(`${n} ${language} file(s): file locations only (no extractor)`);
     }
     return EXIT.ok;
   },

@@ -65,6 +65,7 @@ const EDGE_COLUMNS: Record<Relation['type'], { from: string; to: string; props: 
       ['key_concepts', `list_filter(string_split(row.keyConcepts, '${LIST_SEPARATOR}'), k -> k <> '')`],
     ],
   },
+  IMPORTS: { from: 'CodeLocation', to: 'CodeLocation', props: [] },
 };
 
 /**
@@ -431,6 +432,9 @@ export class KuzuGraphDriver implements GraphDriver {
       ...(await pairs('SUPERSEDES', 'MemoryEntry')),
       ...code,
       ...(await pairs('IMPLEMENTS', 'GoldenPath')),
+      ...(await this.run('MATCH (a:CodeLocation)-[r:IMPORTS]->(b:CodeLocation) RETURN a.id AS from, b.id AS to ORDER BY from, to')).map(
+        (r): Relation => ({ type: 'IMPORTS', from: String(r.from), to: String(r.to) }),
+      ),
     ];
   }
 
