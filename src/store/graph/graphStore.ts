@@ -165,4 +165,6 @@ export interface GraphDriver extends Omit<
   scanEntryEdges(): Promise<{ ids: string[]; edges: GraphEdge[] }>;
   /** Every code reference and implementation, with the code locations and golden paths. */
   scanCodeLinks(): Promise<CodeLinksData>;
+  /** Every entry node, by id (migrate). */
+  entryNodes(): Promise<EntryNode[]>;
 }
