@@ -37,6 +37,7 @@ import type { Owner, OwnerOptions } from '../server/owner.js';
 import type { DoctorReport } from '../ops/doctor.js';
 import type { SyncReport } from '../ingest/syncSource.js';
 import { entryText, formatGoldenPath } from '../format/formatBundle.js';
+import migrateCommand from './commands/migrate.js';
 
 // The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
 // a CLI call that a running server answers needs none of them, so they are imported when used.
@@ -179,6 +180,8 @@ Commands:
   doctor                    check the folder part by part; --repair rebuilds what can be derived
                             (exit 0 healthy, 6 not; while served, the server checks its open stores
                             and what it holds in memory; --repair needs the server stopped)
+  migrate --graph <g>       move the folder's graph to ladybug (LadybugDB) or kuzu (Kuzu): copied, read
+                            back and compared, then swapped in; the old graph stays until then
   reembed --embedder <e>    move the folder to another model: local, or openai:<model> with --dimensions
                             (--base-url, --truncatable); built beside it, resumable, swapped in at the end
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)
@@ -393,6 +396,7 @@ interface Command {
 const print = (io: Io, json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value, null, 2) : text());
 
 const COMMANDS: Record<string, Command> = {
+  migrate: migrateCommand,
   ingest: {
     options: { 'auto-link': { type: 'boolean', default: false }, sync: { type: 'boolean', default: false }, repo: { type: 'string' } },
     args: [1, Infinity],

@@ -425,7 +425,9 @@ export class CypherGraphDriver implements GraphDriver {
 
   async entryNodes(): Promise<EntryNode[]> {
     return (
-      await this.run('MATCH (e:MemoryEntry) RETURN e.id AS id, e.core_id AS core_id, e.title AS title, e.entry_type AS entry_type ORDER BY id')
+      await this.run(
+        'MATCH (e:MemoryEntry) RETURN e.id AS id, e.core_id AS core_id, e.title AS title, e.entry_type AS entry_type ORDER BY id',
+      )
     ).map((r) => ({ id: String(r.id), coreId: String(r.core_id), title: String(r.title), entryType: String(r.entry_type) }));
   }
 

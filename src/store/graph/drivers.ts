@@ -25,7 +25,8 @@ const DRIVERS: Record<GraphDriverName, DriverInfo> = {
   kuzu: { file: 'graph.kuzu', pkg: 'kuzu', label: 'Kuzu' },
 };
 
-export const isGraphDriver = (v: unknown): v is GraphDriverName => typeof v === 'string' && (GRAPH_DRIVERS as readonly string[]).includes(v);
+export const isGraphDriver = (v: unknown): v is GraphDriverName =>
+  typeof v === 'string' && (GRAPH_DRIVERS as readonly string[]).includes(v);
 
 /** The graph file of a folder kept with `driver` (`graph.lbug`, `graph.kuzu`). */
 export const graphFileName = (driver: GraphDriverName): string => DRIVERS[driver].file;

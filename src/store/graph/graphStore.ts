@@ -121,6 +121,8 @@ export interface GraphStore {
   allCodeLocations(): Promise<CodeLocation[]>;
   /** Every entry id the graph holds (doctor). */
   entryIds(): Promise<string[]>;
+  /** Every entry node, ordered by id (migrate). */
+  entryNodes(): Promise<EntryNode[]>;
   /** Every golden path, steps ordered (export). */
   allGoldenPaths(): Promise<GoldenPath[]>;
   /** Every relation but PATH_STEP (a golden path's steps carry those), with its attributes (export). */
@@ -165,6 +167,4 @@ export interface GraphDriver extends Omit<
   scanEntryEdges(): Promise<{ ids: string[]; edges: GraphEdge[] }>;
   /** Every code reference and implementation, with the code locations and golden paths. */
   scanCodeLinks(): Promise<CodeLinksData>;
-  /** Every entry node, by id (migrate). */
-  entryNodes(): Promise<EntryNode[]>;
 }
