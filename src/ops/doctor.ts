@@ -133,8 +133,7 @@ export async function doctor(dir: string, options: { repair?: boolean } = {}): P
       findings.push({
         check: 'graph',
         ok: false,
-        message:
-          `${graphFile} is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)`,
+        message: `${graphFile} is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)`,
         ...(lanceIds
           ? { repair: `create the graph with a node for each of the ${lanceIds.length} entries (without their relations)` }
           : {}),

@@ -12,8 +12,8 @@ import { readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { MemcoreError } from '../model/errors.js';
-import type { GoldenPath, Relation } from '../model/types.js';
-import type { GraphBatch, GraphCounts, GraphStore } from '../store/graph/graphStore.js';
+import type { GraphCounts } from '../store/graph/graphStore.js';
+import { graphContents, writeGraphInChild } from './graphCopy.js';
 import {
   GRAPH_DRIVERS,
   graphDriverLabel,
@@ -38,40 +38,6 @@ export interface MigrateGraphReport {
 
 /** The suffix of the graph file a migration is writing, beside the folder's graph. */
 const MIGRATING = '.migrating';
-
-/** Every record of a graph, in a fixed order: what a migration copies and then compares. */
-async function graphContents(graph: Pick<GraphStore, 'entryNodes' | 'allCodeLocations' | 'allGoldenPaths' | 'allRelations'>) {
-  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  const byId = <T extends { id: string }>(rows: T[]) => rows.sort((a, b) => order(a.id, b.id));
-  const relationKey = (r: Relation) => `${r.type}\u0000${r.from}\u0000${r.to}`;
-  const goldenPaths = byId(await graph.allGoldenPaths());
-  for (const p of goldenPaths) p.steps.sort((a, b) => a.order - b.order || order(a.code.id, b.code.id));
-  return {
-    entries: byId(await graph.entryNodes()),
-    codeLocations: byId(await graph.allCodeLocations()),
-    goldenPaths,
-    relations: (await graph.allRelations()).sort((a, b) => (relationKey(a) < relationKey(b) ? -1 : 1)),
-  };
-}
-
-/** The write that recreates `contents` in an empty graph: golden path steps become PATH_STEP relations again. */
-function batchOf(contents: Awaited<ReturnType<typeof graphContents>>): GraphBatch {
-  const steps = (p: GoldenPath): Relation[] =>
-    p.steps.map((s) => ({
-      type: 'PATH_STEP',
-      from: p.id,
-      to: s.code.id,
-      stepOrder: s.order,
-      ...(s.description !== null ? { description: s.description } : {}),
-      keyConcepts: s.keyConcepts,
-    }));
-  return {
-    entries: contents.entries,
-    codeLocations: contents.codeLocations,
-    goldenPaths: contents.goldenPaths.map(({ id, name, concept, description }) => ({ id, name, concept, description })),
-    relations: [...contents.relations, ...contents.goldenPaths.flatMap(steps)],
-  };
-}
 
 /** Removes a graph file and the write-ahead log beside it. */
 async function removeGraphFile(file: string): Promise<void> {
@@ -121,23 +87,17 @@ export async function migrateGraph(
     progress(
       `writing ${before.entries.length} entries, ${before.codeLocations.length} code locations, ${before.goldenPaths.length} golden paths, ${before.relations.length} relations into ${graphDriverLabel(to)}`,
     );
-    const next = await openGraphDriver(to, building);
     try {
-      await next.write(batchOf(before));
-      const after = await graphContents(next);
-      const afterCounts = await next.counts();
-      if (JSON.stringify(after) !== JSON.stringify(before) || JSON.stringify(afterCounts) !== JSON.stringify(counts))
+      const after = await writeGraphInChild(to, building, before);
+      if (JSON.stringify(after.contents) !== JSON.stringify(before) || JSON.stringify(after.counts) !== JSON.stringify(counts))
         throw new MemcoreError(
-          `${dir}: the ${graphDriverLabel(to)} copy of the graph differs from the ${graphDriverLabel(from)} one (before ${JSON.stringify(counts)}, after ${JSON.stringify(afterCounts)}); nothing was changed`,
+          `${dir}: the ${graphDriverLabel(to)} copy of the graph differs from the ${graphDriverLabel(from)} one (before ${JSON.stringify(counts)}, after ${JSON.stringify(after.counts)}); nothing was changed`,
           'STORE',
         );
-      await next.checkpoint();
     } catch (e) {
-      await next.close().catch(() => undefined);
       await removeGraphFile(building);
       throw e;
     }
-    await next.close();
 
     // The swap: the new file under its name (replacing a stale one a crash left before meta.json
     // named it), then meta.json, whose atomic replace is the moment the folder changes database.
