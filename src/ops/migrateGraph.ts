@@ -76,9 +76,9 @@ export async function migrateGraph(
   // Opening replays an unfinished write from the journal, so the copy is of a settled graph.
   const stores = await Stores.open(dir, identityOnly(meta));
   try {
-    // What an interrupted run left: a half-written file, or a finished one meta.json never named.
+    // What an interrupted run left: a half-written graph file (either way), and its log.
     for (const name of await readdir(dir))
-      if (name.startsWith(`${graphFileName(to)}${MIGRATING}`)) await rm(join(dir, name), { force: true, recursive: true });
+      if (name.startsWith('graph.') && name.includes(MIGRATING)) await rm(join(dir, name), { force: true, recursive: true });
     if (from === to) return { path: dir, from, to, migrated: false, counts: await stores.graph.counts() };
 
     progress(`reading the ${graphDriverLabel(from)} graph`);
