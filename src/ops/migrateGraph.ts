@@ -20,7 +20,6 @@ import {
   graphDriverOf,
   graphFileName,
   isGraphDriver,
-  openGraphDriver,
   type GraphDriverName,
 } from '../store/graph/drivers.js';
 import { readMeta, writeMeta } from '../store/meta.js';
