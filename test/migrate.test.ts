@@ -193,7 +193,9 @@ describe('a Kuzu folder where the kuzu package is not installed', () => {
     // The package made unresolvable for the child process, as on an install without it.
     const hideKuzu = fileURLToPath(new URL('./fixtures/hideKuzu.mjs', import.meta.url));
     const [loader, tsx, ...cli] = nodeArgs([]);
-    const withoutKuzu = (args: string[]) => run([loader!, tsx!, '--import', hideKuzu, ...cli, ...args], { MEMCORE_EMBEDDER: 'local' });
+    // MEMCORE_GRAPH: a new folder on LadybugDB whatever the default (config/defaults.ts) is.
+    const withoutKuzu = (args: string[]) =>
+      run([loader!, tsx!, '--import', hideKuzu, ...cli, ...args], { MEMCORE_EMBEDDER: 'local', MEMCORE_GRAPH: 'ladybug' });
     const refused = await withoutKuzu(['migrate', '--graph', 'ladybug', '--db', kuzuDir]);
     expect(refused.code).toBe(6);
     expect(refused.stderr).toMatch(/graph is a Kuzu database, and the package kuzu that opens it is not installed: run `npm install kuzu`/);
