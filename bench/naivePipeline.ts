@@ -4,20 +4,25 @@
  * seed, then a fetch by id list. (Pasting values into queries is what memcore itself never does.)
  */
 import * as lancedb from '@lancedb/lancedb';
-import kuzu from 'kuzu';
 import { join } from 'node:path';
+import type { NativeConnection, NativeDatabase, NativeQueryResult } from '../src/store/graph/cypherGraphDriver.js';
+import { graphBinding, graphDriverOf, graphFileName } from '../src/store/graph/drivers.js';
+import { readMeta } from '../src/store/meta.js';
 
 export class NaivePipeline {
   private constructor(
     private readonly table: lancedb.Table,
-    private readonly db: kuzu.Database,
-    private readonly conn: kuzu.Connection,
+    private readonly db: NativeDatabase,
+    private readonly conn: NativeConnection,
   ) {}
 
+  /** Opens the folder's own files, the graph with the database it was made with (a process loads only one). */
   static async open(dir: string): Promise<NaivePipeline> {
     const table = await (await lancedb.connect(join(dir, 'lance'))).openTable('entries');
-    const db = new kuzu.Database(join(dir, 'graph.kuzu'));
-    return new NaivePipeline(table, db, new kuzu.Connection(db));
+    const driver = graphDriverOf(await readMeta(dir));
+    const binding = await graphBinding(driver);
+    const db = new binding.Database(join(dir, graphFileName(driver)));
+    return new NaivePipeline(table, db, new binding.Connection(db));
   }
 
   async query(vector: Float32Array, small: Float32Array, cores: string[]): Promise<string[]> {
@@ -43,7 +48,7 @@ export class NaivePipeline {
     for (const id of seeds) {
       const r = (await this.conn.query(
         `MATCH (s:MemoryEntry {id: '${id}'})-[:RELATED|DEPENDS_ON*1..2]-(t:MemoryEntry) RETURN DISTINCT t.id AS id`,
-      )) as kuzu.QueryResult;
+      )) as NativeQueryResult;
       for (const row of r.getAllSync()) reached.add(String(row.id));
       r.close();
     }

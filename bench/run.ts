@@ -21,8 +21,10 @@ import { buildPeers, PEERS } from '../src/eval/peers.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
 import { readFile } from 'node:fs/promises';
 import { benchReportHtml, latencyBySizeChart } from './benchReport.js';
+import { isGraphDriver, type GraphDriverName } from '../src/store/graph/drivers.js';
+import { DEFAULTS } from '../src/config/defaults.js';
 
-const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [--out <name>] [--keep] [--peers] [--ballast <GB>]
+const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [--out <name>] [--keep] [--peers] [--ballast <GB>] [--graph ladybug|kuzu]
 
   --sizes <n,…>   store sizes to build and measure, each ≥ 100 (default 10000,100000)
   --queries <n>   queries per size, ≥ 10 (default 200)
@@ -36,6 +38,8 @@ const USAGE = `usage: npm run bench -- [--sizes 10000,100000] [--queries 200] [-
                   timed on 20 (the table says so)
   --ballast <GB>  then hold that many GB of live JS objects in the process (a host's heap) and
                   time buildTaskContext and semanticSearch again beside it
+  --graph <g>     the graph database of the stores built: ladybug or kuzu (default: a new
+                  folder's, config/defaults.ts)
   --report <file.html>  also write an HTML report (one offline file): latency percentiles by
                   store size, every search method by size, buildTaskContext's stages
   -h, --help      this text
@@ -53,6 +57,7 @@ function parseBenchArgs() {
         peers: { type: 'boolean', default: false },
         ballast: { type: 'string' },
         report: { type: 'string' },
+        graph: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -67,6 +72,7 @@ if (values.help) {
   process.exit(0);
 }
 const sizes = values.sizes.split(',').map(Number);
+const graph: GraphDriverName = isGraphDriver(values.graph) ? values.graph : DEFAULTS.store.graph;
 const queryCount = Number(values.queries);
 const ballastGb = values.ballast === undefined ? 0 : Number(values.ballast);
 if (
@@ -75,10 +81,11 @@ if (
   queryCount < 10 ||
   (values.out !== undefined && !/^[\w.-]+$/.test(values.out)) ||
   !(ballastGb >= 0 && ballastGb <= 64) ||
-  (values.report !== undefined && !values.report.endsWith('.html'))
+  (values.report !== undefined && !values.report.endsWith('.html')) ||
+  (values.graph !== undefined && !isGraphDriver(values.graph))
 ) {
   console.error(
-    `bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name, --ballast a number of GB from 0 to 64 and --report a file ending in .html\n\n${USAGE}`,
+    `bad arguments: sizes must be integers ≥ 100, queries an integer ≥ 10, --out a plain file name, --ballast a number of GB from 0 to 64, --report a file ending in .html and --graph ladybug or kuzu\n\n${USAGE}`,
   );
   process.exit(2);
 }
@@ -136,7 +143,7 @@ async function benchSize(n: number): Promise<SizeResult> {
   store.vectors.set(FIRST_QUERY, store.queries[0]!.vector);
   const dir = await mkdtemp(join(tmpdir(), `memcore-bench-${n}-`));
   const embedder = lookupEmbedder(store.vectors, 512);
-  const m = await openMemory({ path: dir, embedder, env: {}, cache: { ttlMs: 600_000, max: 10_000 } });
+  const m = await openMemory({ path: dir, embedder, env: {}, cache: { ttlMs: 600_000, max: 10_000 }, graph });
   const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
   try {
     const { entriesMs, relationsMs } = await ingestSynthetic(m, store, (m) => progress(`${n}: ${m}`));
@@ -435,6 +442,7 @@ const json = {
   node: process.version,
   cpus: (await import('node:os')).cpus().length,
   queries: queryCount,
+  graph,
   results,
 };
 const name = values.out ?? `bench-${sizes.join('-')}`;

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openMemory, type Embedder } from '../src/index.js';
 import { mulberry32 } from '../src/embed/matryoshka.js';
+import { graphDriverLabel, graphDriverOf, graphFileName } from '../src/store/graph/drivers.js';
+import { readMeta } from '../src/store/meta.js';
 
 const USAGE = `usage: npm run bench:storage -- [--entries 10000] [--batch 500] [--out <name>]
   --entries <n>   short entries to ingest (default 10000)
@@ -88,12 +90,14 @@ async function sizeOf(path: string): Promise<number> {
 /** Bytes of each part of the folder: the current table data apart from what older versions keep. */
 async function parts(dir: string): Promise<Record<string, number>> {
   const table = join(dir, 'lance', 'entries.lance');
+  const graph = graphDriverOf(await readMeta(dir));
+  const graphFile = join(dir, graphFileName(graph));
   return {
     'entries table: data files': await sizeOf(join(table, 'data')),
     'entries table: versions and transactions': (await sizeOf(join(table, '_versions'))) + (await sizeOf(join(table, '_transactions'))),
     'entries table: indexes': await sizeOf(join(table, '_indices')),
     'embedding cache': await sizeOf(join(dir, 'lance', 'embedding_cache.lance')),
-    'graph (Kuzu)': (await sizeOf(join(dir, 'graph.kuzu'))) + (await sizeOf(join(dir, 'graph.kuzu.wal'))),
+    [`graph (${graphDriverLabel(graph)})`]: (await sizeOf(graphFile)) + (await sizeOf(`${graphFile}.wal`)),
     'meta, projection, journal':
       (await sizeOf(join(dir, 'meta.json'))) + (await sizeOf(join(dir, 'projection.json'))) + (await sizeOf(join(dir, 'journal'))),
   };

@@ -96,3 +96,6 @@ export type { BackupManifest } from './ops/backup.js';
 export { doctor as doctorMemory } from './ops/doctor.js';
 export type { DoctorReport, Finding } from './ops/doctor.js';
 export type { ReembedReport } from './ops/reembed.js';
+export { migrateGraph } from './ops/migrateGraph.js';
+export type { MigrateGraphReport } from './ops/migrateGraph.js';
+export { GRAPH_DRIVERS, type GraphDriverName } from './store/graph/drivers.js';

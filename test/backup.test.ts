@@ -8,6 +8,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { restoreMemory } from '../src/index.js';
 import { EXAMPLE_FILE, tempDir, withEngine } from './helpers.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { graphFileName } from '../src/store/graph/drivers.js';
+
+/** The graph file of a folder made with the default graph database. */
+const GRAPH_FILE = graphFileName(DEFAULTS.store.graph);
 
 describe('backup and restore', () => {
   it('takes a copy while writes go on that restores to the store as it stood at one instant', async () => {
@@ -34,7 +39,7 @@ describe('backup and restore', () => {
       await writes;
       expect(taken).toBeGreaterThanOrEqual(4);
       expect(taken).toBeLessThan(12);
-      expect(manifest.files.some((f) => f.path === 'graph.kuzu')).toBe(true);
+      expect(manifest.files.some((f) => f.path === GRAPH_FILE)).toBe(true);
       expect(manifest.files.some((f) => f.path.startsWith('server.'))).toBe(false);
       // snapshots are derived: left out, and built again by the restored store
       expect(existsSync(join(dir, 'live', 'snapshots', 'changes.jsonl'))).toBe(true);

@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { doctorMemory, openMemory } from '../src/index.js';
+import { GRAPH_DRIVERS, type GraphDriverName } from '../src/store/graph/drivers.js';
+import { readMeta } from '../src/store/meta.js';
 import { hashEmbedder, type WriteOp } from './fixtures/writer.js';
 import { tempDir } from './helpers.js';
 
@@ -59,9 +61,9 @@ const op: fc.Arbitrary<WriteOp> = fc.oneof(
 );
 
 /** Runs the writer until it has answered `killAfter + 1` operations, then kills it with SIGKILL; resolves with the answers. */
-function runAndKill(opsFile: string, dir: string, killAfter: number): Promise<('ok' | 'err')[]> {
+function runAndKill(opsFile: string, dir: string, killAfter: number, graph: GraphDriverName): Promise<('ok' | 'err')[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, opsFile, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', writer, opsFile, dir, graph], { stdio: ['ignore', 'pipe', 'pipe'] });
     const answers: ('ok' | 'err')[] = [];
     let err = '';
     let out = '';
@@ -81,7 +83,7 @@ function runAndKill(opsFile: string, dir: string, killAfter: number): Promise<('
   });
 }
 
-describe('kill -9 during random writes', () => {
+describe.each(GRAPH_DRIVERS)('kill -9 during random writes (graph: %s)', (graph) => {
   it('keeps every acknowledged write, the stores in step, and reads within their filters', async () => {
     let run = 0;
     await fc.assert(
@@ -91,7 +93,8 @@ describe('kill -9 during random writes', () => {
         const dir = join(await tempDir(), `db-${run++}`);
         const file = `${dir}.ops.json`;
         await writeFile(file, JSON.stringify(ops));
-        const answers = await runAndKill(file, dir, killAfter);
+        const answers = await runAndKill(file, dir, killAfter, graph);
+        expect((await readMeta(dir))?.graph).toBe(graph);
 
         let acknowledged: ModelState = { entries: new Map(), edges: new Set() };
         answers.forEach((a, i) => a === 'ok' && (acknowledged = apply(acknowledged, ops[i]!)));

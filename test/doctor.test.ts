@@ -7,10 +7,15 @@ import { open, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { doctorMemory, openMemory } from '../src/index.js';
-import { KuzuGraphStore } from '../src/store/graph/kuzuGraphStore.js';
 import { EntriesTable } from '../src/store/lance/entriesTable.js';
 import { EXIT, main } from '../src/cli/main.js';
 import { EXAMPLE_FILE, tempDir, withEngine, wordHashEmbedder } from './helpers.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { graphFileName, openGraphStore } from '../src/store/graph/drivers.js';
+
+/** The graph file of a folder made with the default graph database. */
+const GRAPH_FILE = graphFileName(DEFAULTS.store.graph);
+const GRAPH_FILE_PATTERN = GRAPH_FILE.replace('.', '\\.');
 
 async function store(): Promise<string> {
   const dir = join(await tempDir(), 'db');
@@ -38,7 +43,7 @@ describe('doctor', () => {
 
   it('repairs a table and a graph that disagree, from the side that holds the data', async () => {
     const dir = await store();
-    const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    const graph = await openGraphStore(DEFAULTS.store.graph, join(dir, GRAPH_FILE));
     await graph.deleteEntries(['auth-access-ttl']);
     await graph.close();
     const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as {
@@ -71,12 +76,14 @@ describe('doctor', () => {
 
   it('rebuilds a deleted graph file from the table, naming what is lost', async () => {
     const dir = await store();
-    await rm(join(dir, 'graph.kuzu'));
+    await rm(join(dir, GRAPH_FILE));
     await expect(openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} })).rejects.toThrow(
-      /graph\.kuzu \(relations, code locations, golden paths\) is missing/,
+      new RegExp(`${GRAPH_FILE_PATTERN} \\(relations, code locations, golden paths\\) is missing`),
     );
     const report = await doctorMemory(dir);
-    expect(bad(report)[0]).toMatch(/^graph: graph\.kuzu is missing: relations, code locations and golden paths are gone/);
+    expect(bad(report)[0]).toMatch(
+      new RegExp(`^graph: ${GRAPH_FILE_PATTERN} is missing: relations, code locations and golden paths are gone`),
+    );
     await doctorMemory(dir, { repair: true });
     await withEngine(dir, async (m) => {
       const stats = await m.stats();
@@ -103,7 +110,7 @@ describe('doctor', () => {
     expect(bad(await doctorMemory(dir))[0]).toMatch(/^entries: .*entries table could not be read/);
 
     // The graph file overwritten.
-    const graphFile = join(dir, 'graph.kuzu');
+    const graphFile = join(dir, GRAPH_FILE);
     const handle = await open(graphFile, 'r+');
     const { size } = await handle.stat();
     await handle.write(Buffer.alloc(size, 0xab), 0, size, 0);

@@ -1,7 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import kuzu from 'kuzu';
 import * as lancedb from '@lancedb/lancedb';
 import { openMemory, MemoryFileError, type MemoryEngine } from '../src/index.js';
 import { project, type Projection } from '../src/embed/matryoshka.js';
@@ -9,6 +8,9 @@ import { EntriesTable } from '../src/store/lance/entriesTable.js';
 import { serializeStored } from '../src/store/stores.js';
 import { Journal } from '../src/store/journal/journal.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { graphBinding, graphFileName } from '../src/store/graph/drivers.js';
+import type { NativeQueryResult } from '../src/store/graph/cypherGraphDriver.js';
 
 /** Reads what is really on disk, with the stores' own clients, behind the engine's back. */
 async function onDisk(
@@ -19,11 +21,12 @@ async function onDisk(
   const lanceIds = ((await table.query().select(['id']).toArray()) as { id: string }[]).map((r) => r.id).sort();
   const lanceVersion = await table.version();
   table.close();
-  const g = new kuzu.Database(join(dir, 'graph.kuzu'));
-  const conn = new kuzu.Connection(g);
+  const binding = await graphBinding(DEFAULTS.store.graph);
+  const g = new binding.Database(join(dir, graphFileName(DEFAULTS.store.graph)));
+  const conn = new binding.Connection(g);
   const q = async (cypher: string) => {
-    const r = (await conn.query(cypher)) as kuzu.QueryResult;
-    const rows = await r.getAll();
+    const r = (await conn.query(cypher)) as NativeQueryResult;
+    const rows = r.getAllSync();
     r.close();
     return rows;
   };

@@ -1,411 +1,427 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import kuzu from 'kuzu';
-import type { KuzuValue, QueryResult } from 'kuzu';
 import { mulberry32 } from '../src/embed/matryoshka.js';
 import type { EntryEdgeType, Relation } from '../src/model/types.js';
 import type { Direction, GraphEdge, GraphHit } from '../src/store/graph/graphStore.js';
-import { KuzuGraphStore } from '../src/store/graph/kuzuGraphStore.js';
+import type { NativeQueryResult, NativeValue } from '../src/store/graph/cypherGraphDriver.js';
+import { GRAPH_DRIVERS, graphBinding, graphFileName, openGraphStore } from '../src/store/graph/drivers.js';
 import { tempDir } from './helpers.js';
 
-describe('Kuzu graph store', () => {
-  it('edgesAmong returns exactly the edges between the given entries, with type and weight', async () => {
-    const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
-    try {
-      const ids = ['a', 'b', 'c', 'd', "it's \\ ünï"];
-      await g.write({
-        entries: ids.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
-        codeLocations: [],
-        goldenPaths: [],
-        relations: [
-          { type: 'RELATED', from: 'a', to: 'b', weight: 0.25 },
-          { type: 'DEPENDS_ON', from: 'b', to: "it's \\ ünï" },
-          { type: 'SUPERSEDES', from: 'a', to: "it's \\ ünï" },
-          { type: 'RELATED', from: 'c', to: 'd', weight: 0.5 }, // d is not asked for
-        ],
-      });
-      const edges = await g.edgesAmong(['a', 'b', "it's \\ ünï", 'c', 'missing'], ['RELATED', 'DEPENDS_ON']);
-      expect(edges.sort((x, y) => x.from.localeCompare(y.from))).toEqual([
-        { from: 'a', to: 'b', type: 'RELATED', weight: 0.25 },
-        { from: 'b', to: "it's \\ ünï", type: 'DEPENDS_ON', weight: 1 },
-      ]);
-      expect(await g.edgesAmong(['a', 'missing'], ['RELATED'])).toEqual([]);
-      // edge types without a weight property (the weight column exists only on RELATED)
-      expect(await g.edgesAmong(['a', "it's \\ ünï"], ['SUPERSEDES'])).toEqual([
-        { from: 'a', to: "it's \\ ünï", type: 'SUPERSEDES', weight: 1 },
-      ]);
-    } finally {
-      await g.close();
-    }
-  });
-});
-
-describe('bulk writes (rows sent column by column)', () => {
-  it('store every value as given, in its row, through the COPY of new rows and the update of existing ones', async () => {
-    const file = join(await tempDir(), 'graph.kuzu');
-    const hostile = ["it's", 'a "quote"', 'back\\slash', 'line\nbreak\ttab', '`tick` {brace} $c0[i] ROWS', 'ünïcödé e\u0301 漢字 🧠👩‍💻', ''];
-    const entry = (i: number, v = '') => ({
-      id: `id ${hostile[i]}`,
-      coreId: `core ${hostile[(i + 1) % hostile.length]}`,
-      title: `${v}title ${hostile[(i + 2) % hostile.length]}`,
-      entryType: hostile[(i + 3) % hostile.length]!,
-    });
-    const ids = hostile.map((_, i) => entry(i).id);
-    // integer-looking and fractional weights mixed: each column binds by its first value
-    const related = (w: number[]) =>
-      ids.map((from, i) => ({
-        type: 'RELATED' as const,
-        from,
-        to: ids[(i + 1) % ids.length]!,
-        weight: w[i % w.length]!,
-        kind: hostile[i]!,
-      }));
-    const g = await KuzuGraphStore.open(file);
-    try {
-      await g.write({
-        entries: hostile.map((_, i) => entry(i)),
-        codeLocations: [
-          {
-            id: 'c1',
-            codebaseId: hostile[0]!,
-            filePath: hostile[3]!,
-            symbol: null,
-            startLine: 3,
-            endLine: null,
-            language: hostile[5]!,
-            kind: 'function',
-            fingerprint: 'ab'.repeat(8),
-            revision: hostile[2]!,
-          },
-        ],
-        goldenPaths: [{ id: 'p1', name: hostile[4]!, concept: null, description: hostile[1]! }],
-        relations: [
-          ...related([1, 0.9, 0.25]),
-          { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 2, description: hostile[5]!, keyConcepts: [hostile[0]!, hostile[4]!] },
-        ],
-      });
-      // the same ids again: every row exists, so this goes through the update query
-      await g.write({ entries: hostile.map((_, i) => entry(i, 'v2 ')), codeLocations: [], goldenPaths: [], relations: related([0.5, 2]) });
-      const path = await g.getGoldenPath('p1');
-      expect(path).toMatchObject({ name: hostile[4], concept: null, description: hostile[1] });
-      expect(
-        path?.steps.map((s) => [
-          s.order,
-          s.description,
-          s.keyConcepts,
-          s.code.filePath,
-          s.code.codebaseId,
-          s.code.language,
-          s.code.startLine,
-          s.code.endLine,
-          s.code.fingerprint,
-        ]),
-      ).toEqual([[2, hostile[5], [hostile[0], hostile[4]], hostile[3], hostile[0], hostile[5], 3, null, 'ab'.repeat(8)]]);
-    } finally {
-      await g.close();
-    }
-    const db = new kuzu.Database(file);
-    const conn = new kuzu.Connection(db);
-    try {
-      const rows = async (q: string) => (await ((await conn.query(q)) as QueryResult).getAll()) as Record<string, KuzuValue>[];
-      const entries = await rows('MATCH (e:MemoryEntry) RETURN e.id AS id, e.core_id AS core, e.title AS title, e.entry_type AS type');
-      expect(entries.sort((a, b) => String(a.id).localeCompare(String(b.id)))).toEqual(
-        hostile
-          .map((_, i) => entry(i, 'v2 '))
-          .map((e) => ({ id: e.id, core: e.coreId, title: e.title, type: e.entryType }))
-          .sort((a, b) => a.id.localeCompare(b.id)),
-      );
-      const edges = await rows(
-        'MATCH (a:MemoryEntry)-[r:RELATED]->(b:MemoryEntry) RETURN a.id AS from, b.id AS to, r.weight AS weight, r.kind AS kind',
-      );
-      expect(edges.sort((a, b) => String(a.from).localeCompare(String(b.from)))).toEqual(
-        related([0.5, 2])
-          .map(({ from, to, weight, kind }) => ({ from, to, weight, kind }))
-          .sort((a, b) => a.from.localeCompare(b.from)),
-      );
-    } finally {
-      await conn.close();
-      await db.close();
-    }
-  });
-});
-
-describe('entry edges in memory', () => {
-  it('answer reach, edgesAmong and supersededBy as Kuzu Cypher does, across upserts and deletes', async () => {
-    const file = join(await tempDir(), 'graph.kuzu');
-    const rand = mulberry32(11);
-    const ids = Array.from({ length: 40 }, (_, i) => (i % 7 === 0 ? `e'${i} \\ ü` : `e${i}`));
-    const pick = () => ids[Math.floor(rand() * ids.length)]!;
-    const types = ['RELATED', 'DEPENDS_ON', 'SUPERSEDES'] as const;
-    const randomEdges = (n: number) =>
-      Array.from({ length: n }, () => {
-        const type = types[Math.floor(rand() * types.length)]!;
-        return type === 'RELATED'
-          ? { type, from: pick(), to: pick(), weight: Math.round(rand() * 100) / 100 }
-          : { type, from: pick(), to: pick() };
-      });
-    const g = await KuzuGraphStore.open(file);
-    const seedSets = [[ids[0]!, ids[1]!], [ids[7]!], ids.slice(10, 15)];
-    const asked: { seeds: string[]; depth: number; edgeTypes: EntryEdgeType[]; direction: Direction }[] = [];
-    for (const seeds of seedSets) {
-      for (const depth of [1, 2, 3]) {
-        for (const direction of ['both', 'outgoing', 'incoming'] as const)
-          asked.push({ seeds, depth, direction, edgeTypes: depth === 2 ? ['RELATED', 'DEPENDS_ON'] : [...types] });
-      }
-    }
-    let inMemory: { reach: string[][]; edges: string[]; supersededBy: [string, string][]; entries: string[] };
-    try {
-      const write = (relations: Relation[]) => g.write({ entries: [], codeLocations: [], goldenPaths: [], relations });
-      await g.write({
-        entries: ids.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
-        codeLocations: [],
-        goldenPaths: [],
-        relations: randomEdges(40),
-      });
-      expect((await g.edgesAmong(ids, [...types])).length).toBeGreaterThan(30); // loaded from Kuzu here
-      await write(randomEdges(40)); // some pairs again, with new weights
-      await g.deleteEntries([ids[3]!, ids[20]!]);
-      await write(randomEdges(20).filter((e) => ![ids[3], ids[20]].includes(e.from) && ![ids[3], ids[20]].includes(e.to)));
-      // an existing entry renamed beside a new one: one update, one insert
-      await g.write({
-        entries: [
-          { id: ids[5]!, coreId: 'c', title: 'renamed', entryType: 'lesson' },
-          { id: 'new', coreId: 'c', title: 'new', entryType: 'fact' },
-        ],
-        codeLocations: [],
-        goldenPaths: [],
-        relations: [],
-      });
-      inMemory = {
-        reach: await Promise.all(asked.map(async (q) => hitKeys(await g.reach(q.seeds, q)))),
-        edges: edgeKeys(await g.edgesAmong(ids, [...types])),
-        supersededBy: [...(await g.supersededBy(ids))].sort(),
-        entries: [...(await g.existingIds('entry', [...ids, 'new', 'missing']))].sort(),
-      };
-    } finally {
-      await g.close();
-    }
-
-    // What Kuzu answers itself, on the database the store left behind.
-    const db = new kuzu.Database(file);
-    const conn = new kuzu.Connection(db);
-    const cypher = async (query: string, params: Record<string, KuzuValue> = {}) => {
-      const result = (await conn.execute(await conn.prepare(query), params)) as QueryResult;
+// Every test runs on each graph database a folder can be kept in (store/graph/drivers.ts).
+describe.each(GRAPH_DRIVERS)('graph driver %s', (driver) => {
+  describe('graph store', () => {
+    it('edgesAmong returns exactly the edges between the given entries, with type and weight', async () => {
+      const g = await openGraphStore(driver, join(await tempDir(), graphFileName(driver)));
       try {
-        return await result.getAll();
+        const ids = ['a', 'b', 'c', 'd', "it's \\ ünï"];
+        await g.write({
+          entries: ids.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
+          codeLocations: [],
+          goldenPaths: [],
+          relations: [
+            { type: 'RELATED', from: 'a', to: 'b', weight: 0.25 },
+            { type: 'DEPENDS_ON', from: 'b', to: "it's \\ ünï" },
+            { type: 'SUPERSEDES', from: 'a', to: "it's \\ ünï" },
+            { type: 'RELATED', from: 'c', to: 'd', weight: 0.5 }, // d is not asked for
+          ],
+        });
+        const edges = await g.edgesAmong(['a', 'b', "it's \\ ünï", 'c', 'missing'], ['RELATED', 'DEPENDS_ON']);
+        expect(edges.sort((x, y) => x.from.localeCompare(y.from))).toEqual([
+          { from: 'a', to: 'b', type: 'RELATED', weight: 0.25 },
+          { from: 'b', to: "it's \\ ünï", type: 'DEPENDS_ON', weight: 1 },
+        ]);
+        expect(await g.edgesAmong(['a', 'missing'], ['RELATED'])).toEqual([]);
+        // edge types without a weight property (the weight column exists only on RELATED)
+        expect(await g.edgesAmong(['a', "it's \\ ünï"], ['SUPERSEDES'])).toEqual([
+          { from: 'a', to: "it's \\ ünï", type: 'SUPERSEDES', weight: 1 },
+        ]);
       } finally {
-        result.close();
+        await g.close();
       }
-    };
-    try {
-      for (const [i, q] of asked.entries()) {
-        const [left, right] = { outgoing: ['-', '->'], incoming: ['<-', '-'], both: ['-', '-'] }[q.direction];
-        const rows = await cypher(
-          `MATCH (s:MemoryEntry)${left}[p:${q.edgeTypes.join('|')}* SHORTEST 1..${q.depth}]${right}(t:MemoryEntry) WHERE s.id IN $seeds AND t.id <> s.id RETURN s.id AS seedId, t.id AS targetId, length(p) AS hops`,
-          { seeds: q.seeds },
-        );
-        expect(inMemory.reach[i], JSON.stringify(q)).toEqual(
-          hitKeys(rows.map((r) => ({ seedId: String(r.seedId), targetId: String(r.targetId), hops: Number(r.hops) }))),
-        );
-      }
-      expect(inMemory.reach.some((r) => r.length > 5)).toBe(true);
-      const edges = await cypher(
-        `MATCH (a:MemoryEntry)-[r]->(b:MemoryEntry) RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
-      );
-      expect(inMemory.edges).toEqual(
-        edgeKeys(edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight) }))),
-      );
-      const superseding = await cypher(
-        'MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) WHERE n.id <> o.id RETURN o.id AS old, min(n.id) AS newer',
-      );
-      expect(inMemory.supersededBy).toEqual(superseding.map((r) => [String(r.old), String(r.newer)]).sort());
-      const nodes = await cypher('MATCH (e:MemoryEntry) RETURN e.id AS id, e.title AS title');
-      expect(inMemory.entries).toEqual(nodes.map((r) => String(r.id)).sort());
-      expect(inMemory.entries).toHaveLength(ids.length - 2 + 1);
-      expect(nodes.find((r) => r.id === ids[5])?.title).toBe('renamed');
-    } finally {
-      await conn.close();
-      await db.close();
-    }
-  });
-});
-
-const hitKeys = (hits: GraphHit[]) => hits.map((h) => `${h.seedId} → ${h.targetId} in ${h.hops}`).sort();
-const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} → ${e.to} ${e.weight}`).sort();
-
-describe('code links in memory', () => {
-  it('follow writes of code, golden paths and references, and deletes', async () => {
-    const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
-    const code = (id: string, symbol: string) => ({
-      id,
-      codebaseId: 'api',
-      filePath: `src/${symbol}.ts`,
-      symbol,
-      startLine: 1,
-      endLine: 9,
-      language: 'ts',
-      kind: null,
-      fingerprint: null,
-      revision: null,
     });
-    const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
-    try {
-      await g.write({
-        ...none,
-        entries: ['a', 'b', "c'\\ü"].map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
-        codeLocations: [code('c1', 'refresh')],
-        goldenPaths: [{ id: 'p1', name: 'Refresh flow', concept: 'auth', description: null }],
-        relations: [
-          { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.5 },
-          { type: 'IMPLEMENTS', from: "c'\\ü", to: 'p1' },
-          { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 1, description: 'start here' },
-        ],
-      });
-      expect((await g.codeReferencesOf(['a', 'b'])).map((r) => [r.entryId, r.code.symbol, r.relevance])).toEqual([['a', 'refresh', 0.5]]);
-      // a new location and reference, and a changed relevance, after the links were loaded
-      await g.write({
-        ...none,
-        codeLocations: [code('c2', 'rotate')],
-        relations: [
-          { type: 'REFERENCES_CODE', from: 'b', to: 'c2' },
-          { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.9 },
-        ],
-      });
-      expect((await g.codeReferencesOf(['a', 'b'])).map((r) => [r.entryId, r.code.symbol, r.relevance])).toEqual([
-        ['a', 'refresh', 0.9],
-        ['b', 'rotate', 1],
-      ]);
-      await g.write({
-        ...none,
-        relations: [
-          { type: 'PATH_STEP', from: 'p1', to: 'c2', stepOrder: 2 },
-          { type: 'IMPLEMENTS', from: 'a', to: 'p1' },
-        ],
-      });
-      const [path] = await g.goldenPathsOf(["c'\\ü", 'a', 'b']);
-      expect(path?.entryIds).toEqual(["c'\\ü", 'a']);
-      expect(path?.steps.map((s) => [s.order, s.code.symbol, s.description])).toEqual([
-        [1, 'refresh', 'start here'],
-        [2, 'rotate', null],
-      ]);
-      await g.deleteEntries(['a']);
-      expect((await g.codeReferencesOf(['a', 'b'])).map((r) => r.entryId)).toEqual(['b']);
-      expect((await g.goldenPathsOf(['a', "c'\\ü"]))[0]?.entryIds).toEqual(["c'\\ü"]);
-    } finally {
-      await g.close();
-    }
   });
-});
 
-describe('a graph made before code locations had a kind and a fingerprint', () => {
-  it('gains both columns when opened, keeps its rows, and takes new ones', async () => {
-    const file = join(await tempDir(), 'graph.kuzu');
-    const old = new kuzu.Database(file);
-    const conn = new kuzu.Connection(old);
-    for (const statement of [
-      'CREATE NODE TABLE CodeLocation(id STRING, codebase_id STRING, file_path STRING, symbol STRING, start_line INT64, end_line INT64, language STRING, PRIMARY KEY(id))',
-      "CREATE (:CodeLocation {id: 'old', codebase_id: 'api', file_path: 'src/a.ts', symbol: 'f', start_line: 1, end_line: 2, language: 'ts'})",
-    ])
-      ((await conn.query(statement)) as QueryResult).close();
-    await conn.close();
-    await old.close();
+  describe('bulk writes (rows sent column by column)', () => {
+    it('store every value as given, in its row, through the COPY of new rows and the update of existing ones', async () => {
+      const file = join(await tempDir(), graphFileName(driver));
+      const hostile = [
+        "it's",
+        'a "quote"',
+        'back\\slash',
+        'line\nbreak\ttab',
+        '`tick` {brace} $c0[i] ROWS',
+        'ünïcödé e\u0301 漢字 🧠👩‍💻',
+        '',
+      ];
+      const entry = (i: number, v = '') => ({
+        id: `id ${hostile[i]}`,
+        coreId: `core ${hostile[(i + 1) % hostile.length]}`,
+        title: `${v}title ${hostile[(i + 2) % hostile.length]}`,
+        entryType: hostile[(i + 3) % hostile.length]!,
+      });
+      const ids = hostile.map((_, i) => entry(i).id);
+      // integer-looking and fractional weights mixed: each column binds by its first value
+      const related = (w: number[]) =>
+        ids.map((from, i) => ({
+          type: 'RELATED' as const,
+          from,
+          to: ids[(i + 1) % ids.length]!,
+          weight: w[i % w.length]!,
+          kind: hostile[i]!,
+        }));
+      const g = await openGraphStore(driver, file);
+      try {
+        await g.write({
+          entries: hostile.map((_, i) => entry(i)),
+          codeLocations: [
+            {
+              id: 'c1',
+              codebaseId: hostile[0]!,
+              filePath: hostile[3]!,
+              symbol: null,
+              startLine: 3,
+              endLine: null,
+              language: hostile[5]!,
+              kind: 'function',
+              fingerprint: 'ab'.repeat(8),
+              revision: hostile[2]!,
+            },
+          ],
+          goldenPaths: [{ id: 'p1', name: hostile[4]!, concept: null, description: hostile[1]! }],
+          relations: [
+            ...related([1, 0.9, 0.25]),
+            { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 2, description: hostile[5]!, keyConcepts: [hostile[0]!, hostile[4]!] },
+          ],
+        });
+        // the same ids again: every row exists, so this goes through the update query
+        await g.write({
+          entries: hostile.map((_, i) => entry(i, 'v2 ')),
+          codeLocations: [],
+          goldenPaths: [],
+          relations: related([0.5, 2]),
+        });
+        const path = await g.getGoldenPath('p1');
+        expect(path).toMatchObject({ name: hostile[4], concept: null, description: hostile[1] });
+        expect(
+          path?.steps.map((s) => [
+            s.order,
+            s.description,
+            s.keyConcepts,
+            s.code.filePath,
+            s.code.codebaseId,
+            s.code.language,
+            s.code.startLine,
+            s.code.endLine,
+            s.code.fingerprint,
+          ]),
+        ).toEqual([[2, hostile[5], [hostile[0], hostile[4]], hostile[3], hostile[0], hostile[5], 3, null, 'ab'.repeat(8)]]);
+      } finally {
+        await g.close();
+      }
+      const db = new (await graphBinding(driver)).Database(file);
+      const conn = new (await graphBinding(driver)).Connection(db);
+      try {
+        const rows = async (q: string) =>
+          (await ((await conn.query(q)) as NativeQueryResult).getAllSync()) as Record<string, NativeValue>[];
+        const entries = await rows('MATCH (e:MemoryEntry) RETURN e.id AS id, e.core_id AS core, e.title AS title, e.entry_type AS type');
+        expect(entries.sort((a, b) => String(a.id).localeCompare(String(b.id)))).toEqual(
+          hostile
+            .map((_, i) => entry(i, 'v2 '))
+            .map((e) => ({ id: e.id, core: e.coreId, title: e.title, type: e.entryType }))
+            .sort((a, b) => a.id.localeCompare(b.id)),
+        );
+        const edges = await rows(
+          'MATCH (a:MemoryEntry)-[r:RELATED]->(b:MemoryEntry) RETURN a.id AS from, b.id AS to, r.weight AS weight, r.kind AS kind',
+        );
+        expect(edges.sort((a, b) => String(a.from).localeCompare(String(b.from)))).toEqual(
+          related([0.5, 2])
+            .map(({ from, to, weight, kind }) => ({ from, to, weight, kind }))
+            .sort((a, b) => a.from.localeCompare(b.from)),
+        );
+      } finally {
+        await conn.close();
+        await db.close();
+      }
+    });
+  });
 
-    const g = await KuzuGraphStore.open(file);
-    try {
-      const fresh = {
-        id: 'new',
+  describe('entry edges in memory', () => {
+    it('answer reach, edgesAmong and supersededBy as the database itself does, across upserts and deletes', async () => {
+      const file = join(await tempDir(), graphFileName(driver));
+      const rand = mulberry32(11);
+      const ids = Array.from({ length: 40 }, (_, i) => (i % 7 === 0 ? `e'${i} \\ ü` : `e${i}`));
+      const pick = () => ids[Math.floor(rand() * ids.length)]!;
+      const types = ['RELATED', 'DEPENDS_ON', 'SUPERSEDES'] as const;
+      const randomEdges = (n: number) =>
+        Array.from({ length: n }, () => {
+          const type = types[Math.floor(rand() * types.length)]!;
+          return type === 'RELATED'
+            ? { type, from: pick(), to: pick(), weight: Math.round(rand() * 100) / 100 }
+            : { type, from: pick(), to: pick() };
+        });
+      const g = await openGraphStore(driver, file);
+      const seedSets = [[ids[0]!, ids[1]!], [ids[7]!], ids.slice(10, 15)];
+      const asked: { seeds: string[]; depth: number; edgeTypes: EntryEdgeType[]; direction: Direction }[] = [];
+      for (const seeds of seedSets) {
+        for (const depth of [1, 2, 3]) {
+          for (const direction of ['both', 'outgoing', 'incoming'] as const)
+            asked.push({ seeds, depth, direction, edgeTypes: depth === 2 ? ['RELATED', 'DEPENDS_ON'] : [...types] });
+        }
+      }
+      let inMemory: { reach: string[][]; edges: string[]; supersededBy: [string, string][]; entries: string[] };
+      try {
+        const write = (relations: Relation[]) => g.write({ entries: [], codeLocations: [], goldenPaths: [], relations });
+        await g.write({
+          entries: ids.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
+          codeLocations: [],
+          goldenPaths: [],
+          relations: randomEdges(40),
+        });
+        expect((await g.edgesAmong(ids, [...types])).length).toBeGreaterThan(30); // loaded from the database here
+        await write(randomEdges(40)); // some pairs again, with new weights
+        await g.deleteEntries([ids[3]!, ids[20]!]);
+        await write(randomEdges(20).filter((e) => ![ids[3], ids[20]].includes(e.from) && ![ids[3], ids[20]].includes(e.to)));
+        // an existing entry renamed beside a new one: one update, one insert
+        await g.write({
+          entries: [
+            { id: ids[5]!, coreId: 'c', title: 'renamed', entryType: 'lesson' },
+            { id: 'new', coreId: 'c', title: 'new', entryType: 'fact' },
+          ],
+          codeLocations: [],
+          goldenPaths: [],
+          relations: [],
+        });
+        inMemory = {
+          reach: await Promise.all(asked.map(async (q) => hitKeys(await g.reach(q.seeds, q)))),
+          edges: edgeKeys(await g.edgesAmong(ids, [...types])),
+          supersededBy: [...(await g.supersededBy(ids))].sort(),
+          entries: [...(await g.existingIds('entry', [...ids, 'new', 'missing']))].sort(),
+        };
+      } finally {
+        await g.close();
+      }
+
+      // What the database answers itself, on the database the store left behind.
+      const db = new (await graphBinding(driver)).Database(file);
+      const conn = new (await graphBinding(driver)).Connection(db);
+      const cypher = async (query: string, params: Record<string, NativeValue> = {}) => {
+        const result = (await conn.execute(await conn.prepare(query), params)) as NativeQueryResult;
+        try {
+          return result.getAllSync();
+        } finally {
+          result.close();
+        }
+      };
+      try {
+        for (const [i, q] of asked.entries()) {
+          const [left, right] = { outgoing: ['-', '->'], incoming: ['<-', '-'], both: ['-', '-'] }[q.direction];
+          const rows = await cypher(
+            `MATCH (s:MemoryEntry)${left}[p:${q.edgeTypes.join('|')}* SHORTEST 1..${q.depth}]${right}(t:MemoryEntry) WHERE s.id IN $seeds AND t.id <> s.id RETURN s.id AS seedId, t.id AS targetId, length(p) AS hops`,
+            { seeds: q.seeds },
+          );
+          expect(inMemory.reach[i], JSON.stringify(q)).toEqual(
+            hitKeys(rows.map((r) => ({ seedId: String(r.seedId), targetId: String(r.targetId), hops: Number(r.hops) }))),
+          );
+        }
+        expect(inMemory.reach.some((r) => r.length > 5)).toBe(true);
+        const edges = await cypher(
+          `MATCH (a:MemoryEntry)-[r]->(b:MemoryEntry) RETURN a.id AS from, b.id AS to, label(r) AS type, CASE WHEN label(r) = 'RELATED' THEN r.weight ELSE 1.0 END AS weight`,
+        );
+        expect(inMemory.edges).toEqual(
+          edgeKeys(edges.map((r) => ({ from: String(r.from), to: String(r.to), type: r.type as EntryEdgeType, weight: Number(r.weight) }))),
+        );
+        const superseding = await cypher(
+          'MATCH (n:MemoryEntry)-[:SUPERSEDES]->(o:MemoryEntry) WHERE n.id <> o.id RETURN o.id AS old, min(n.id) AS newer',
+        );
+        expect(inMemory.supersededBy).toEqual(superseding.map((r) => [String(r.old), String(r.newer)]).sort());
+        const nodes = await cypher('MATCH (e:MemoryEntry) RETURN e.id AS id, e.title AS title');
+        expect(inMemory.entries).toEqual(nodes.map((r) => String(r.id)).sort());
+        expect(inMemory.entries).toHaveLength(ids.length - 2 + 1);
+        expect(nodes.find((r) => r.id === ids[5])?.title).toBe('renamed');
+      } finally {
+        await conn.close();
+        await db.close();
+      }
+    });
+  });
+
+  const hitKeys = (hits: GraphHit[]) => hits.map((h) => `${h.seedId} → ${h.targetId} in ${h.hops}`).sort();
+  const edgeKeys = (edges: GraphEdge[]) => edges.map((e) => `${e.type} ${e.from} → ${e.to} ${e.weight}`).sort();
+
+  describe('code links in memory', () => {
+    it('follow writes of code, golden paths and references, and deletes', async () => {
+      const g = await openGraphStore(driver, join(await tempDir(), graphFileName(driver)));
+      const code = (id: string, symbol: string) => ({
+        id,
         codebaseId: 'api',
-        filePath: 'src/b.ts',
-        symbol: 'g',
-        startLine: 3,
+        filePath: `src/${symbol}.ts`,
+        symbol,
+        startLine: 1,
         endLine: 9,
         language: 'ts',
-        kind: 'function',
-        fingerprint: 'cd'.repeat(8),
-        revision: 'a1b2c3d',
-      };
-      await g.write({ entries: [], codeLocations: [fresh], goldenPaths: [], relations: [] });
-      const all = (await g.allCodeLocations()).sort((a, b) => a.id.localeCompare(b.id));
-      expect(all).toEqual([
-        fresh,
-        {
-          id: 'old',
-          codebaseId: 'api',
-          filePath: 'src/a.ts',
-          symbol: 'f',
-          startLine: 1,
-          endLine: 2,
-          language: 'ts',
-          kind: null,
-          fingerprint: null,
-          revision: null,
-        },
-      ]);
-    } finally {
-      await g.close();
-    }
-  });
-});
-
-describe('code references held in memory', () => {
-  it('find the entries on matching code as the stored references say, across writes and deletes', async () => {
-    const g = await KuzuGraphStore.open(join(await tempDir(), 'graph.kuzu'));
-    const rand = mulberry32(3);
-    const entries = Array.from({ length: 30 }, (_, i) => `e${i}`);
-    const code = Array.from({ length: 12 }, (_, i) => ({
-      id: `c${i}`,
-      codebaseId: i % 2 ? 'api' : 'web',
-      filePath: `src/${['auth', 'orders', "it's"][i % 3]}/file${i}.ts`,
-      symbol: i % 4 === 0 ? 'handler' : `fn${i}`,
-      startLine: i % 5 === 0 ? null : 10 - (i % 4),
-      endLine: null,
-      language: 'ts',
-      kind: null,
-      fingerprint: null,
-      revision: null,
-    }));
-    const references = entries.flatMap((from) =>
-      code
-        .filter(() => rand() < 0.2)
-        .map((c) => ({ type: 'REFERENCES_CODE' as const, from, to: c.id, relevance: [0.5, 1, 0.25][Math.floor(rand() * 3)]! })),
-    );
-    try {
-      await g.write({
-        entries: entries.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
-        codeLocations: code,
-        goldenPaths: [],
-        relations: references,
+        kind: null,
+        fingerprint: null,
+        revision: null,
       });
-      const queries = [
-        { filePath: 'src/auth/' },
-        { filePath: "it's" },
-        { symbol: 'handler' },
-        { codebaseId: 'api', symbol: 'handler' },
-        { filePath: 'nowhere' },
-      ];
-      const expected = (live: typeof references) => (q: { filePath?: string; symbol?: string; codebaseId?: string }) =>
-        live
-          .map((r) => ({ r, c: code.find((c) => c.id === r.to)! }))
-          .filter(
-            ({ c }) =>
-              (q.filePath === undefined || c.filePath.includes(q.filePath)) &&
-              (q.symbol === undefined || c.symbol === q.symbol) &&
-              (q.codebaseId === undefined || c.codebaseId === q.codebaseId),
-          )
-          .map(({ r }) => `${r.from} ${r.to} ${r.relevance}`)
-          .sort();
-      const got = async (q: (typeof queries)[number]) =>
-        (await g.findByCodeReference(q)).map((r) => `${r.entryId} ${r.code.id} ${r.relevance}`);
-      for (const q of queries) {
-        expect((await got(q)).slice().sort(), JSON.stringify(q)).toEqual(expected(references)(q));
-        const relevances = (await g.findByCodeReference(q)).map((r) => r.relevance);
-        expect(relevances).toEqual([...relevances].sort((a, b) => b - a));
+      const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
+      try {
+        await g.write({
+          ...none,
+          entries: ['a', 'b', "c'\\ü"].map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
+          codeLocations: [code('c1', 'refresh')],
+          goldenPaths: [{ id: 'p1', name: 'Refresh flow', concept: 'auth', description: null }],
+          relations: [
+            { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.5 },
+            { type: 'IMPLEMENTS', from: "c'\\ü", to: 'p1' },
+            { type: 'PATH_STEP', from: 'p1', to: 'c1', stepOrder: 1, description: 'start here' },
+          ],
+        });
+        expect((await g.codeReferencesOf(['a', 'b'])).map((r) => [r.entryId, r.code.symbol, r.relevance])).toEqual([['a', 'refresh', 0.5]]);
+        // a new location and reference, and a changed relevance, after the links were loaded
+        await g.write({
+          ...none,
+          codeLocations: [code('c2', 'rotate')],
+          relations: [
+            { type: 'REFERENCES_CODE', from: 'b', to: 'c2' },
+            { type: 'REFERENCES_CODE', from: 'a', to: 'c1', relevance: 0.9 },
+          ],
+        });
+        expect((await g.codeReferencesOf(['a', 'b'])).map((r) => [r.entryId, r.code.symbol, r.relevance])).toEqual([
+          ['a', 'refresh', 0.9],
+          ['b', 'rotate', 1],
+        ]);
+        await g.write({
+          ...none,
+          relations: [
+            { type: 'PATH_STEP', from: 'p1', to: 'c2', stepOrder: 2 },
+            { type: 'IMPLEMENTS', from: 'a', to: 'p1' },
+          ],
+        });
+        const [path] = await g.goldenPathsOf(["c'\\ü", 'a', 'b']);
+        expect(path?.entryIds).toEqual(["c'\\ü", 'a']);
+        expect(path?.steps.map((s) => [s.order, s.code.symbol, s.description])).toEqual([
+          [1, 'refresh', 'start here'],
+          [2, 'rotate', null],
+        ]);
+        await g.deleteEntries(['a']);
+        expect((await g.codeReferencesOf(['a', 'b'])).map((r) => r.entryId)).toEqual(['b']);
+        expect((await g.goldenPathsOf(['a', "c'\\ü"]))[0]?.entryIds).toEqual(["c'\\ü"]);
+      } finally {
+        await g.close();
       }
-      await g.deleteEntries(['e1', 'e2', 'e3']);
-      const live = references.filter((r) => !['e1', 'e2', 'e3'].includes(r.from));
-      for (const q of queries) expect((await got(q)).sort(), JSON.stringify(q)).toEqual(expected(live)(q));
-    } finally {
-      await g.close();
-    }
+    });
+  });
+
+  describe('a graph made before code locations had a kind and a fingerprint', () => {
+    it('gains both columns when opened, keeps its rows, and takes new ones', async () => {
+      const file = join(await tempDir(), graphFileName(driver));
+      const old = new (await graphBinding(driver)).Database(file);
+      const conn = new (await graphBinding(driver)).Connection(old);
+      for (const statement of [
+        'CREATE NODE TABLE CodeLocation(id STRING, codebase_id STRING, file_path STRING, symbol STRING, start_line INT64, end_line INT64, language STRING, PRIMARY KEY(id))',
+        "CREATE (:CodeLocation {id: 'old', codebase_id: 'api', file_path: 'src/a.ts', symbol: 'f', start_line: 1, end_line: 2, language: 'ts'})",
+      ])
+        ((await conn.query(statement)) as NativeQueryResult).close();
+      await conn.close();
+      await old.close();
+
+      const g = await openGraphStore(driver, file);
+      try {
+        const fresh = {
+          id: 'new',
+          codebaseId: 'api',
+          filePath: 'src/b.ts',
+          symbol: 'g',
+          startLine: 3,
+          endLine: 9,
+          language: 'ts',
+          kind: 'function',
+          fingerprint: 'cd'.repeat(8),
+          revision: 'a1b2c3d',
+        };
+        await g.write({ entries: [], codeLocations: [fresh], goldenPaths: [], relations: [] });
+        const all = (await g.allCodeLocations()).sort((a, b) => a.id.localeCompare(b.id));
+        expect(all).toEqual([
+          fresh,
+          {
+            id: 'old',
+            codebaseId: 'api',
+            filePath: 'src/a.ts',
+            symbol: 'f',
+            startLine: 1,
+            endLine: 2,
+            language: 'ts',
+            kind: null,
+            fingerprint: null,
+            revision: null,
+          },
+        ]);
+      } finally {
+        await g.close();
+      }
+    });
+  });
+
+  describe('code references held in memory', () => {
+    it('find the entries on matching code as the stored references say, across writes and deletes', async () => {
+      const g = await openGraphStore(driver, join(await tempDir(), graphFileName(driver)));
+      const rand = mulberry32(3);
+      const entries = Array.from({ length: 30 }, (_, i) => `e${i}`);
+      const code = Array.from({ length: 12 }, (_, i) => ({
+        id: `c${i}`,
+        codebaseId: i % 2 ? 'api' : 'web',
+        filePath: `src/${['auth', 'orders', "it's"][i % 3]}/file${i}.ts`,
+        symbol: i % 4 === 0 ? 'handler' : `fn${i}`,
+        startLine: i % 5 === 0 ? null : 10 - (i % 4),
+        endLine: null,
+        language: 'ts',
+        kind: null,
+        fingerprint: null,
+        revision: null,
+      }));
+      const references = entries.flatMap((from) =>
+        code
+          .filter(() => rand() < 0.2)
+          .map((c) => ({ type: 'REFERENCES_CODE' as const, from, to: c.id, relevance: [0.5, 1, 0.25][Math.floor(rand() * 3)]! })),
+      );
+      try {
+        await g.write({
+          entries: entries.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
+          codeLocations: code,
+          goldenPaths: [],
+          relations: references,
+        });
+        const queries = [
+          { filePath: 'src/auth/' },
+          { filePath: "it's" },
+          { symbol: 'handler' },
+          { codebaseId: 'api', symbol: 'handler' },
+          { filePath: 'nowhere' },
+        ];
+        const expected = (live: typeof references) => (q: { filePath?: string; symbol?: string; codebaseId?: string }) =>
+          live
+            .map((r) => ({ r, c: code.find((c) => c.id === r.to)! }))
+            .filter(
+              ({ c }) =>
+                (q.filePath === undefined || c.filePath.includes(q.filePath)) &&
+                (q.symbol === undefined || c.symbol === q.symbol) &&
+                (q.codebaseId === undefined || c.codebaseId === q.codebaseId),
+            )
+            .map(({ r }) => `${r.from} ${r.to} ${r.relevance}`)
+            .sort();
+        const got = async (q: (typeof queries)[number]) =>
+          (await g.findByCodeReference(q)).map((r) => `${r.entryId} ${r.code.id} ${r.relevance}`);
+        for (const q of queries) {
+          expect((await got(q)).slice().sort(), JSON.stringify(q)).toEqual(expected(references)(q));
+          const relevances = (await g.findByCodeReference(q)).map((r) => r.relevance);
+          expect(relevances).toEqual([...relevances].sort((a, b) => b - a));
+        }
+        await g.deleteEntries(['e1', 'e2', 'e3']);
+        const live = references.filter((r) => !['e1', 'e2', 'e3'].includes(r.from));
+        for (const q of queries) expect((await got(q)).sort(), JSON.stringify(q)).toEqual(expected(live)(q));
+      } finally {
+        await g.close();
+      }
+    });
   });
 });

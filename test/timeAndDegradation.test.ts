@@ -7,6 +7,12 @@ import { chunkText } from '../src/embed/chunkText.js';
 import { cosineSimilarity } from '../src/embed/embedder.js';
 import { startFakeOpenAI } from './openaiServer.js';
 import { EXAMPLE_FILE, tempDir, withEngine, wordHashEmbedder } from './helpers.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { graphFileName } from '../src/store/graph/drivers.js';
+
+/** The graph file of a folder made with the default graph database. */
+const GRAPH_FILE = graphFileName(DEFAULTS.store.graph);
+const GRAPH_FILE_PATTERN = GRAPH_FILE.replace('.', '\\.');
 
 const ids = (hits: { entry: { id: string } }[]) => hits.map((h) => h.entry.id).sort();
 
@@ -298,9 +304,9 @@ describe('a folder whose stores are damaged or gone', () => {
 
   it('is refused at open when the graph or the table is missing', async () => {
     const noGraph = await writtenStore();
-    await rm(join(noGraph, 'graph.kuzu'), { force: true });
+    await rm(join(noGraph, GRAPH_FILE), { force: true });
     await expect(withEngine(noGraph, (m) => m.stats())).rejects.toThrow(
-      /graph\.kuzu \(relations, code locations, golden paths\) is missing.*Restore the folder from a backup/,
+      new RegExp(`${GRAPH_FILE_PATTERN} \\(relations, code locations, golden paths\\) is missing.*Restore the folder from a backup`),
     );
     const noVersions = await writtenStore();
     await rm(join(noVersions, 'lance', 'entries.lance', '_versions'), { recursive: true });

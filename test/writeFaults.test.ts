@@ -12,6 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { tempDir, tryRun } from './helpers.js';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { graphFileName } from '../src/store/graph/drivers.js';
+
+/** The graph file of a folder made with the default graph database. */
+const GRAPH_FILE = graphFileName(DEFAULTS.store.graph);
+const GRAPH_FILE_PATTERN = GRAPH_FILE.replace('.', '\\.');
 
 const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
@@ -98,7 +104,7 @@ describe('write faults end in a STORE error and exit code 6, never a signal, and
     try {
       const refused = await memcore(['ingest', first, '--db', db]);
       expect(refused).toMatchObject({ code: EXIT.store, signal: null });
-      expect(refused.stderr).toMatch(/graph\.kuzu.*Operation not permitted/);
+      expect(refused.stderr).toMatch(new RegExp(`${GRAPH_FILE_PATTERN}.*Operation not permitted`));
     } finally {
       tryRun('chattr', ['-i', db]);
     }

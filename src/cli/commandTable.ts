@@ -21,6 +21,7 @@ import indexCommand from './commands/index.js';
 import ingestCommand from './commands/ingest.js';
 import listCommand from './commands/list.js';
 import mcpCommand from './commands/mcp.js';
+import migrateCommand from './commands/migrate.js';
 import reembedCommand from './commands/reembed.js';
 import relatedToCodeCommand from './commands/related-to-code.js';
 import restoreCommand from './commands/restore.js';
@@ -62,4 +63,5 @@ export const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
   ui: uiCommand,
   mcp: mcpCommand,
+  migrate: migrateCommand,
 };

@@ -45,6 +45,8 @@ Commands:
   doctor                    check the folder part by part; --repair rebuilds what can be derived
                             (exit 0 healthy, 6 not; while served, the server checks its open stores
                             and what it holds in memory; --repair needs the server stopped)
+  migrate --graph <g>       move the folder's graph to ladybug (LadybugDB) or kuzu (Kuzu): copied, read
+                            back and compared, then swapped in; the old graph stays until then
   reembed --embedder <e>    move the folder to another model: local, or openai:<model> with --dimensions
                             (--base-url, --truncatable); built beside it, resumable, swapped in at the end
   core-memory <core>        a core's most important entries as a <memory> block (--max-tokens, default 2000)

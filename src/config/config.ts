@@ -61,6 +61,13 @@ export const SETTINGS: readonly Setting[] = [
     help: 'stores from this size run that scan on a helper thread, beside the keyword search (0: any size; above scanMaxEntries: never)',
   },
   {
+    key: 'graph',
+    env: 'MEMCORE_GRAPH',
+    kind: { enum: ['ladybug', 'kuzu'] },
+    default: DEFAULTS.store.graph,
+    help: 'graph database of a new folder: ladybug (LadybugDB) or kuzu (needs `npm install kuzu`); an existing folder keeps its own (memcore migrate)',
+  },
+  {
     key: 'embedder.provider',
     env: 'MEMCORE_EMBEDDER',
     kind: { enum: ['local', 'openai'] },

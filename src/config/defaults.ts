@@ -36,6 +36,11 @@ export const DEFAULTS = {
     scanThreadMinEntries: 32_768,
     /** `index()` builds LanceDB's ANN index on vector_small from this many entries. */
     annMinRows: 50_000,
+    /**
+     * The graph database of a new folder (existing ones keep theirs, see `memcore migrate`).
+     * Kuzu until LadybugDB, its maintained fork, is measured no worse (docs/performance.md).
+     */
+    graph: 'kuzu' as 'ladybug' | 'kuzu',
   },
   /** The context-bundle cache: five minutes, a few hundred bundles (each a few KB). */
   cache: { ttlMs: 300_000, max: 500 },

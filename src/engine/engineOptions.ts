@@ -51,6 +51,12 @@ export interface OpenMemoryOptions {
    */
   smallDimensions?: number;
   /**
+   * The graph database of a new folder: 'ladybug' (LadybugDB, `@ladybugdb/core`) or 'kuzu' (Kuzu,
+   * archived; needs `npm install kuzu`). An existing folder opens with the one it was made with
+   * (meta.json); `memcore migrate --graph` moves it. Default in config/defaults.ts (`store.graph`).
+   */
+  graph?: 'ladybug' | 'kuzu';
+  /**
    * Stores of at most this many entries are held whole in memory once the first query loads them,
    * and the bundle's entries are read from there rather than from LanceDB (~4 ms for a dozen rows
    * at 100K entries). Costs a held entry about its text's size. Up to the same size,
@@ -120,6 +126,7 @@ export const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
   'repo',
   'cache',
   'smallDimensions',
+  'graph',
   'residentMaxEntries',
   'scanMaxEntries',
   'scanThreadMinEntries',

@@ -10,6 +10,7 @@ import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } f
 import { invalidInput, MemcoreError } from '../model/errors.js';
 import { checkOptionNames } from '../model/options.js';
 import { Stores } from '../store/stores.js';
+import type { GraphDriverName } from '../store/graph/drivers.js';
 import { CACHE_OPTIONS, type ContextCacheOptions } from '../cache/contextCache.js';
 import { resolveConfig } from '../config/config.js';
 import { LLM_OPTIONS, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
@@ -63,6 +64,7 @@ interface ConfigValues {
   db: string;
   repo?: string;
   smallDimensions?: number;
+  graph: GraphDriverName;
   residentMaxEntries: number;
   scanMaxEntries: number;
   scanThreadMinEntries: number;
@@ -115,6 +117,7 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
       llm: chatObject ? undefined : options.llm,
       cache: options.cache,
       smallDimensions: options.smallDimensions,
+      graph: options.graph,
       residentMaxEntries: options.residentMaxEntries,
       scanMaxEntries: options.scanMaxEntries,
       scanThreadMinEntries: options.scanThreadMinEntries,
@@ -129,10 +132,11 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
   const dir = resolve(options.cwd ?? process.cwd(), config.db);
   let shared = openStores.get(dir);
   if (!shared) {
-    const { smallDimensions, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, feedback } = config;
+    const { smallDimensions, graph, residentMaxEntries, scanMaxEntries, scanThreadMinEntries, feedback } = config;
     shared = {
       stores: Stores.open(dir, embedder, {
         smallDimensions,
+        graph,
         residentMaxEntries,
         scanMaxEntries,
         scanThreadMinEntries,

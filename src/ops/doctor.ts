@@ -9,7 +9,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { MemcoreError } from '../model/errors.js';
-import { KuzuGraphStore } from '../store/graph/kuzuGraphStore.js';
+import { graphDriverOf, graphFileName, openGraphStore } from '../store/graph/drivers.js';
+import type { ResidentGraph } from '../store/graph/residentGraph.js';
 import { Journal } from '../store/journal/journal.js';
 import { EntriesTable } from '../store/lance/entriesTable.js';
 import { holdsStores, missingMeta, readMeta, writeMeta, type StoreMeta } from '../store/meta.js';
@@ -148,9 +149,11 @@ export async function doctor(dir: string, options: { repair?: boolean; embedder?
   const hasLance =
     existsSync(join(dir, 'lance', 'entries.lance', '_versions')) &&
     readdirSync(join(dir, 'lance', 'entries.lance', '_versions')).length > 0;
-  const hasGraph = existsSync(join(dir, 'graph.kuzu'));
+  const graphDriver = graphDriverOf(meta);
+  const graphFile = graphFileName(graphDriver);
+  const hasGraph = existsSync(join(dir, graphFile));
   let table: EntriesTable | undefined;
-  let graph: KuzuGraphStore | undefined;
+  let graph: ResidentGraph | undefined;
   try {
     let lanceIds: string[] | undefined;
     if (!hasLance && meta.generation > 0) {
@@ -175,15 +178,14 @@ export async function doctor(dir: string, options: { repair?: boolean; embedder?
       findings.push({
         check: 'graph',
         ok: false,
-        message:
-          'graph.kuzu is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)',
+        message: `${graphFile} is missing: relations, code locations and golden paths are gone (only a backup, an export or the memory files hold them)`,
         ...(lanceIds
           ? { repair: `create the graph with a node for each of the ${lanceIds.length} entries (without their relations)` }
           : {}),
       });
     } else {
       try {
-        graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+        graph = await openGraphStore(graphDriver, join(dir, graphFile));
         graphIds = await graph.entryIds();
         const counts = await graph.counts();
         const relations = Object.values(counts.relations).reduce((a, b) => a + b, 0);
@@ -311,7 +313,7 @@ async function repairStore(dir: string, meta: StoreMeta, findings: Finding[]): P
   const missingGraph = wanted('graph');
   if (missingGraph.length > 0) {
     // An empty graph file makes the folder openable; the nodes are written below with the others.
-    const graph = await KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    const graph = await openGraphStore(graphDriverOf(meta), join(dir, graphFileName(graphDriverOf(meta))));
     await graph.close();
   }
   const projectionDamaged = wanted('projection').length > 0;

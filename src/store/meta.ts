@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { MemcoreError } from '../model/errors.js';
 import { join } from 'node:path';
 import { parseStoreFile } from './storeFiles.js';
+import type { GraphDriverName } from './graph/drivers.js';
 
 /** What a database folder records about itself, next to the tables (meta.json). */
 export interface StoreMeta {
@@ -15,6 +16,8 @@ export interface StoreMeta {
   generation: number;
   /** Fingerprint of the graph part of each ingested file, so an unchanged re-ingest is a no-op. */
   sources: Record<string, string>;
+  /** The graph database the folder's graph is kept in (graph/drivers.ts); absent in folders from before, which are Kuzu's. */
+  graph?: GraphDriverName;
 }
 
 const META_FILE = 'meta.json';

@@ -10,7 +10,7 @@ import type { EntryCodeReference, GraphEdge, GraphReach, GraphStore, ReachOption
 import { expandWithPaths } from './graph/expandWithPaths.js';
 import type { EntryRow, MemoryIndex } from './memoryIndex.js';
 import { nearestSmallWhile } from './nearestSmall.js';
-import { KuzuGraphStore } from './graph/kuzuGraphStore.js';
+import { graphDriverOf, graphFileName, isGraphDriver, openGraphStore, GRAPH_DRIVERS, type GraphDriverName } from './graph/drivers.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, entriesOfIpc, searchText, type StoredEntry, type VectorHit } from './lance/entriesTable.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
@@ -87,10 +87,10 @@ async function readProjection(dir: string, meta: StoreMeta): Promise<Projection>
  * create an empty one and answer without it (no relations, or no entries) as if nothing were
  * wrong. A table whose versions are gone reads as empty, so it counts as missing too.
  */
-function refuseMissingStores(dir: string, generation: number): void {
+function refuseMissingStores(dir: string, generation: number, graphFile: string): void {
   const versions = join(dir, 'lance', 'entries.lance', '_versions');
   const missing = [
-    ...(existsSync(join(dir, 'graph.kuzu')) ? [] : ['graph.kuzu (relations, code locations, golden paths)']),
+    ...(existsSync(join(dir, graphFile)) ? [] : [`${graphFile} (relations, code locations, golden paths)`]),
     ...(existsSync(versions) && readdirSync(versions).length > 0 ? [] : ['lance/entries.lance (the entries)']),
   ];
   if (missing.length === 0) return;
@@ -267,9 +267,13 @@ export class Stores implements MemoryIndex {
       scanMaxEntries?: number;
       scanThreadMinEntries?: number;
       effectiveness?: EffectivenessOptions;
+      /** The graph database of a new folder; an existing folder opens with the one its meta records. */
+      graph?: GraphDriverName;
     } = {},
   ): Promise<Stores> {
     const dir = resolve(path);
+    if (opts.graph !== undefined && !isGraphDriver(opts.graph))
+      throw new MemcoreError(`graph must be one of ${GRAPH_DRIVERS.join(', ')}, got ${JSON.stringify(opts.graph)}`, 'INVALID_INPUT');
     await mkdir(dir, { recursive: true });
     await ensureFolderGitignore(dir);
     let meta = await readMeta(dir);
@@ -317,12 +321,14 @@ export class Stores implements MemoryIndex {
         smallDimensions: small,
         generation: 0,
         sources: {},
+        graph: opts.graph ?? DEFAULTS.store.graph,
       };
       await writeMeta(dir, meta);
     }
-    if (meta.generation > 0) refuseMissingStores(dir, meta.generation);
-    // Kuzu opens on its own threads (~50 ms at 100K entries) while the rest opens beside it.
-    const graphOpened = KuzuGraphStore.open(join(dir, 'graph.kuzu'));
+    const graphDriver = graphDriverOf(meta);
+    if (meta.generation > 0) refuseMissingStores(dir, meta.generation, graphFileName(graphDriver));
+    // The graph opens on its own threads (~50 ms at 100K entries) while the rest opens beside it.
+    const graphOpened = openGraphStore(graphDriver, join(dir, graphFileName(graphDriver)));
     // Handled here at once (a folder in use fails fast): awaited below, where its error is thrown.
     graphOpened.catch(() => undefined);
     let parts: [EntriesTable, Projection, EmbeddingCacheTable];

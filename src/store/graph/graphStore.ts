@@ -120,6 +120,8 @@ export interface GraphStore {
   allCodeLocations(): Promise<CodeLocation[]>;
   /** Every entry id the graph holds (doctor). */
   entryIds(): Promise<string[]>;
+  /** Every entry node, ordered by id (migrate). */
+  entryNodes(): Promise<EntryNode[]>;
   /** Every golden path, steps ordered (export). */
   allGoldenPaths(): Promise<GoldenPath[]>;
   /** Every relation but PATH_STEP (a golden path's steps carry those), with its attributes (export). */

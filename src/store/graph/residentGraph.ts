@@ -179,6 +179,7 @@ export class ResidentGraph implements GraphStore {
   getGoldenPath: GraphDriver['getGoldenPath'] = (id) => this.driver.getGoldenPath(id);
   allCodeLocations: GraphDriver['allCodeLocations'] = () => this.driver.allCodeLocations();
   entryIds: GraphDriver['entryIds'] = () => this.driver.entryIds();
+  entryNodes: GraphDriver['entryNodes'] = () => this.driver.entryNodes();
   allGoldenPaths: GraphDriver['allGoldenPaths'] = () => this.driver.allGoldenPaths();
   allRelations: GraphDriver['allRelations'] = () => this.driver.allRelations();
   counts: GraphDriver['counts'] = () => this.driver.counts();
