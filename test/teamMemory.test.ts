@@ -12,11 +12,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
-import { EXIT } from '../src/cli/main.js';
+import { EXIT, main } from '../src/cli/main.js';
 import { fileNameOf, parseEntryFile } from '../src/team/entryFile.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { cliProcesses, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
-import { tempDir, wordHashEmbedder } from './helpers.js';
+import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], {
@@ -90,9 +90,17 @@ describe('team memory with a library engine', () => {
     expect((await memory.memoryFolder())?.dir).toBe(join(a, 'memory'));
     expect(ids(await memory.buildTaskContext('how are payment webhooks retried'))).toContain('retry-webhooks');
 
-    const r = await memory.remember({ title: 'Charge in cents', content: 'Amounts are integers in cents.', core: 'payments', type: 'lesson', related: ['idempotency-keys'] });
+    const r = await memory.remember({
+      title: 'Charge in cents',
+      content: 'Amounts are integers in cents.',
+      core: 'payments',
+      type: 'lesson',
+      related: ['idempotency-keys'],
+    });
     const file = join(a, 'memory', 'payments', `${r.id}.md`);
-    expect(await readFile(file, 'utf8')).toMatch(/^---\nmemcore: 1\nid: e_[0-9a-f]{16}\ntitle: Charge in cents\ntype: lesson\n[\s\S]*links:\n {2}- type: RELATED\n {4}to: idempotency-keys\n---\n\nAmounts are integers in cents\.\n$/);
+    expect(await readFile(file, 'utf8')).toMatch(
+      /^---\nmemcore: 1\nid: e_[0-9a-f]{16}\ntitle: Charge in cents\ntype: lesson\n[\s\S]*links:\n {2}- type: RELATED\n {4}to: idempotency-keys\n---\n\nAmounts are integers in cents\.\n$/,
+    );
     expect(git(a, 'status', '--porcelain')).toContain(`?? memory/payments/${r.id}.md`);
     expect(r.links).toContainEqual(expect.objectContaining({ type: 'RELATED', to: 'idempotency-keys' }));
 
@@ -101,7 +109,7 @@ describe('team memory with a library engine', () => {
     expect(await readFile(file, 'utf8')).toMatch(/- type: DEPENDS_ON\n {4}to: retry-webhooks/);
 
     // forget supersedes with a retraction file; delete removes the file
-    const f = await memory.forget('retry-webhooks', { reason: 'We moved to the provider\'s own retries.' });
+    const f = await memory.forget('retry-webhooks', { reason: "We moved to the provider's own retries." });
     const retraction = await readFile(join(a, 'memory', 'payments', `${f.retractionId}.md`), 'utf8');
     expect(retraction).toMatch(/type: retraction[\s\S]*- type: SUPERSEDES\n {4}to: retry-webhooks/);
     await memory.forget(r.id, { mode: 'delete' });
@@ -127,9 +135,14 @@ describe('team memory with a library engine', () => {
     expect(await readdir(join(a, 'memory', 'payments'))).not.toContain(`${r.id}.md`);
     expect((await memory.getEntries([r.id], { sensitivity: ['secret'] }))[0]?.content).toBe(secret);
     // A secret written into the tracked folder by hand is refused, and named.
-    await writeFile(join(a, 'memory', 'payments', 'leak.md'), `---\nmemcore: 1\nid: leak\ntitle: Leak\nsensitivity: secret\n---\n\n${secret}\n`);
+    await writeFile(
+      join(a, 'memory', 'payments', 'leak.md'),
+      `---\nmemcore: 1\nid: leak\ntitle: Leak\nsensitivity: secret\n---\n\n${secret}\n`,
+    );
     const status = await memory.memoryFolder();
-    expect(status!.problems).toEqual([expect.objectContaining({ file: 'memory/payments/leak.md', message: expect.stringMatching(/secret entry in the tracked folder/) })]);
+    expect(status!.problems).toEqual([
+      expect.objectContaining({ file: 'memory/payments/leak.md', message: expect.stringMatching(/secret entry in the tracked folder/) }),
+    ]);
     expect(await memory.getEntries(['leak'], { sensitivity: ['secret'] })).toEqual([]);
   });
 
@@ -140,7 +153,10 @@ describe('team memory with a library engine', () => {
     const path = join(a, 'memory', 'payments', 'retry-webhooks.md');
     await writeFile(path, (await readFile(path, 'utf8')).replace('24 hours', '72 hours, then alert on-call'));
     await mkdir(join(a, 'memory', 'search'), { recursive: true });
-    await writeFile(join(a, 'memory', 'search', 'bm25.md'), '---\nmemcore: 1\nid: bm25\ntitle: Keyword ranking\n---\n\nBM25 with k1 1.2.\n');
+    await writeFile(
+      join(a, 'memory', 'search', 'bm25.md'),
+      '---\nmemcore: 1\nid: bm25\ntitle: Keyword ranking\n---\n\nBM25 with k1 1.2.\n',
+    );
     git(a, 'add', '-A');
     git(a, 'commit', '-m', 'memory: feature');
     git(a, 'checkout', 'main');
@@ -195,9 +211,13 @@ describe('team memory with MCP servers in two clones', () => {
   });
   async function server(repo: string): Promise<Client> {
     const client = new Client({ name: 'memcore-team-test', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: nodeArgs(['mcp', '--db', join(repo, '.memcore')]), env, cwd: repo, stderr: 'pipe' }),
-    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: nodeArgs(['mcp', '--db', join(repo, '.memcore')]),
+      env,
+      stderr: 'pipe',
+    });
+    await client.connect(transport);
     clients.push(client);
     return client;
   }
@@ -237,7 +257,10 @@ describe('team memory with MCP servers in two clones', () => {
 
     // 3. B edits the entry by hand and deletes another.
     const file = join(b, 'memory', 'payments', `${id}.md`);
-    await writeFile(file, (await readFile(file, 'utf8')).replace('never direct balance updates', 'reversed by a compensating ledger entry'));
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8')).replace('never direct balance updates', 'reversed by a compensating ledger entry'),
+    );
     await rm(join(b, 'memory', 'payments', 'idempotency-keys.md'));
     const edited = await context(serverB, 'refunds ledger idempotency key charge');
     expect(edited.entries.find((e) => e.entry.id === id)?.entry.content).toMatch(/compensating ledger entry/);
@@ -261,5 +284,112 @@ describe('team memory with MCP servers in two clones', () => {
     const check = await memcore(['check', '--db', join(b, '.memcore'), '--repo', b]);
     expect(check.code).toBe(EXIT.stale);
     expect(check.stdout).toMatch(/memory\/payments\/retry-webhooks\.md:\d+: merge conflict markers/);
+  });
+});
+
+describe('team memory from the CLI', () => {
+  let embeddings: FakeOpenAI;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    embeddings = await startFakeOpenAI(8);
+    Object.assign(process.env, fakeEmbedderEnv(embeddings.baseURL));
+  });
+  afterAll(async () => {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    await embeddings.close();
+  });
+  async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t), isTTY: false });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  }
+
+  it('remember, forget, diff, check and doctor work on the files', async () => {
+    const { clone } = await teamRepo(['a']);
+    const a = clone.a!;
+    const db = join(a, '.memcore');
+    expect((await cli('remember', '--title', 'x', '--db', db)).code).toBe(EXIT.usage);
+    expect((await cli('remember', '--title', 'x', '--content', 'y', '--link', 'OWNS:z', '--db', db)).code).toBe(EXIT.usage);
+    expect((await cli('remember', '--title', 'x', '--content', 'y', '--link', 'DEPENDS_ON:nowhere', '--db', db)).code).toBe(EXIT.invalid);
+    expect(git(a, 'status', '--porcelain')).toBe('');
+
+    const r = await cli(
+      'remember',
+      '--title',
+      'Webhook signatures',
+      '--content',
+      'Verify the signature header before parsing the body.',
+      '--core',
+      'payments',
+      '--type',
+      'convention',
+      '--link',
+      'DEPENDS_ON:retry-webhooks',
+      '--json',
+      '--db',
+      db,
+    );
+    expect(r.code).toBe(EXIT.ok);
+    const { id, file } = JSON.parse(r.out) as { id: string; file: string };
+    expect(file).toBe(`memory/payments/${id}.md`);
+    expect(await readFile(join(a, file), 'utf8')).toMatch(/- type: DEPENDS_ON\n {4}to: retry-webhooks/);
+    const forgot = await cli('forget', 'idempotency-keys', '--reason', 'The provider deduplicates now.', '--db', db);
+    expect(forgot.code).toBe(EXIT.ok);
+
+    const diff = await cli('diff', '--db', db);
+    expect(diff.code).toBe(EXIT.ok);
+    expect(diff.out).toMatch(/^memory HEAD\.\.working tree: 2 added, 0 changed, 1 superseded, 0 removed$/m);
+    expect(diff.out).toContain(`+ payments/${id}  Webhook signatures`);
+    expect(diff.out).toMatch(/\^ payments\/idempotency-keys {2}Idempotency keys on charges {2}\(superseded by e_[0-9a-f]{16}\)/);
+    git(a, 'add', '-A');
+    git(a, 'commit', '-m', 'memory: signatures');
+    await rm(join(a, 'memory', 'payments', 'retry-webhooks.md'));
+    git(a, 'commit', '-am', 'memory: drop retries');
+    const range = JSON.parse((await cli('diff', 'HEAD~2..HEAD', '--json', '--db', db)).out) as {
+      added: unknown[];
+      removed: { id: string }[];
+    };
+    expect(range.added).toHaveLength(2);
+    expect(range.removed.map((x) => x.id)).toEqual(['retry-webhooks']);
+    expect((await cli('diff', 'nosuchbranch..HEAD', '--db', db)).code).toBe(EXIT.invalid);
+
+    // The signature entry now links to an entry no file defines: check names the file and line.
+    const check = await cli('check', '--db', db, '--repo', a);
+    expect(check.code).toBe(EXIT.stale);
+    expect(check.out).toMatch(new RegExp(`memory/payments/${id}\\.md:\\d+: links to "retry-webhooks", which no memory file defines`));
+    await writeFile(join(a, 'memory', 'payments', 'broken.md'), '---\nmemcore: 1\nid: broken\ntitle: [unclosed\n---\n\nBody\n');
+    const doctor = await cli('doctor', '--db', db);
+    expect(doctor.code).toBe(EXIT.store);
+    expect(doctor.out).toMatch(/BAD {3}memory files: memory\/payments\/broken\.md:\d+: front matter is not valid YAML/);
+  });
+
+  it('export --to-files writes a folder that a team repository answers from as the store did', async () => {
+    const plain = join(await tempDir(), 'store');
+    expect((await cli('ingest', EXAMPLE_FILE, '--db', plain)).code).toBe(EXIT.ok);
+    const { clone } = await teamRepo(['a']);
+    const a = clone.a!;
+    const exported = await cli('export', '--to-files', join(a, 'memory'), '--json', '--db', plain);
+    expect(exported.code).toBe(EXIT.ok);
+    const counts = JSON.parse(exported.out) as { entries: number; goldenPaths: number };
+    expect(counts.entries).toBeGreaterThan(10);
+    const before = await openMemory({
+      path: plain,
+      env: {},
+      embedder: { provider: 'openai', baseURL: embeddings.baseURL, model: 'fake', dimensions: 8 },
+    });
+    engines.push(before);
+    const after = await openMemory({
+      path: join(a, '.memcore'),
+      env: {},
+      embedder: { provider: 'openai', baseURL: embeddings.baseURL, model: 'fake', dimensions: 8 },
+    });
+    engines.push(after);
+    expect((await after.memoryFolder())!.problems).toEqual([]);
+    const all = async (m: MemoryEngine) =>
+      (await m.exportMemory({ sensitivity: ['public', 'internal', 'secret'] })).entries!.map((e) => [e.id, e.title, e.content]).sort();
+    expect(await all(after)).toEqual(expect.arrayContaining(await all(before)));
+    expect((await after.stats()).goldenPaths).toBe(counts.goldenPaths);
   });
 });

@@ -37,6 +37,10 @@ import type { Owner, OwnerOptions } from '../server/owner.js';
 import type { DoctorReport } from '../ops/doctor.js';
 import type { SyncReport } from '../ingest/syncSource.js';
 import { entryText, formatGoldenPath } from '../format/formatBundle.js';
+import { rememberCommand } from './commands/remember.js';
+import { forgetCommand } from './commands/forget.js';
+import { diffCommand, teamPathsFor } from './commands/diff.js';
+import { gitRoot } from '../team/teamPaths.js';
 
 // The engine, the eval harness and the MCP server load native stores, models and schemas (~0.9 s);
 // a CLI call that a running server answers needs none of them, so they are imported when used.
@@ -47,7 +51,7 @@ const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, invalid: 3, notFound: 4, mismatch: 5, store: 6, stale: 7 } as const;
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 const COMMON = {
   db: { type: 'string' },
@@ -159,6 +163,14 @@ Commands:
                             the working directory; --codebase): fresh, moved, drifted or orphaned, with
                             the entries that reference each; --fix re-anchors moved ones;
                             --fail-on moved|drifted|orphaned exits 7 when any is found (for CI)
+                            in team mode also every memory file: front matter, ids, links (docs/team.md);
+                            exit 7 when a file is skipped
+  remember --title <t> --content <c>  store one entry (--core, --type, --id, --tag, --importance,
+                            --confidence, --sensitivity, --pinned, --link TYPE:ID); in team mode a file
+                            under memory/<core>/ to commit (a secret one under memory.local/)
+  forget <id>               retire an entry: --reason "<why>" (superseded by a retraction) or --delete
+  diff [<range>]            team memory added, changed, superseded and removed: A..B, A...B, A (against
+                            the working tree) or none (the working tree against HEAD)
   context "<task>"          the context an agent needs before the task (full pipeline)
   context --diff [<range>]  the context for a change: git diff of the working tree, of a range
                             (main..HEAD, HEAD~3) or of the index (--staged) in --repo (default config
@@ -174,6 +186,8 @@ Commands:
   show <id>                 an entry with its links, code references and what supersedes it
   export                    the memory as a memory file: --format yaml (default) | jsonl | json, --core,
                             --include-secret, --out <file> (default stdout); memcore ingest reads it back
+  export --to-files [<dir>] every entry and golden path as a file of a team memory folder (default
+                            memory/ at the git root; secrets to <dir>.local/): docs/team.md
   backup <dest>             a consistent copy of the folder, with checksums (writes wait, reads go on)
   restore <src>             check a backup and put it in place of --db (--force to replace a non-empty folder)
   doctor                    check the folder part by part; --repair rebuilds what can be derived
@@ -360,14 +374,14 @@ function filterOptions(v: FilterValues) {
   };
 }
 
-interface Io {
+export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
   isTTY: boolean;
 }
 
 /** Where a command runs: `cwd` resolves file arguments (a CLI call served by the owner comes from another directory). */
-interface CommandContext {
+export interface CommandContext {
   engine: () => Promise<MemoryEngine>;
   /** The command runs inside the process that owns the folder (`memcore serve`, `mcp`). */
   served: boolean;
@@ -378,7 +392,7 @@ interface CommandContext {
 
 type Handler = (context: CommandContext, positionals: string[], values: Record<string, unknown>, io: Io) => Promise<number>;
 
-interface Command {
+export interface Command {
   options: ParseArgsConfig['options'];
   /** [min, max] positionals. */
   args: [number, number];
@@ -393,6 +407,9 @@ interface Command {
 const print = (io: Io, json: boolean, value: unknown, text: () => string) => io.out(json ? JSON.stringify(value, null, 2) : text());
 
 const COMMANDS: Record<string, Command> = {
+  remember: rememberCommand,
+  forget: forgetCommand,
+  diff: diffCommand,
   ingest: {
     options: { 'auto-link': { type: 'boolean', default: false }, sync: { type: 'boolean', default: false }, repo: { type: 'string' } },
     args: [1, Infinity],
@@ -506,13 +523,20 @@ const COMMANDS: Record<string, Command> = {
       if (failOn !== undefined && !worst[failOn]) throw new UsageError(`--fail-on must be moved, drifted or orphaned, got "${failOn}"`);
       const repo = resolve(cwd, (values.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined) ?? '.');
       const memory = await engine();
+      const folder = await memory.checkMemoryFolder();
       const r = await memory.checkCode({
         repo,
         fix: values.fix === true,
         ...(values.codebase !== undefined ? { codebase: values.codebase as string } : {}),
       });
-      if (values.json) io.out(JSON.stringify(r, null, 2));
+      if (values.json) io.out(JSON.stringify(folder ? { ...r, memoryFolder: folder } : r, null, 2));
       else {
+        if (folder) {
+          io.out(
+            `${folder.files} memory files: ${folder.entries} entries, ${folder.goldenPaths} golden paths, ${folder.problems.length} skipped`,
+          );
+          for (const p of folder.problems) io.out(`${p.file}${p.line !== null ? `:${p.line}` : ''}: ${p.message}`);
+        }
         io.out(
           `${r.locations} code locations against ${r.repo}: ${r.counts.fresh} fresh, ${r.counts.moved} moved, ${r.counts.drifted} drifted, ${r.counts.orphaned} orphaned` +
             (values.fix ? `; ${r.fixed} re-anchored` : ''),
@@ -529,7 +553,7 @@ const COMMANDS: Record<string, Command> = {
         failOn === undefined
           ? 0
           : r.problems.filter((p) => worst[failOn]!.includes(p.status) && !(values.fix && p.status === 'moved')).length;
-      return failing > 0 ? EXIT.stale : EXIT.ok;
+      return failing > 0 || (folder?.problems.length ?? 0) > 0 ? EXIT.stale : EXIT.ok;
     },
   },
   context: {
@@ -1038,10 +1062,29 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   export: {
-    options: { format: { type: 'string' }, core: FILTERS.core, ...INCLUDE_SECRET, out: { type: 'string' } },
-    args: [0, 0],
+    options: {
+      format: { type: 'string' },
+      core: FILTERS.core,
+      ...INCLUDE_SECRET,
+      out: { type: 'string' },
+      'to-files': { type: 'boolean' },
+    },
+    args: [0, 1],
     uses: 'reads',
-    async run({ engine, cwd }, _args, v, io) {
+    async run({ engine, cwd, dir }, args, v, io) {
+      if (v['to-files']) {
+        const { exportToFiles } = await import('../team/exportFiles.js');
+        const target = args[0] !== undefined ? resolve(cwd, args[0]) : teamDirFor(dir, cwd);
+        const r = await exportToFiles(await engine(), target, v.core ? { cores: v.core as string[] } : {});
+        print(
+          io,
+          v.json === true,
+          r,
+          () => `${r.entries} entries, ${r.goldenPaths} golden paths → ${r.dir}${r.secret ? ` (${r.secret} secret → ${r.dir}.local)` : ''}`,
+        );
+        return EXIT.ok;
+      }
+      if (args.length > 0) throw new UsageError('export takes a folder only with --to-files');
       const format = (v.format as string | undefined) ?? (v.json ? 'json' : 'yaml');
       if (format !== 'yaml' && format !== 'jsonl' && format !== 'json')
         throw new UsageError(`--format must be yaml, jsonl or json, got "${format}"`);
@@ -1105,7 +1148,7 @@ const COMMANDS: Record<string, Command> = {
     options: { repair: { type: 'boolean', default: false } },
     args: [0, 0],
     uses: 'reads',
-    async run({ engine, dir, served }, _args, v, io) {
+    async run({ engine, dir, served, cwd }, _args, v, io) {
       let report: DoctorReport;
       if (served) {
         // The server holds the folder: its open stores are checked, with what it holds in memory.
@@ -1114,6 +1157,9 @@ const COMMANDS: Record<string, Command> = {
       } else {
         const { doctor } = await import('../ops/doctor.js');
         report = await doctor(dir, { repair: v.repair === true });
+        const { folderFindings } = await import('../team/teamFolder.js');
+        const paths = teamPathsFor(dir, cwd);
+        if (paths) report = await folderFindings(report, paths);
       }
       print(io, v.json === true, report, () =>
         [
@@ -1312,6 +1358,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
 };
+
+/** Where `export --to-files` writes by default: the team folder, else memory/ at the git root (or the working directory). */
+function teamDirFor(dir: string, cwd: string): string {
+  return teamPathsFor(dir, cwd)?.dir ?? join(gitRoot(resolve(dir, '..')) ?? cwd, 'memory');
+}
 
 const isUsageError = (e: unknown) => e instanceof UsageError || !!(e as { code?: string }).code?.startsWith?.('ERR_PARSE_ARGS');
 

@@ -46,7 +46,7 @@ import type { Effectiveness } from '../feedback/effectiveness.js';
 import { checkDiffSource, contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { EMBEDDED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
-import { TeamFolder, type TeamPaths, type TeamSyncReport } from '../team/teamFolder.js';
+import { checkFolder, TeamFolder, type TeamPaths, type TeamSyncReport } from '../team/teamFolder.js';
 import { forgetInFiles, linkInFiles, rememberToFile } from '../team/teamWrites.js';
 import type { FileProblem } from '../team/entryFile.js';
 
@@ -168,6 +168,25 @@ export class MemoryEngine {
     await this.catchUp();
     const team = this.team;
     return team ? { ...team.paths, problems: team.problems, lastSync: team.lastSync } : null;
+  }
+
+  /**
+   * Checks every file of the team memory folder (`memcore check`): front matter against the
+   * schema, ids and file names, ids defined once, links that resolve (in the folder or the
+   * store). Null when not in team mode.
+   */
+  async checkMemoryFolder(): Promise<Awaited<ReturnType<typeof checkFolder>> | null> {
+    using _reading = await this.reading();
+    if (!this.team) return null;
+    // An entry whose file is gone but that others depend on is kept expired: a link to it dangles all the same.
+    const now = Date.now();
+    return checkFolder(this.team.paths, async (ids) => {
+      const known = [...(await this.stores.graph.existingIds('entry', ids))];
+      const rows = known.length ? await this.stores.table.read({ ids: known }) : [];
+      const found = new Set(rows.filter((r) => r.entry.validTo === null || r.entry.validTo.getTime() > now).map((r) => r.entry.id));
+      for (const id of await this.stores.graph.existingIds('path', ids)) found.add(id);
+      return found;
+    });
   }
 
   private async embedQuery(query: string, signal?: AbortSignal): Promise<Float32Array> {
@@ -355,8 +374,7 @@ export class MemoryEngine {
       if (!team) return writes.forget(this.stores, this.embedder, id, options);
       const { mode, reason } = writes.checkForget(id, options);
       return (
-        (await forgetInFiles(team, this.stores, this.embedder, id, mode, reason)) ??
-        writes.forget(this.stores, this.embedder, id, options)
+        (await forgetInFiles(team, this.stores, this.embedder, id, mode, reason)) ?? writes.forget(this.stores, this.embedder, id, options)
       );
     });
   }
@@ -421,8 +439,18 @@ export class MemoryEngine {
     const findings = [
       ...report.findings,
       ...(problems.length === 0
-        ? [{ check: 'memory files', ok: true, message: `${this.team.lastSync?.files.total ?? 0} files under ${this.team.paths.dir} indexed` }]
-        : problems.map((p) => ({ check: 'memory files', ok: false, message: `${p.file}${p.line !== null ? `:${p.line}` : ''}: ${p.message}` }))),
+        ? [
+            {
+              check: 'memory files',
+              ok: true,
+              message: `${this.team.lastSync?.files.total ?? 0} files under ${this.team.paths.dir} indexed`,
+            },
+          ]
+        : problems.map((p) => ({
+            check: 'memory files',
+            ok: false,
+            message: `${p.file}${p.line !== null ? `:${p.line}` : ''}: ${p.message}`,
+          }))),
     ];
     return { ...report, healthy: report.healthy && problems.length === 0, findings };
   }

@@ -14,7 +14,7 @@ import { CACHE_OPTIONS, type ContextCacheOptions } from '../cache/contextCache.j
 import { resolveConfig } from '../config/config.js';
 import { LLM_OPTIONS, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 import type { GapLogOptions } from '../feedback/gapLog.js';
-import { findTeamPaths, type TeamPaths } from '../team/teamFolder.js';
+import { findTeamPaths, type TeamPaths } from '../team/teamPaths.js';
 import { OPEN_MEMORY_OPTIONS, type EmbedderConfig, type OpenMemoryOptions } from './engineOptions.js';
 
 export const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();

@@ -4,7 +4,6 @@
  * document (the format `ingest` reads), so that every rule of a memory file holds for it too;
  * problems name the file and the line. See docs/memory-file.md, "Memory as files".
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isScalar, parseDocument, stringify } from 'yaml';
@@ -20,6 +19,9 @@ import {
   type RelationRecord,
 } from '../model/memoryFile.js';
 import type { CodeLocation, GoldenPath, MemoryEntry, Relation } from '../model/types.js';
+import { fileNameOf } from './teamPaths.js';
+
+export { fileNameOf };
 
 /** Version of the file format, written as `memcore: 1` in every file. */
 export const ENTRY_FILE_VERSION = 1;
@@ -42,29 +44,6 @@ export class EntryFileError extends Error {
     super(`${file}${line !== null ? `:${line}` : ''}: ${problem}`);
     this.name = 'EntryFileError';
   }
-}
-
-/** Characters a file name cannot hold on some system, written %XX; a leading dot too (hidden files). */
-const UNSAFE_IN_NAME = /[/\\:*?"<>|%\u0000-\u001f\u007f]|^\./gu;
-/** File names stay under common limits (255 bytes), with room for `.md` and a temp suffix. */
-const MAX_NAME_BYTES = 200;
-
-/**
- * The file name of an id (without `.md`): the id itself, with unsafe characters as %XX; an id
- * too long for a file name keeps a prefix and a hash. The id in the front matter is the truth: the
- * file name must be the one this function gives for it (check says so otherwise).
- */
-export function fileNameOf(id: string): string {
-  const name = id.replace(UNSAFE_IN_NAME, (c) =>
-    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
-  );
-  if (Buffer.byteLength(name, 'utf8') <= MAX_NAME_BYTES) return name;
-  let prefix = '';
-  for (const ch of name) {
-    if (Buffer.byteLength(prefix + ch, 'utf8') > MAX_NAME_BYTES - 18) break;
-    prefix += ch;
-  }
-  return `${prefix}~${createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
 }
 
 const schemaUrl = new URL('../../schema/memory-entry-file.schema.json', import.meta.url);
@@ -96,7 +75,9 @@ function split(file: string, text: string): { yaml: string; body: string } {
   const body = lines
     .slice(end + 1)
     .join('\n')
-    .replace(/^\r?\n/, '');
+    .replace(/^\r?\n/, '')
+    // The file's last line break is not the content's: a content ending in one is written with two.
+    .replace(/\r?\n$/, '');
   return { yaml: lines.slice(1, end).join('\n'), body };
 }
 
@@ -172,7 +153,12 @@ export function parseEntryFile(file: string, text: string, where: { kind: 'entry
   const { yaml, body } = split(file, text);
   const parsed = parseDocument(yaml, { prettyErrors: false, uniqueKeys: true });
   const yamlError = parsed.errors[0];
-  if (yamlError) throw new EntryFileError(file, (yamlError.linePos?.[0].line ?? 0) + 1, `front matter is not valid YAML: ${yamlError.message.split('\n')[0]}`);
+  if (yamlError)
+    throw new EntryFileError(
+      file,
+      (yamlError.linePos?.[0].line ?? 0) + 1,
+      `front matter is not valid YAML: ${yamlError.message.split('\n')[0]}`,
+    );
   if (!isMap(parsed.contents)) throw new EntryFileError(file, 2, 'the front matter must be a map of fields (key: value)');
   // Dates stay text: the memory file rules check them as written.
   const fm = parsed.toJS({ maxAliasCount: 100 }) as Record<string, unknown>;
@@ -195,8 +181,8 @@ export function parseEntryFile(file: string, text: string, where: { kind: 'entry
   const record: MemoryDocumentRecord = {};
   const targets: ParsedEntryFile['targets'] = [];
   if (where.kind === 'entry') {
-    const content = body.replace(/\s+$/, '');
-    if (content === '') throw new EntryFileError(file, null, 'the entry has no content (the markdown after the front matter)');
+    const content = body;
+    if (content.trim() === '') throw new EntryFileError(file, null, 'the entry has no content (the markdown after the front matter)');
     const entry: EntryRecord = { id, core_id: where.core, title: fm.title as string, content };
     const copy = (from: string, to: keyof EntryRecord = from as keyof EntryRecord) => {
       if (fm[from] !== undefined) (entry as unknown as Record<string, unknown>)[to] = fm[from];
@@ -208,9 +194,12 @@ export function parseEntryFile(file: string, text: string, where: { kind: 'entry
     const links = (fm.links as LinkRef[] | undefined) ?? [];
     const relations: RelationRecord[] = [
       ...links.map((l): RelationRecord => ({ type: l.type, from: id, to: l.to, ...(l.weight !== undefined ? { weight: l.weight } : {}) })),
-      ...code.map(
-        (c): RelationRecord => ({ type: 'REFERENCES_CODE', from: id, to: deriveCodeLocationId(c.record), relevance: c.ref.relevance ?? 1 }),
-      ),
+      ...code.map((c): RelationRecord => ({
+        type: 'REFERENCES_CODE',
+        from: id,
+        to: deriveCodeLocationId(c.record),
+        relevance: c.ref.relevance ?? 1,
+      })),
     ];
     for (const l of links) targets.push({ id: l.to, kind: l.type === 'IMPLEMENTS' ? 'path' : 'entry', line: lineOfKey(yaml, 'links') });
     const locations = [...new Map(code.map((c) => [deriveCodeLocationId(c.record), c.record])).values()];
@@ -218,7 +207,7 @@ export function parseEntryFile(file: string, text: string, where: { kind: 'entry
   } else {
     const steps = (fm.steps as CodeRef[] | undefined) ?? [];
     const locations = [...new Map(steps.map((s) => [deriveCodeLocationId(codeRecord(s)), codeRecord(s)])).values()];
-    const description = body.replace(/\s+$/, '');
+    const description = body;
     Object.assign(record, {
       code_locations: locations,
       golden_paths: [
@@ -250,8 +239,10 @@ const iso = (d: Date | null) => (d === null ? undefined : d.toISOString());
 
 /** The text of an entry's file: front matter (only the fields that differ from the defaults) and the content as the body. */
 export function entryFileText(
-  entry: Pick<MemoryEntry, 'id' | 'title' | 'content' | 'entryType' | 'confidence' | 'importance' | 'tags' | 'aliases' | 'sensitivity' | 'pinned' | 'source'> &
-    Partial<Pick<MemoryEntry, 'createdAt' | 'validFrom' | 'validTo'>>,
+  entry: Pick<
+    MemoryEntry,
+    'id' | 'title' | 'content' | 'entryType' | 'confidence' | 'importance' | 'tags' | 'aliases' | 'sensitivity' | 'pinned' | 'source'
+  > & { createdAt?: Date | null; validFrom?: Date | null; validTo?: Date | null },
   links: Pick<Relation, 'type' | 'to' | 'weight'>[] = [],
   code: (Pick<CodeLocation, 'filePath' | 'symbol' | 'startLine' | 'endLine' | 'codebaseId' | 'language'> & { relevance?: number })[] = [],
 ): string {
@@ -272,15 +263,23 @@ export function entryFileText(
     if (v) fm[k] = iso(v);
   if (code.length) fm.code = code.map(codeRef);
   if (links.length)
-    fm.links = links.map((l) => ({ type: l.type, to: l.to, ...(l.type === 'RELATED' && l.weight !== undefined && l.weight !== 1 ? { weight: l.weight } : {}) }));
+    fm.links = links.map((l) => ({
+      type: l.type,
+      to: l.to,
+      ...(l.type === 'RELATED' && l.weight !== undefined && l.weight !== 1 ? { weight: l.weight } : {}),
+    }));
   return `---\n${stringify(fm, { lineWidth: 0 })}---\n\n${entry.content}\n`;
 }
 
-function codeRef(c: Pick<CodeLocation, 'filePath' | 'symbol' | 'startLine' | 'endLine' | 'codebaseId' | 'language'> & { relevance?: number }): CodeRef {
+function codeRef(
+  c: Pick<CodeLocation, 'filePath' | 'symbol' | 'startLine' | 'endLine' | 'codebaseId' | 'language'> & { relevance?: number },
+): CodeRef {
   return {
     path: c.filePath,
     ...(c.symbol !== null ? { symbol: c.symbol } : {}),
-    ...(c.startLine !== null ? { lines: c.endLine !== null && c.endLine !== c.startLine ? `${c.startLine}-${c.endLine}` : c.startLine } : {}),
+    ...(c.startLine !== null
+      ? { lines: c.endLine !== null && c.endLine !== c.startLine ? `${c.startLine}-${c.endLine}` : c.startLine }
+      : {}),
     ...(c.codebaseId !== 'default' ? { codebase: c.codebaseId } : {}),
     ...(c.language !== null ? { language: c.language } : {}),
     ...(c.relevance !== undefined && c.relevance !== 1 ? { relevance: c.relevance } : {}),

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { indexDocument } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
@@ -18,35 +18,10 @@ import { MemcoreError } from '../model/errors.js';
 import { RELATION_ENDPOINTS, type EndpointKind, type ExternalReference, type MemoryDocument } from '../model/memoryFile.js';
 import type { Stores } from '../store/stores.js';
 import { EntryFileError, parseEntryFile, type FileProblem, type ParsedEntryFile } from './entryFile.js';
+import type { TeamPaths } from './teamPaths.js';
+import type { DoctorReport } from '../ops/doctor.js';
 
-/** Where a team's memory lives. */
-export interface TeamPaths {
-  /** The repository's work tree. */
-  root: string;
-  /** The tracked folder (`memory/`, config `memory.dir`). */
-  dir: string;
-  /** The git-ignored folder of secret entries, beside it (`memory.local/`). */
-  localDir: string;
-}
-
-/** The folder a git work tree starts at, from `from` upwards; undefined outside git. */
-export function gitRoot(from: string): string | undefined {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.git'))) return dir;
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/**
- * Team mode is on when the memory folder exists: `configured` (config `memory.dir`, relative to
- * `cwd`), else `memory/` at the root of the git work tree that holds the database folder.
- */
-export function findTeamPaths(dbDir: string, configured: string | undefined, cwd: string): TeamPaths | undefined {
-  const root = gitRoot(dirname(resolve(dbDir)));
-  const dir = configured !== undefined ? resolve(cwd, configured) : root && join(root, 'memory');
-  if (dir === undefined || !existsSync(dir) || !statSync(dir).isDirectory()) return undefined;
-  return { root: root ?? dirname(dir), dir, localDir: `${dir}.local` };
-}
+export type { TeamPaths };
 
 /** What a sync read and wrote. */
 export interface TeamSyncReport {
@@ -142,45 +117,6 @@ export class TeamFolder {
     await rename(`${file}.tmp`, file);
   }
 
-  /** Every entry and golden path file, with the directories walked (and their times). */
-  private async list(): Promise<{ files: Listed[]; dirs: Map<string, number> }> {
-    const files: Listed[] = [];
-    const dirs = new Map<string, number>();
-    const rel = (abs: string) => relative(this.paths.root, abs).split(sep).join('/');
-    const readDir = async (dir: string) => {
-      try {
-        const time = (await stat(dir)).mtimeMs;
-        const list = await readdir(dir, { withFileTypes: true });
-        dirs.set(dir, time);
-        return list;
-      } catch {
-        dirs.set(dir, -1);
-        return [];
-      }
-    };
-    const addFiles = async (dir: string, core: string, kind: 'entry' | 'path', local: boolean) => {
-      for (const f of await readDir(dir)) {
-        if (!f.isFile() || f.name.startsWith('.') || !f.name.endsWith('.md')) continue;
-        const abs = join(dir, f.name);
-        const s = await stat(abs).catch(() => undefined);
-        if (!s) continue;
-        files.push({ rel: rel(abs), abs, kind, core, name: f.name.slice(0, -3), local, size: s.size, mtimeMs: s.mtimeMs });
-      }
-    };
-    for (const [top, local] of [
-      [this.paths.dir, false],
-      [this.paths.localDir, true],
-    ] as const) {
-      for (const c of await readDir(top)) {
-        if (!c.isDirectory() || c.name.startsWith('.')) continue;
-        const core = join(top, c.name);
-        await addFiles(core, c.name, 'entry', local);
-        if (existsSync(join(core, 'paths'))) await addFiles(join(core, 'paths'), c.name, 'path', local);
-      }
-    }
-    return { files, dirs };
-  }
-
   private startWatching(dirs: Iterable<string>): void {
     for (const w of this.watchers.splice(0)) w.close();
     if (this.options.watch === false) return;
@@ -203,7 +139,7 @@ export class TeamFolder {
   async sync(stores: Stores, embedder: Embedder): Promise<TeamSyncReport> {
     this.dirty = false;
     const state = await this.loadState(stores);
-    const { files, dirs } = await this.list();
+    const { files, dirs } = await listFolder(this.paths);
     this.startWatching(dirs.keys());
     this.dirTimes = dirs;
     // Watched from here: a change while this sync reads is seen by the next call.
@@ -270,14 +206,14 @@ export class TeamFolder {
     });
     // Links must point at an entry or golden path of the folder, or one the store holds from elsewhere.
     const unknown = [...new Set(good.flatMap((g) => g.result.targets.map((t) => t.id)).filter((id) => !owner.has(id)))];
-    const inStore = new Set([
-      ...(await stores.graph.existingIds('entry', unknown)),
-      ...(await stores.graph.existingIds('path', unknown)),
-    ]);
+    const inStore = new Set([...(await stores.graph.existingIds('entry', unknown)), ...(await stores.graph.existingIds('path', unknown))]);
     const linked = good.filter(({ file, result }) => {
       const dangling = result.targets.find((t) => !owner.has(t.id) && !inStore.has(t.id));
       if (dangling) {
-        fail(file.rel, new EntryFileError(file.rel, dangling.line, `links to ${JSON.stringify(dangling.id)}, which no memory file defines`));
+        fail(
+          file.rel,
+          new EntryFileError(file.rel, dangling.line, `links to ${JSON.stringify(dangling.id)}, which no memory file defines`),
+        );
         owner.delete(result.id);
       }
       return !dangling;
@@ -319,7 +255,8 @@ export class TeamFolder {
       state.files[file.rel] = { size: file.size, mtimeMs: file.mtimeMs, hash, ids: [result.id] };
       report.files.indexed++;
     }
-    for (const { file, hash } of touched) state.files[file.rel] = { ...state.files[file.rel]!, size: file.size, mtimeMs: file.mtimeMs, hash };
+    for (const { file, hash } of touched)
+      state.files[file.rel] = { ...state.files[file.rel]!, size: file.size, mtimeMs: file.mtimeMs, hash };
     for (const rel of gone) {
       if (!indexed.has(rel)) continue;
       delete state.files[rel];
@@ -365,4 +302,110 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   const temp = join(dirname(path), `.${process.pid}.${Date.now()}.tmp`);
   await writeFile(temp, text);
   await rename(temp, path);
+}
+
+/** Every entry and golden path file of the folder and its local folder, with the directories walked (and their times). */
+export async function listFolder(paths: TeamPaths): Promise<{ files: Listed[]; dirs: Map<string, number> }> {
+  const files: Listed[] = [];
+  const dirs = new Map<string, number>();
+  const rel = (abs: string) => relative(paths.root, abs).split(sep).join('/');
+  const readDir = async (dir: string) => {
+    try {
+      const time = (await stat(dir)).mtimeMs;
+      const list = await readdir(dir, { withFileTypes: true });
+      dirs.set(dir, time);
+      return list;
+    } catch {
+      dirs.set(dir, -1);
+      return [];
+    }
+  };
+  const addFiles = async (dir: string, core: string, kind: 'entry' | 'path', local: boolean) => {
+    for (const f of await readDir(dir)) {
+      if (!f.isFile() || f.name.startsWith('.') || !f.name.endsWith('.md')) continue;
+      const abs = join(dir, f.name);
+      const s = await stat(abs).catch(() => undefined);
+      if (!s) continue;
+      files.push({ rel: rel(abs), abs, kind, core, name: f.name.slice(0, -3), local, size: s.size, mtimeMs: s.mtimeMs });
+    }
+  };
+  for (const [top, local] of [
+    [paths.dir, false],
+    [paths.localDir, true],
+  ] as const) {
+    for (const c of await readDir(top)) {
+      if (!c.isDirectory() || c.name.startsWith('.')) continue;
+      const core = join(top, c.name);
+      await addFiles(core, c.name, 'entry', local);
+      if (existsSync(join(core, 'paths'))) await addFiles(join(core, 'paths'), c.name, 'path', local);
+    }
+  }
+  return { files, dirs };
+}
+
+/**
+ * Every file of the folder checked, as `memcore check` and `doctor` do: each file read and parsed,
+ * ids defined once, links pointing at an entry or golden path of the folder or of the store
+ * (`inStore`, when a store is at hand). Nothing is written.
+ */
+export async function checkFolder(
+  paths: TeamPaths,
+  inStore: (ids: string[]) => Promise<Set<string>> = async () => new Set(),
+): Promise<{ files: number; entries: number; goldenPaths: number; problems: FileProblem[] }> {
+  const { files } = await listFolder(paths);
+  const problems: FileProblem[] = [];
+  const parsed: { file: Listed; result: ParsedEntryFile }[] = [];
+  for (const file of files) {
+    try {
+      const result = parseEntryFile(file.rel, await readFile(file.abs, 'utf8'), file);
+      if (!file.local && result.sensitivity === 'secret')
+        throw new EntryFileError(
+          file.rel,
+          null,
+          `a secret entry in the tracked folder: move it to ${relative(paths.root, paths.localDir)}/`,
+        );
+      parsed.push({ file, result });
+    } catch (e) {
+      if (e instanceof EntryFileError) problems.push({ file: file.rel, line: e.line, message: e.problem });
+      else if (e instanceof MemcoreError) problems.push({ file: file.rel, line: null, message: e.message });
+      else problems.push({ file: file.rel, line: null, message: `cannot be read: ${(e as Error).message}` });
+    }
+  }
+  const owner = new Map<string, string>();
+  for (const { file, result } of parsed) {
+    const other = owner.get(result.id);
+    if (other !== undefined)
+      problems.push({ file: file.rel, line: 2, message: `id ${JSON.stringify(result.id)} is also the id of ${other}` });
+    else owner.set(result.id, file.rel);
+  }
+  const unknown = [...new Set(parsed.flatMap((p) => p.result.targets.map((t) => t.id)).filter((id) => !owner.has(id)))];
+  const found = unknown.length ? await inStore(unknown) : new Set<string>();
+  for (const { file, result } of parsed) {
+    for (const t of result.targets)
+      if (!owner.has(t.id) && !found.has(t.id))
+        problems.push({ file: file.rel, line: t.line, message: `links to ${JSON.stringify(t.id)}, which no memory file defines` });
+  }
+  problems.sort((x, y) => (x.file < y.file ? -1 : x.file > y.file ? 1 : (x.line ?? 0) - (y.line ?? 0)));
+  return {
+    files: files.length,
+    entries: parsed.filter((p) => p.result.kind === 'entry').length,
+    goldenPaths: parsed.filter((p) => p.result.kind === 'path').length,
+    problems,
+  };
+}
+
+/** `memcore doctor` of a folder not served: the memory folder's files checked too (without the store, links resolve in the folder). */
+export async function folderFindings(report: DoctorReport, paths: TeamPaths): Promise<DoctorReport> {
+  const { files, problems } = await checkFolder(paths);
+  const findings = [
+    ...report.findings,
+    ...(problems.length === 0
+      ? [{ check: 'memory files', ok: true, message: `${files} files under ${paths.dir}, all readable` }]
+      : problems.map((p) => ({
+          check: 'memory files',
+          ok: false,
+          message: `${p.file}${p.line !== null ? `:${p.line}` : ''}: ${p.message} (skipped; the rest answers)`,
+        }))),
+  ];
+  return { ...report, healthy: report.healthy && problems.length === 0, findings };
 }

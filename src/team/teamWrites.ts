@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { Embedder } from '../embed/embedder.js';
 import { MemcoreError, invalidInput } from '../model/errors.js';
@@ -15,15 +15,20 @@ import type { Relation } from '../model/types.js';
 import { resolveSensitivity } from '../recipe/searchOptions.js';
 import type { Stores } from '../store/stores.js';
 import { entryLinks } from '../engine/entryDetails.js';
-import { DEFAULT_CORE, rememberDocument, retractionDocument, withEntryId, type RememberInput, type RememberResult } from '../engine/remember.js';
+import {
+  DEFAULT_CORE,
+  rememberDocument,
+  retractionDocument,
+  withEntryId,
+  type RememberInput,
+  type RememberResult,
+} from '../engine/remember.js';
 import { namedLinks } from '../engine/visibility.js';
-import { entryFileText, fileNameOf } from './entryFile.js';
+import { entryFileText } from './entryFile.js';
 import { writeFileAtomic, type TeamFolder } from './teamFolder.js';
+import { entryFilePath } from './teamPaths.js';
 
-/** The file an entry of `core` is written to: the local folder for a secret, else the tracked one. */
-function entryFile(team: TeamFolder, core: string, id: string, secret: boolean): string {
-  return join(secret ? team.paths.localDir : team.paths.dir, core, `${fileNameOf(id)}.md`);
-}
+const entryFile = (team: TeamFolder, core: string, id: string, secret: boolean) => entryFilePath(team.paths, core, id, secret);
 
 /** The local folder ignores itself (a `.gitignore` of `*`), so nothing in it is ever committed, from any clone. */
 async function ensureLocalIgnored(team: TeamFolder): Promise<void> {
@@ -31,11 +36,32 @@ async function ensureLocalIgnored(team: TeamFolder): Promise<void> {
   if (!existsSync(ignore)) await writeFileAtomic(ignore, '# memcore: secret entries stay on this machine\n*\n');
 }
 
-async function synced(team: TeamFolder, stores: Stores, embedder: Embedder, file: string): Promise<void> {
-  const report = await team.sync(stores, embedder);
-  const rel = file.slice(team.paths.root.length + 1).split('\\').join('/');
-  const problem = report.problems.find((p) => p.file === rel);
-  if (problem) throw invalidInput(`${problem.file}${problem.line !== null ? `:${problem.line}` : ''}: ${problem.message}`);
+/**
+ * Writes files (text, or null to remove one), then brings the index up to them. When the index
+ * cannot take one of them (a link to an unknown entry, say), every file is put back as it was and
+ * the error names the file and line: a refused write leaves nothing behind.
+ */
+async function writeThenSync(
+  team: TeamFolder,
+  stores: Stores,
+  embedder: Embedder,
+  changes: { file: string; text: string | null }[],
+): Promise<void> {
+  const before = await Promise.all(changes.map(async (c) => (existsSync(c.file) ? readFile(c.file, 'utf8') : null)));
+  const put = async (file: string, text: string | null) => (text === null ? rm(file, { force: true }) : writeFileAtomic(file, text));
+  for (const c of changes) await put(c.file, c.text);
+  const rels = new Set(changes.map((c) => relative(team.paths.root, c.file).split(sep).join('/')));
+  let failure: Error | undefined;
+  try {
+    const problem = (await team.sync(stores, embedder)).problems.find((p) => rels.has(p.file));
+    if (problem) failure = invalidInput(`${problem.file}${problem.line !== null ? `:${problem.line}` : ''}: ${problem.message}`);
+  } catch (e) {
+    failure = e as Error;
+  }
+  if (!failure) return;
+  for (const [i, c] of changes.entries()) await put(c.file, before[i]!);
+  await team.sync(stores, embedder);
+  throw failure;
 }
 
 /** `remember` in team mode: the entry's file, then the index. The input is checked as `remember` checks it. */
@@ -62,9 +88,10 @@ export async function rememberToFile(team: TeamFolder, stores: Stores, embedder:
   }));
   const createdAt = entry.createdAt ?? old?.createdAt ?? new Date();
   if (secret) await ensureLocalIgnored(team);
-  await writeFileAtomic(file, entryFileText({ ...entry, createdAt }, links, code));
-  if (existsSync(elsewhere)) await rm(elsewhere);
-  await synced(team, stores, embedder, file);
+  await writeThenSync(team, stores, embedder, [
+    { file, text: entryFileText({ ...entry, createdAt }, links, code) },
+    ...(existsSync(elsewhere) ? [{ file: elsewhere, text: null }] : []),
+  ]);
   const { links: edges } = await namedLinks(stores, id, await entryLinks(stores.graph, id), resolveSensitivity(undefined));
   return { id, created: old === undefined, links: edges };
 }
@@ -101,8 +128,7 @@ export async function forgetInFiles(
   if (mode === 'delete') {
     // An entry no file holds (ingested from elsewhere) is deleted from the index as before.
     if (!file) return undefined;
-    await rm(file);
-    await synced(team, stores, embedder, file);
+    await writeThenSync(team, stores, embedder, [{ file, text: null }]);
     return { id, mode };
   }
   const doc = retractionDocument(old, reason!);
@@ -112,8 +138,8 @@ export async function forgetInFiles(
   const secret = old.sensitivity === 'secret';
   if (secret) await ensureLocalIgnored(team);
   const target = entryFile(team, old.coreId, retractionId, secret);
-  await writeFileAtomic(target, entryFileText({ ...document.entries[0]!, createdAt: new Date() }, [{ type: 'SUPERSEDES', to: id }]));
-  await synced(team, stores, embedder, target);
+  const text = entryFileText({ ...document.entries[0]!, createdAt: new Date() }, [{ type: 'SUPERSEDES', to: id }]);
+  await writeThenSync(team, stores, embedder, [{ file: target, text }]);
   return { id, mode, retractionId };
 }
 
@@ -121,17 +147,24 @@ export async function forgetInFiles(
  * `link` in team mode: relations from entries that files hold are added to those files' `links`
  * (comments and the rest of the front matter kept); the others are returned for the index.
  */
-export async function linkInFiles(team: TeamFolder, stores: Stores, embedder: Embedder, relations: RelationRecord[]): Promise<RelationRecord[]> {
+export async function linkInFiles(
+  team: TeamFolder,
+  stores: Stores,
+  embedder: Embedder,
+  relations: RelationRecord[],
+): Promise<RelationRecord[]> {
   const rest: RelationRecord[] = [];
   const edits = new Map<string, RelationRecord[]>();
   for (const r of relations) {
-    const [from] = r.type === 'RELATED' || r.type === 'DEPENDS_ON' || r.type === 'SUPERSEDES' || r.type === 'IMPLEMENTS'
-      ? (await stores.table.read({ ids: [r.from] })).map((s) => s.entry)
-      : [];
+    const [from] =
+      r.type === 'RELATED' || r.type === 'DEPENDS_ON' || r.type === 'SUPERSEDES' || r.type === 'IMPLEMENTS'
+        ? (await stores.table.read({ ids: [r.from] })).map((s) => s.entry)
+        : [];
     const file = from ? fileOfEntry(team, from.coreId, from.id) : undefined;
     if (!file || Object.keys(r).some((k) => !['type', 'from', 'to', 'weight'].includes(k))) rest.push(r);
     else edits.set(file, [...(edits.get(file) ?? []), r]);
   }
+  const changes: { file: string; text: string }[] = [];
   for (const [file, added] of edits) {
     const text = await readFile(file, 'utf8');
     const end = text.indexOf('\n---', 3);
@@ -143,8 +176,8 @@ export async function linkInFiles(team: TeamFolder, stores: Stores, embedder: Em
       if (fm.has('links')) fm.addIn(['links'], fm.createNode(link));
       else fm.set('links', fm.createNode([link]));
     }
-    await writeFileAtomic(file, `---\n${fm.toString({ lineWidth: 0 })}${text.slice(end + 1)}`);
+    changes.push({ file, text: `---\n${fm.toString({ lineWidth: 0 })}${text.slice(end + 1)}` });
   }
-  if (edits.size > 0) for (const file of edits.keys()) await synced(team, stores, embedder, file);
+  if (changes.length > 0) await writeThenSync(team, stores, embedder, changes);
   return rest;
 }
