@@ -4,23 +4,13 @@
  */
 import { MemcoreError } from '../../model/errors.js';
 import { resolveConfig } from '../../config/config.js';
-import { findTeamPaths, type TeamPaths } from '../../team/teamPaths.js';
+import { dirname, join } from 'node:path';
+import { findTeamPaths, gitRoot, type TeamPaths } from '../../team/teamPaths.js';
 import { EXIT, type Command } from '../main.js';
 
 /** The team memory folder of the database folder `dir` (config memory.dir, else memory/ at the git root), if there is one. */
 export function teamPathsFor(dir: string, cwd: string): TeamPaths | undefined {
   return findTeamPaths(dir, (resolveConfig({ cwd }).values.memory as { dir?: string } | undefined)?.dir, cwd);
-}
-
-/** teamPathsFor, or a NOT_FOUND error saying how to start one. */
-export function teamPathsOf(dir: string, cwd: string): TeamPaths {
-  const paths = teamPathsFor(dir, cwd);
-  if (!paths)
-    throw new MemcoreError(
-      `no team memory folder for ${dir}: create memory/ at the root of its git repository (or set memory.dir); see docs/team.md`,
-      'NOT_FOUND',
-    );
-  return paths;
 }
 
 export const diffCommand: Command = {
@@ -29,7 +19,11 @@ export const diffCommand: Command = {
   uses: 'nothing',
   async run({ dir, cwd }, [range], v, io) {
     const { memoryDiff, formatMemoryDiff } = await import('../../team/memoryDiff.js');
-    const d = await memoryDiff(teamPathsOf(dir, cwd), range);
+    // The folder may be in one side of the range only (added or removed there): the default place is diffed all the same.
+    const root = gitRoot(dirname(dir));
+    const paths = teamPathsFor(dir, cwd) ?? (root ? { root, dir: join(root, 'memory'), localDir: join(root, 'memory.local') } : undefined);
+    if (!paths) throw new MemcoreError(`${dir} is not in a git repository: memcore diff compares commits (docs/team.md)`, 'NOT_FOUND');
+    const d = await memoryDiff(paths, range);
     io.out(v.json ? JSON.stringify(d, null, 2) : formatMemoryDiff(d));
     return d.problems.length > 0 ? EXIT.invalid : EXIT.ok;
   },
