@@ -109,6 +109,14 @@ try {
     performance.now() - t,
     `${pulled.files.read} files read, ${pulled.embedded} embedded; ${bundle.entries.length} entries`,
   );
+  // The same again, the sync timed apart from the query that follows it.
+  git(repo, 'checkout', '-q', 'main');
+  t = performance.now();
+  await memory!.memoryFolder();
+  row(`checkout back: the sync alone`, performance.now() - t, `${team.lastSync.files.read} files read, ${team.lastSync.embedded} embedded`);
+  t = performance.now();
+  await memory!.buildTaskContext(task);
+  row('then buildTaskContext', performance.now() - t, '');
 
   const calls = 10_000;
   await memory!.memoryFolder(); // the file watch's events of the pull, if any came after the sync

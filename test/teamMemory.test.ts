@@ -284,7 +284,7 @@ describe('team memory with MCP servers in two clones', () => {
     const check = await memcore(['check', '--db', join(b, '.memcore'), '--repo', b]);
     expect(check.code).toBe(EXIT.stale);
     expect(check.stdout).toMatch(/memory\/payments\/retry-webhooks\.md:\d+: merge conflict markers/);
-  });
+  }, 240_000); // two servers and a CLI process on a shared 2-core machine
 });
 
 describe('team memory from the CLI', () => {

@@ -8,8 +8,8 @@
  * renamed or checked out by git) and a file watch (a file edited in place), ~0.05 ms.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
 import { indexDocument } from '../ingest/indexer.js';
@@ -177,14 +177,7 @@ export class TeamFolder {
         continue;
       }
       try {
-        const result = parseEntryFile(file.rel, text, file);
-        if (!file.local && result.sensitivity === 'secret')
-          throw new EntryFileError(
-            file.rel,
-            null,
-            `a secret entry in the tracked folder: move it to ${relative(this.paths.root, this.paths.localDir)}/ (never committed) and remove it from git history if it was pushed`,
-          );
-        parsed.push({ file, hash, result });
+        parsed.push({ file, hash, result: parseListed(this.paths, file, text) });
       } catch (e) {
         fail(file.rel, e);
       }
@@ -195,29 +188,12 @@ export class TeamFolder {
     const owner = new Map<string, string>();
     const leaving = new Set([...gone, ...parsed.map((p) => p.file.rel)]);
     for (const [rel, s] of Object.entries(state.files)) if (!leaving.has(rel)) for (const id of s.ids) owner.set(id, rel);
-    const good = parsed.filter(({ file, result }) => {
-      const other = owner.get(result.id);
-      if (other !== undefined && other !== file.rel) {
-        fail(file.rel, new EntryFileError(file.rel, 2, `id ${JSON.stringify(result.id)} is also the id of ${other}`));
-        return false;
-      }
-      owner.set(result.id, file.rel);
-      return true;
-    });
-    // Links must point at an entry or golden path of the folder, or one the store holds from elsewhere.
-    const unknown = [...new Set(good.flatMap((g) => g.result.targets.map((t) => t.id)).filter((id) => !owner.has(id)))];
-    const inStore = new Set([...(await stores.graph.existingIds('entry', unknown)), ...(await stores.graph.existingIds('path', unknown))]);
-    const linked = good.filter(({ file, result }) => {
-      const dangling = result.targets.find((t) => !owner.has(t.id) && !inStore.has(t.id));
-      if (dangling) {
-        fail(
-          file.rel,
-          new EntryFileError(file.rel, dangling.line, `links to ${JSON.stringify(dangling.id)}, which no memory file defines`),
-        );
-        owner.delete(result.id);
-      }
-      return !dangling;
-    });
+    const linked = await resolveIds(
+      parsed,
+      owner,
+      async (ids) => new Set([...(await stores.graph.existingIds('entry', ids)), ...(await stores.graph.existingIds('path', ids))]),
+      fail,
+    );
 
     const parts: SourcePart[] = [
       ...linked.map(({ file, hash, result }) => ({ source: SOURCE_PREFIX + file.rel, hash, doc: result.document })),
@@ -272,6 +248,48 @@ export class TeamFolder {
   }
 }
 
+/** A file parsed, and refused when it is a secret in the tracked folder. */
+function parseListed(paths: TeamPaths, file: Listed, text: string): ParsedEntryFile {
+  const result = parseEntryFile(file.rel, text, file);
+  if (!file.local && result.sensitivity === 'secret')
+    throw new EntryFileError(
+      file.rel,
+      null,
+      `a secret entry in the tracked folder: move it to ${relative(paths.root, paths.localDir)}/ (never committed), and out of git history if it was pushed`,
+    );
+  return result;
+}
+
+/**
+ * The parsed files that can be indexed: an id is defined once (by the file `owner` says holds it,
+ * else the first file read), and links point at an entry or golden path of the folder or at one
+ * `inStore` finds (written from elsewhere). The others are reported through `fail`.
+ */
+async function resolveIds<T extends { file: Listed; result: ParsedEntryFile }>(
+  parsed: T[],
+  owner: Map<string, string>,
+  inStore: (ids: string[]) => Promise<Set<string>>,
+  fail: (file: string, e: EntryFileError) => void,
+): Promise<T[]> {
+  const unique = parsed.filter(({ file, result }) => {
+    const other = owner.get(result.id);
+    if (other !== undefined && other !== file.rel) {
+      fail(file.rel, new EntryFileError(file.rel, 2, `id ${JSON.stringify(result.id)} is also the id of ${other}`));
+      return false;
+    }
+    owner.set(result.id, file.rel);
+    return true;
+  });
+  const unknown = [...new Set(unique.flatMap((g) => g.result.targets.map((t) => t.id)).filter((id) => !owner.has(id)))];
+  const found = unknown.length ? await inStore(unknown) : new Set<string>();
+  return unique.filter(({ file, result }) => {
+    const dangling = result.targets.find((t) => !owner.has(t.id) && !found.has(t.id));
+    if (dangling)
+      fail(file.rel, new EntryFileError(file.rel, dangling.line, `links to ${JSON.stringify(dangling.id)}, which no memory file defines`));
+    return !dangling;
+  });
+}
+
 /** The parts as one document (a code location several files reference once), and the endpoints it does not hold. */
 function combine(parts: SourcePart[]): { doc: MemoryDocument; external: ExternalReference[] } {
   const code = new Map(parts.flatMap((p) => p.doc.codeLocations).map((c) => [c.id, c]));
@@ -309,10 +327,12 @@ export async function listFolder(paths: TeamPaths): Promise<{ files: Listed[]; d
   const files: Listed[] = [];
   const dirs = new Map<string, number>();
   const rel = (abs: string) => relative(paths.root, abs).split(sep).join('/');
-  const readDir = async (dir: string) => {
+  // Synchronous stats: ~10 µs a file, where an awaited one costs a turn of the event loop each
+  // (10,000 files: ~0.1 s against seconds on a busy machine).
+  const readDir = (dir: string) => {
     try {
-      const time = (await stat(dir)).mtimeMs;
-      const list = await readdir(dir, { withFileTypes: true });
+      const time = statSync(dir).mtimeMs;
+      const list = readdirSync(dir, { withFileTypes: true });
       dirs.set(dir, time);
       return list;
     } catch {
@@ -320,11 +340,11 @@ export async function listFolder(paths: TeamPaths): Promise<{ files: Listed[]; d
       return [];
     }
   };
-  const addFiles = async (dir: string, core: string, kind: 'entry' | 'path', local: boolean) => {
-    for (const f of await readDir(dir)) {
+  const addFiles = (dir: string, core: string, kind: 'entry' | 'path', local: boolean) => {
+    for (const f of readDir(dir)) {
       if (!f.isFile() || f.name.startsWith('.') || !f.name.endsWith('.md')) continue;
       const abs = join(dir, f.name);
-      const s = await stat(abs).catch(() => undefined);
+      const s = statSync(abs, { throwIfNoEntry: false });
       if (!s) continue;
       files.push({ rel: rel(abs), abs, kind, core, name: f.name.slice(0, -3), local, size: s.size, mtimeMs: s.mtimeMs });
     }
@@ -333,11 +353,11 @@ export async function listFolder(paths: TeamPaths): Promise<{ files: Listed[]; d
     [paths.dir, false],
     [paths.localDir, true],
   ] as const) {
-    for (const c of await readDir(top)) {
+    for (const c of readDir(top)) {
       if (!c.isDirectory() || c.name.startsWith('.')) continue;
       const core = join(top, c.name);
-      await addFiles(core, c.name, 'entry', local);
-      if (existsSync(join(core, 'paths'))) await addFiles(join(core, 'paths'), c.name, 'path', local);
+      addFiles(core, c.name, 'entry', local);
+      if (existsSync(join(core, 'paths'))) addFiles(join(core, 'paths'), c.name, 'path', local);
     }
   }
   return { files, dirs };
@@ -357,34 +377,14 @@ export async function checkFolder(
   const parsed: { file: Listed; result: ParsedEntryFile }[] = [];
   for (const file of files) {
     try {
-      const result = parseEntryFile(file.rel, await readFile(file.abs, 'utf8'), file);
-      if (!file.local && result.sensitivity === 'secret')
-        throw new EntryFileError(
-          file.rel,
-          null,
-          `a secret entry in the tracked folder: move it to ${relative(paths.root, paths.localDir)}/`,
-        );
-      parsed.push({ file, result });
+      parsed.push({ file, result: parseListed(paths, file, await readFile(file.abs, 'utf8')) });
     } catch (e) {
       if (e instanceof EntryFileError) problems.push({ file: file.rel, line: e.line, message: e.problem });
       else if (e instanceof MemcoreError) problems.push({ file: file.rel, line: null, message: e.message });
       else problems.push({ file: file.rel, line: null, message: `cannot be read: ${(e as Error).message}` });
     }
   }
-  const owner = new Map<string, string>();
-  for (const { file, result } of parsed) {
-    const other = owner.get(result.id);
-    if (other !== undefined)
-      problems.push({ file: file.rel, line: 2, message: `id ${JSON.stringify(result.id)} is also the id of ${other}` });
-    else owner.set(result.id, file.rel);
-  }
-  const unknown = [...new Set(parsed.flatMap((p) => p.result.targets.map((t) => t.id)).filter((id) => !owner.has(id)))];
-  const found = unknown.length ? await inStore(unknown) : new Set<string>();
-  for (const { file, result } of parsed) {
-    for (const t of result.targets)
-      if (!owner.has(t.id) && !found.has(t.id))
-        problems.push({ file: file.rel, line: t.line, message: `links to ${JSON.stringify(t.id)}, which no memory file defines` });
-  }
+  await resolveIds(parsed, new Map(), inStore, (file, e) => problems.push({ file, line: e.line, message: e.problem }));
   problems.sort((x, y) => (x.file < y.file ? -1 : x.file > y.file ? 1 : (x.line ?? 0) - (y.line ?? 0)));
   return {
     files: files.length,
