@@ -180,6 +180,14 @@ describe('team memory with a library engine', () => {
     expect(again.embedded).toBe(0);
     expect(again.fromCache).toBe(2);
     expect((await memory.getEntries(['bm25'])).length).toBe(1);
+    // A branch that only rewrites a file (no directory changes): git's index says so, on the next call.
+    git(a, 'checkout', '-q', '-b', 'wording', 'main');
+    await writeFile(path, (await readFile(path, 'utf8')).replace('24 hours', 'one day'));
+    git(a, 'commit', '-qam', 'memory: wording');
+    git(a, 'checkout', '-q', 'feature');
+    expect((await memory.getEntries(['retry-webhooks']))[0]!.content).toMatch(/72 hours/);
+    git(a, 'checkout', '-q', 'wording');
+    expect((await memory.getEntries(['retry-webhooks']))[0]!.content).toMatch(/one day\.$/);
   });
 
   it('starts from an empty .memcore in another clone and finds nothing changed on the next call', async () => {

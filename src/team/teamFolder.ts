@@ -18,7 +18,7 @@ import { MemcoreError } from '../model/errors.js';
 import { RELATION_ENDPOINTS, type EndpointKind, type ExternalReference, type MemoryDocument } from '../model/memoryFile.js';
 import type { Stores } from '../store/stores.js';
 import { EntryFileError, parseEntryFile, type FileProblem, type ParsedEntryFile } from './entryFile.js';
-import type { TeamPaths } from './teamPaths.js';
+import { gitMarkers, type TeamPaths } from './teamPaths.js';
 import type { DoctorReport } from '../ops/doctor.js';
 
 export type { TeamPaths };
@@ -141,6 +141,8 @@ export class TeamFolder {
     const state = await this.loadState(stores);
     const { files, dirs } = await listFolder(this.paths);
     this.startWatching(dirs.keys());
+    // git may rewrite a file in place (a checkout, a merge): its index changes with every such write.
+    for (const marker of gitMarkers(this.paths.root)) dirs.set(marker, statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? -1);
     this.dirTimes = dirs;
     // Watched from here: a change while this sync reads is seen by the next call.
 

@@ -2,7 +2,7 @@
  * Where a team's memory lives, and whether a database folder is in team mode: cheap (no store,
  * no parser), so that the CLI can tell before it loads anything.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 
@@ -22,6 +22,25 @@ export function gitRoot(from: string): string | undefined {
     if (existsSync(join(dir, '.git'))) return dir;
     if (dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * The files git rewrites whenever it writes the work tree (a checkout, merge, pull or reset): the
+ * index and HEAD of the repository at `root`, found through a worktree's `.git` file too.
+ */
+export function gitMarkers(root: string): string[] {
+  const dotGit = join(root, '.git');
+  let gitDir = dotGit;
+  try {
+    if (statSync(dotGit).isFile()) {
+      const pointer = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      if (!pointer) return [];
+      gitDir = resolve(root, pointer.trim());
+    }
+  } catch {
+    return [];
+  }
+  return [join(gitDir, 'index'), join(gitDir, 'HEAD')];
 }
 
 /**
