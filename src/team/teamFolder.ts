@@ -139,10 +139,12 @@ export class TeamFolder {
   async sync(stores: Stores, embedder: Embedder): Promise<TeamSyncReport> {
     this.dirty = false;
     const state = await this.loadState(stores);
+    // git may rewrite a file in place (a checkout, a merge): its index changes with every such write.
+    // Taken before the files are listed, so that a change while they are is seen by the next call.
+    const markers = gitMarkers(this.paths.root).map((m) => [m, statSync(m, { throwIfNoEntry: false })?.mtimeMs ?? -1] as const);
     const { files, dirs } = await listFolder(this.paths);
     this.startWatching(dirs.keys());
-    // git may rewrite a file in place (a checkout, a merge): its index changes with every such write.
-    for (const marker of gitMarkers(this.paths.root)) dirs.set(marker, statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? -1);
+    for (const [marker, time] of markers) dirs.set(marker, time);
     this.dirTimes = dirs;
     // Watched from here: a change while this sync reads is seen by the next call.
 
