@@ -11,6 +11,7 @@ import { MemoryFileError } from '../model/errors.js';
 import { idProblem } from '../model/ids.js';
 import {
   deriveCodeLocationId,
+  schemaProblem,
   validateMemoryDocument,
   type CodeLocationRecord,
   type EntryRecord,
@@ -89,22 +90,10 @@ function lineOfKey(yaml: string, key: string | null): number | null {
   return i < 0 ? 2 : i + 2;
 }
 
-function schemaProblem(err: ErrorObject): { key: string | null; message: string } {
-  const path = err.instancePath.split('/').slice(1);
-  let key = path.join('.') || null;
-  let message = err.message ?? 'is invalid';
-  if (err.keyword === 'additionalProperties') {
-    const extra = String((err.params as { additionalProperty: string }).additionalProperty);
-    key = key ? `${key}.${extra}` : extra;
-    message = 'is not a known field';
-  } else if (err.keyword === 'required') {
-    const missing = String((err.params as { missingProperty: string }).missingProperty);
-    key = key ? `${key}.${missing}` : missing;
-    message = 'is required';
-  } else if (err.keyword === 'enum') {
-    message = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  }
-  return { key, message: `field "${key ?? '(front matter)'}" ${message}` };
+/** A schema error as the front matter key it is about and a message naming the field. */
+function frontMatterProblem(err: ErrorObject): { key: string | null; message: string } {
+  const { field, problem } = schemaProblem(err, err.instancePath.split('/').slice(1).join('.') || null);
+  return { key: field, message: `field "${field ?? '(front matter)'}" ${problem}` };
 }
 
 interface CodeRef {
@@ -167,7 +156,7 @@ export function parseEntryFile(file: string, text: string, where: { kind: 'entry
   }
   const validate = validatorsOf()[where.kind];
   if (!validate(fm)) {
-    const { key, message } = schemaProblem(validate.errors![0]!);
+    const { key, message } = frontMatterProblem(validate.errors![0]!);
     throw new EntryFileError(file, lineOfKey(yaml, key), message);
   }
   if (fm.memcore !== ENTRY_FILE_VERSION)
