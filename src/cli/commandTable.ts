@@ -7,11 +7,13 @@ import configCommand from './commands/config.js';
 import contextCommand from './commands/context.js';
 import coreMemoryCommand from './commands/core-memory.js';
 import deleteCommand from './commands/delete.js';
+import { diffCommand } from './commands/diff.js';
 import doctorCommand from './commands/doctor.js';
 import evalCommand from './commands/eval.js';
 import exportCommand from './commands/export.js';
 import feedbackCommand from './commands/feedback.js';
 import findCommand from './commands/find.js';
+import { forgetCommand } from './commands/forget.js';
 import gapsCommand from './commands/gaps.js';
 import goldenPathCommand from './commands/golden-path.js';
 import goldenPathsCommand from './commands/golden-paths.js';
@@ -23,6 +25,7 @@ import listCommand from './commands/list.js';
 import mcpCommand from './commands/mcp.js';
 import migrateCommand from './commands/migrate.js';
 import reembedCommand from './commands/reembed.js';
+import { rememberCommand } from './commands/remember.js';
 import relatedToCodeCommand from './commands/related-to-code.js';
 import restoreCommand from './commands/restore.js';
 import searchCommand from './commands/search.js';
@@ -49,6 +52,9 @@ export const COMMANDS: Record<string, Command> = {
   'code-refs': codeRefsCommand,
   'golden-path': goldenPathCommand,
   delete: deleteCommand,
+  remember: rememberCommand,
+  forget: forgetCommand,
+  diff: diffCommand,
   feedback: feedbackCommand,
   gaps: gapsCommand,
   stats: statsCommand,

@@ -25,6 +25,14 @@ Commands:
                             the working directory; --codebase): fresh, moved, drifted or orphaned, with
                             the entries that reference each; --fix re-anchors moved ones;
                             --fail-on moved|drifted|orphaned exits 7 when any is found (for CI)
+                            in team mode also every memory file: front matter, ids, links (docs/team.md);
+                            exit 7 when a file is skipped
+  remember --title <t> --content <c>  store one entry (--core, --type, --id, --tag, --importance,
+                            --confidence, --sensitivity, --pinned, --link TYPE:ID); in team mode a file
+                            under memory/<core>/ to commit (a secret one under memory.local/)
+  forget <id>               retire an entry: --reason "<why>" (superseded by a retraction) or --delete
+  diff [<range>]            team memory added, changed, superseded and removed: A..B, A...B, A (against
+                            the working tree) or none (the working tree against HEAD)
   context "<task>"          the context an agent needs before the task (full pipeline)
   context --diff [<range>]  the context for a change: git diff of the working tree, of a range
                             (main..HEAD, HEAD~3) or of the index (--staged) in --repo (default config
@@ -40,6 +48,8 @@ Commands:
   show <id>                 an entry with its links, code references and what supersedes it
   export                    the memory as a memory file: --format yaml (default) | jsonl | json, --core,
                             --include-secret, --out <file> (default stdout); memcore ingest reads it back
+  export --to-files [<dir>] every entry and golden path as a file of a team memory folder (default
+                            memory/ at the git root; secrets to <dir>.local/): docs/team.md
   backup <dest>             a consistent copy of the folder, with checksums (writes wait, reads go on)
   restore <src>             check a backup and put it in place of --db (--force to replace a non-empty folder)
   doctor                    check the folder part by part; --repair rebuilds what can be derived

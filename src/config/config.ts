@@ -34,6 +34,12 @@ export const SETTINGS: readonly Setting[] = [
     help: 'the folder code locations are relative to, for check and context --diff (default the working directory)',
   },
   {
+    key: 'memory.dir',
+    env: 'MEMCORE_MEMORY_DIR',
+    kind: 'string',
+    help: 'team memory folder of entry files (default memory/ at the root of the git repository holding the database); docs/team.md',
+  },
+  {
     key: 'smallDimensions',
     env: 'MEMCORE_SMALL_DIMENSIONS',
     kind: 'int',

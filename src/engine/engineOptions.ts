@@ -42,6 +42,12 @@ export interface OpenMemoryOptions {
    * is orphaned lower (docs/code.md). Default none.
    */
   repo?: string;
+  /**
+   * The team memory folder of entry files (config `memory.dir`): the database is then an index
+   * of it, and remember, link and forget write files (docs/team.md). Default: `memory/` at the root
+   * of the git repository that holds the database folder, when it exists. `false`: no team folder.
+   */
+  memoryDir?: string | false;
   /** Context bundle cache (TTL LRU). `{ ttlMs: 0 }` turns it off. Default 500 bundles, 5 minutes. */
   cache?: ContextCacheOptions;
   /**
@@ -124,6 +130,7 @@ export const OPEN_MEMORY_OPTIONS = optionNames<OpenMemoryOptions>()([
   'cwd',
   'embedder',
   'repo',
+  'memoryDir',
   'cache',
   'smallDimensions',
   'graph',

@@ -1,7 +1,7 @@
 import type { Embedder } from '../embed/embedder.js';
 import type { IngestOptions, IngestReport } from '../ingest/indexer.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
-import type { EntryRecord, MemoryDocumentRecord, RelationRecord } from '../model/memoryFile.js';
+import { validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
 import type { RememberInput, RememberResult } from './remember.js';
 import type { EntryDetails } from './entryDetails.js';
 import type { EntryGraph, EntryGraphQuery } from './entryGraph.js';
@@ -47,6 +47,9 @@ import type { Effectiveness } from '../feedback/effectiveness.js';
 import { checkDiffSource, contextForDiff, type DiffContextBundle, type DiffSource } from '../code/contextForDiff.js';
 import { EMBEDDED_CHARS } from '../retrieve/queryText.js';
 import { capText } from '../embed/chunkText.js';
+import { checkFolder, TeamFolder, type TeamPaths, type TeamSyncReport } from '../team/teamFolder.js';
+import { forgetInFiles, linkInFiles, rememberToFile } from '../team/teamWrites.js';
+import type { FileProblem } from '../team/entryFile.js';
 
 import {
   type EmbedderConfig,
@@ -90,14 +93,36 @@ export type { SearchHit } from '../model/types.js';
 
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
-  const { stores, embedder, settings } = await openEngineParts(options);
-  return new MemoryEngine(stores, embedder, settings);
+  const { stores, embedder, settings, team } = await openEngineParts(options);
+  const engine = new MemoryEngine(stores, embedder, settings);
+  if (team) {
+    try {
+      await engine.followFolder(new TeamFolder(team));
+    } catch (e) {
+      await engine.close();
+      throw e;
+    }
+  }
+  return engine;
+}
+
+/** The team memory folder an engine follows (`MemoryEngine.memoryFolder`). */
+export interface MemoryFolderStatus extends TeamPaths {
+  /** Files skipped at the last sync, with file and line; the rest of memory answers. */
+  problems: FileProblem[];
+  /** What the last sync read and indexed. */
+  lastSync: TeamSyncReport | undefined;
 }
 
 export class MemoryEngine {
   /** Writes one at a time; reads held only while reembed swaps the folder. */
   private readonly gate = new AccessGate();
-  private readonly reading = () => this.gate.reading();
+  private readonly reading = async () => {
+    await this.catchUp();
+    return this.gate.reading();
+  };
+  /** The team memory folder the index follows, in team mode (docs/team.md). */
+  private team: TeamFolder | undefined;
   private readonly serialized = <T>(work: () => Promise<T>) => this.gate.serialized(work);
 
   private queryEmbedder: Embedder;
@@ -121,6 +146,50 @@ export class MemoryEngine {
     this.cache = new ContextCache(options.cache);
     const llm = options.llm;
     this.chat = llm === undefined ? undefined : 'completeJson' in llm ? llm : openAIChat(llm);
+  }
+
+  /** @internal Makes the index follow a team memory folder (openMemory does it in team mode). */
+  async followFolder(team: TeamFolder): Promise<TeamSyncReport> {
+    this.team = team;
+    return this.serialized(() => team.sync(this.stores, this.embedder));
+  }
+
+  /** Brings the index up to the memory folder when a file changed (a stat per directory when none did). */
+  private async catchUp(): Promise<void> {
+    const team = this.team;
+    if (!team?.changed()) return;
+    await this.serialized(async () => {
+      if (team.changed()) await team.sync(this.stores, this.embedder);
+    });
+  }
+
+  /**
+   * The team memory folder this engine follows, with the files its last sync skipped; null when
+   * the folder is not in team mode. Reading it brings the index up to the files first.
+   */
+  async memoryFolder(): Promise<MemoryFolderStatus | null> {
+    await this.catchUp();
+    const team = this.team;
+    return team ? { ...team.paths, problems: team.problems, lastSync: team.lastSync } : null;
+  }
+
+  /**
+   * Checks every file of the team memory folder (`memcore check`): front matter against the
+   * schema, ids and file names, ids defined once, links that resolve (in the folder or the
+   * store). Null when not in team mode.
+   */
+  async checkMemoryFolder(): Promise<Awaited<ReturnType<typeof checkFolder>> | null> {
+    using _reading = await this.reading();
+    if (!this.team) return null;
+    // An entry whose file is gone but that others depend on is kept expired: a link to it dangles all the same.
+    const now = Date.now();
+    return checkFolder(this.team.paths, async (ids) => {
+      const known = [...(await this.stores.graph.existingIds('entry', ids))];
+      const rows = known.length ? await this.stores.table.read({ ids: known }) : [];
+      const found = new Set(rows.filter((r) => r.entry.validTo === null || r.entry.validTo.getTime() > now).map((r) => r.entry.id));
+      for (const id of await this.stores.graph.existingIds('path', ids)) found.add(id);
+      return found;
+    });
   }
 
   private async embedQuery(query: string, signal?: AbortSignal): Promise<Float32Array> {
@@ -200,7 +269,15 @@ export class MemoryEngine {
 
   /** Adds relations given in the memory file format ({ type, from, to, … }). */
   link(relations: RelationRecord[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
-    return this.serialized(() => writes.writeDocument(this.stores, this.embedder, 'link', { relations }, options, ['signal']));
+    return this.serialized(async () => {
+      const team = this.team;
+      // In team mode links from entries of the folder go to their files (relations checked first, as a memory file).
+      if (team && Array.isArray(relations)) {
+        validateMemoryDocument('link', { relations });
+        relations = await linkInFiles(team, this.stores, this.embedder, relations);
+      }
+      return writes.writeDocument(this.stores, this.embedder, 'link', { relations }, options, ['signal']);
+    });
   }
 
   /**
@@ -257,7 +334,20 @@ export class MemoryEngine {
 
   /** Removes entries from both stores with every edge that touches them. */
   delete(ids: string[]): Promise<{ deleted: number }> {
-    return this.serialized(() => writes.deleteEntries(this.stores, ids));
+    return this.serialized(async () => {
+      const team = this.team;
+      if (!team || !Array.isArray(ids)) return writes.deleteEntries(this.stores, ids);
+      // Entries that files hold are deleted by removing their files; the rest from the index.
+      let deleted = 0;
+      const rest: string[] = [];
+      for (const id of ids) {
+        checkId('delete', id);
+        const known = (await this.stores.graph.existingIds('entry', [id])).size > 0;
+        if (known && (await forgetInFiles(team, this.stores, this.embedder, id, 'delete', undefined))) deleted++;
+        else rest.push(id);
+      }
+      return { deleted: deleted + (await writes.deleteEntries(this.stores, rest)).deleted };
+    });
   }
 
   /**
@@ -266,7 +356,12 @@ export class MemoryEngine {
    * a memory file; remembering the same core and title again updates the entry.
    */
   remember(input: RememberInput): Promise<RememberResult> {
-    return this.serialized(() => writes.remember(this.stores, this.embedder, input));
+    return this.serialized(() => {
+      const team = this.team;
+      if (!team) return writes.remember(this.stores, this.embedder, input);
+      writes.checkRemember(input);
+      return rememberToFile(team, this.stores, this.embedder, input);
+    });
   }
 
   /**
@@ -278,7 +373,14 @@ export class MemoryEngine {
     id: string,
     options: { reason?: string; mode?: ForgetMode } = {},
   ): Promise<{ id: string; mode: ForgetMode; retractionId?: string }> {
-    return this.serialized(() => writes.forget(this.stores, this.embedder, id, options));
+    return this.serialized(async () => {
+      const team = this.team;
+      if (!team) return writes.forget(this.stores, this.embedder, id, options);
+      const { mode, reason } = writes.checkForget(id, options);
+      return (
+        (await forgetInFiles(team, this.stores, this.embedder, id, mode, reason)) ?? writes.forget(this.stores, this.embedder, id, options)
+      );
+    });
   }
 
   /** Entries in effect now (or as of `asOf`) that pass the filters, by core and title; `limit` default 100, at most 10,000. */
@@ -335,7 +437,26 @@ export class MemoryEngine {
    */
   async checkHealth(): Promise<DoctorReport> {
     using _reading = await this.reading();
-    return checkOpenStores(this.stores);
+    const report = await checkOpenStores(this.stores);
+    const problems = this.team?.problems ?? [];
+    if (!this.team) return report;
+    const findings = [
+      ...report.findings,
+      ...(problems.length === 0
+        ? [
+            {
+              check: 'memory files',
+              ok: true,
+              message: `${this.team.lastSync?.files.total ?? 0} files under ${this.team.paths.dir} indexed`,
+            },
+          ]
+        : problems.map((p) => ({
+            check: 'memory files',
+            ok: false,
+            message: `${p.file}${p.line !== null ? `:${p.line}` : ''}: ${p.message}`,
+          }))),
+    ];
+    return { ...report, healthy: report.healthy && problems.length === 0, findings };
   }
 
   /** Entries by id, in the order asked; unknown ids, and entries of a sensitivity not asked for, are left out. */
@@ -470,7 +591,9 @@ export class MemoryEngine {
     );
     if (recipe.preset === 'context') await this.gapLog.record(bundle, recipe.filter.cores);
     // After the cache: files change without a write to the store.
-    return this.repo && recipe.attachCode ? withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
+    const fresh = this.repo && recipe.attachCode ? await withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
+    const skipped = this.team?.notes() ?? [];
+    return skipped.length ? { ...fresh, notes: [...(fresh.notes ?? []), ...skipped] } : fresh;
   }
 
   /**
@@ -543,6 +666,7 @@ export class MemoryEngine {
     this.closed = true;
     await this.gate.writesDone();
     this.cache.clear();
+    this.team?.close();
     await releaseStores(this.stores.dir);
   }
 }

@@ -15,6 +15,7 @@ import { CACHE_OPTIONS, type ContextCacheOptions } from '../cache/contextCache.j
 import { resolveConfig } from '../config/config.js';
 import { LLM_OPTIONS, type JsonChat, type LlmOptions } from '../llm/chatClient.js';
 import type { GapLogOptions } from '../feedback/gapLog.js';
+import { findTeamPaths, type TeamPaths } from '../team/teamPaths.js';
 import { OPEN_MEMORY_OPTIONS, type EmbedderConfig, type OpenMemoryOptions } from './engineOptions.js';
 
 export const openStores = new Map<string, { stores: Promise<Stores>; engines: number }>();
@@ -63,6 +64,7 @@ export function configuredEmbedder(cwd?: string): Embedder {
 interface ConfigValues {
   db: string;
   repo?: string;
+  memory?: { dir?: string };
   smallDimensions?: number;
   graph: GraphDriverName;
   residentMaxEntries: number;
@@ -92,6 +94,7 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
   stores: Stores;
   embedder: Embedder;
   settings: { cache: ContextCacheOptions; llm?: LlmOptions | JsonChat; gaps: GapLogOptions; repo?: string };
+  team?: TeamPaths;
 }> {
   checkOptionNames('openMemory', options, OPEN_MEMORY_OPTIONS);
   checkOptionNames('openMemory.cache', options.cache, CACHE_OPTIONS);
@@ -122,6 +125,7 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
       scanMaxEntries: options.scanMaxEntries,
       scanThreadMinEntries: options.scanThreadMinEntries,
       repo: options.repo,
+      ...(typeof options.memoryDir === 'string' ? { memory: { dir: options.memoryDir } } : {}),
     },
     env,
     cwd: options.cwd,
@@ -162,7 +166,9 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
     throw e;
   }
   const repo = config.repo === undefined ? undefined : resolve(options.cwd ?? process.cwd(), config.repo);
+  const team = options.memoryDir === false ? undefined : findTeamPaths(dir, config.memory?.dir, options.cwd ?? process.cwd());
   return {
+    ...(team ? { team } : {}),
     stores,
     embedder,
     settings: {

@@ -80,10 +80,15 @@ export async function deleteEntries(stores: Stores, ids: string[]): Promise<{ de
   return { deleted: found.length };
 }
 
-export async function remember(stores: Stores, embedder: Embedder, input: RememberInput): Promise<RememberResult> {
+/** remember's input checked before anything is written (the memory file rules check its fields). */
+export function checkRemember(input: RememberInput): void {
   checkOptionNames('remember', input, REMEMBER_FIELDS);
   input.code?.forEach((c, i) => checkOptionNames(`remember.code[${i}]`, c, CODE_REFERENCE_FIELDS));
   if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean') throw invalidInput('remember: autoLink must be true or false');
+}
+
+export async function remember(stores: Stores, embedder: Embedder, input: RememberInput): Promise<RememberResult> {
+  checkRemember(input);
   return rememberEntry(stores, embedder, input);
 }
 
@@ -95,19 +100,25 @@ export async function forget(
   id: string,
   options: { reason?: string; mode?: ForgetMode },
 ): Promise<{ id: string; mode: ForgetMode; retractionId?: string }> {
+  const { mode } = checkForget(id, options);
+  if (mode === 'delete') {
+    if ((await deleteEntries(stores, [id])).deleted === 0) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
+    return { id, mode };
+  }
+  return { id, mode, retractionId: await retractEntry(stores, embedder, id, options.reason!) };
+}
+
+/** forget's arguments checked: the mode, the id, and a reason to supersede. */
+export function checkForget(id: string, options: { reason?: string; mode?: ForgetMode }): { mode: ForgetMode; reason?: string } {
   checkOptionNames('forget', options, ['reason', 'mode']);
   const mode = options.mode ?? 'supersede';
   if (mode !== 'supersede' && mode !== 'delete')
     refuse('forget.mode', mode, ['supersede', 'delete'], `forget: mode must be supersede or delete, got ${JSON.stringify(mode)}`);
   checkId('forget', id);
-  if (mode === 'delete') {
-    if ((await deleteEntries(stores, [id])).deleted === 0) throw new MemcoreError(`no entry with id "${id}"`, 'NOT_FOUND');
-    return { id, mode };
-  }
   const reason = options.reason;
-  if (typeof reason !== 'string' || reason.trim() === '')
+  if (mode === 'supersede' && (typeof reason !== 'string' || reason.trim() === ''))
     throw invalidInput("forget: a reason is required to supersede an entry (it is kept as the retraction's content)");
-  return { id, mode, retractionId: await retractEntry(stores, embedder, id, reason) };
+  return { mode, ...(reason !== undefined ? { reason } : {}) };
 }
 
 /** Checks a backup's destination before it waits for the writes queued before it. */

@@ -221,20 +221,26 @@ function describeSchemaError(file: string, doc: unknown, err: ErrorObject, name:
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const { record, field } = locate(doc, parts, name);
-  let fieldName = field;
-  let problem = err.message ?? 'is invalid';
+  const { field: fieldName, problem } = schemaProblem(err, field);
+  return new MemoryFileError(file, record, fieldName, problem);
+}
+
+/** A schema error as the field it is about (`field`, the path to the object, extended) and the rule it breaks. */
+export function schemaProblem(err: ErrorObject, field: string | null): { field: string | null; problem: string } {
   if (err.keyword === 'additionalProperties') {
     const extra = String((err.params as { additionalProperty: string }).additionalProperty);
-    fieldName = field ? `${field}.${extra}` : extra;
-    problem = 'is not a known field';
-  } else if (err.keyword === 'required') {
-    const missing = String((err.params as { missingProperty: string }).missingProperty);
-    fieldName = field ? `${field}.${missing}` : missing;
-    problem = 'is required';
-  } else if (err.keyword === 'enum') {
-    problem = `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    return { field: field ? `${field}.${extra}` : extra, problem: 'is not a known field' };
   }
-  return new MemoryFileError(file, record, fieldName, problem);
+  if (err.keyword === 'required') {
+    const missing = String((err.params as { missingProperty: string }).missingProperty);
+    return { field: field ? `${field}.${missing}` : missing, problem: 'is required' };
+  }
+  if (err.keyword === 'enum')
+    return {
+      field,
+      problem: `must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`,
+    };
+  return { field, problem: err.message ?? 'is invalid' };
 }
 
 /** The record (`entries[3] (id "x")`) and field (`tags.1`) a path into the document points at. */

@@ -22,13 +22,20 @@ const checkCommand: Command = {
     if (failOn !== undefined && !worst[failOn]) throw new UsageError(`--fail-on must be moved, drifted or orphaned, got "${failOn}"`);
     const repo = resolve(cwd, (values.repo as string | undefined) ?? (resolveConfig({ cwd }).values.repo as string | undefined) ?? '.');
     const memory = await engine();
+    const folder = await memory.checkMemoryFolder();
     const r = await memory.checkCode({
       repo,
       fix: values.fix === true,
       ...(values.codebase !== undefined ? { codebase: values.codebase as string } : {}),
     });
-    if (values.json) io.out(JSON.stringify(r, null, 2));
+    if (values.json) io.out(JSON.stringify(folder ? { ...r, memoryFolder: folder } : r, null, 2));
     else {
+      if (folder) {
+        io.out(
+          `${folder.files} memory files: ${folder.entries} entries, ${folder.goldenPaths} golden paths, ${folder.problems.length} skipped`,
+        );
+        for (const p of folder.problems) io.out(`${p.file}${p.line !== null ? `:${p.line}` : ''}: ${p.message}`);
+      }
       io.out(
         `${r.locations} code locations against ${r.repo}: ${r.counts.fresh} fresh, ${r.counts.moved} moved, ${r.counts.drifted} drifted, ${r.counts.orphaned} orphaned` +
           (values.fix ? `; ${r.fixed} re-anchored` : ''),
@@ -45,7 +52,7 @@ const checkCommand: Command = {
       failOn === undefined
         ? 0
         : r.problems.filter((p) => worst[failOn]!.includes(p.status) && !(values.fix && p.status === 'moved')).length;
-    return failing > 0 ? EXIT.stale : EXIT.ok;
+    return failing > 0 || (folder?.problems.length ?? 0) > 0 ? EXIT.stale : EXIT.ok;
   },
 };
 

@@ -2,6 +2,7 @@ import { MemcoreError } from '../../model/errors.js';
 import type { DoctorReport } from '../../ops/doctor.js';
 
 import { EXIT, print, type Command } from '../command.js';
+import { teamPathsFor } from './diff.js';
 
 const doctorCommand: Command = {
   options: { repair: { type: 'boolean', default: false } },
@@ -17,6 +18,9 @@ const doctorCommand: Command = {
       const { doctor } = await import('../../ops/doctor.js');
       const { configuredEmbedder } = await import('../../engine/openStores.js');
       report = await doctor(dir, { repair: v.repair === true, ...(v.repair === true ? { embedder: configuredEmbedder(cwd) } : {}) });
+      const { folderFindings } = await import('../../team/teamFolder.js');
+      const paths = teamPathsFor(dir, cwd);
+      if (paths) report = await folderFindings(report, paths);
     }
     print(io, v.json === true, report, () =>
       [

@@ -1,0 +1,157 @@
+/**
+ * npm run bench:team [-- --entries 10000 --changed 100]
+ * A team memory folder (docs/team.md) of generated entry files in a real git repository, with the
+ * offline model: the first open with an empty .memcore (embedding cache cold, then warm: the
+ * index removed, the cache table kept); a pull that changes `--changed` files (a checkout of a
+ * branch that changed them), then the next buildTaskContext; and with nothing changed, the per-call
+ * check and a buildTaskContext. Prints a table and writes bench/results/team-<entries>.json.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openMemory, type MemoryEngine } from '../src/index.js';
+import { benchOptions, wordHashEmbedder } from './synthetic.js';
+
+const USAGE = `usage: npm run bench:team -- [--entries 10000] [--changed 100] [--embedder local|hash] [--out <name>]
+
+  --entries <n>   entry files in the folder, 10 to 100000 (default 10000), in 20 cores
+  --changed <n>   files the pull changes, 1 to --entries (default 100)
+  --embedder <e>  local: the offline model (default); hash: word hashing, to time the folder's own
+                  work (scan, parse, index) without the model
+  --out <name>    bench/results/<name>.json (default team-<entries>)
+
+Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
+const values = benchOptions(
+  USAGE,
+  {
+    entries: { type: 'string', default: '10000' },
+    changed: { type: 'string', default: '100' },
+    embedder: { type: 'string', default: 'local' },
+    out: { type: 'string' },
+  },
+  (v) =>
+    (v.embedder === 'local' || v.embedder === 'hash') &&
+    Number.isInteger(Number(v.entries)) &&
+    Number(v.entries) >= 10 &&
+    Number(v.entries) <= 100_000 &&
+    Number.isInteger(Number(v.changed)) &&
+    Number(v.changed) >= 1 &&
+    Number(v.changed) <= Number(v.entries),
+);
+const entries = Number(values.entries);
+const changed = Number(values.changed);
+const WORDS =
+  'token refresh rotation family revoke session cookie database migration column index lock retry payment idempotency key header version contract deprecation sunset error problem json logging trace queue worker cache eviction schema'.split(
+    ' ',
+  );
+const words = (seed: number, n: number) =>
+  Array.from({ length: n }, (_, j) => WORDS[(seed * 7 + j * 13 + (seed >> 3)) % WORDS.length]).join(' ');
+const entryPath = (i: number) => join('memory', `core-${i % 20}`, `entry-${i}.md`);
+const entryText = (i: number, edit = '') =>
+  `---\nmemcore: 1\nid: entry-${i}\ntitle: ${words(i, 5)} ${i}\ntype: lesson\ntags: [bench]\n---\n\n${words(i * 31, 50)} (entry ${i}${edit}).\n`;
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { cwd, stdio: 'pipe' });
+
+const root = await mkdtemp(join(tmpdir(), 'memcore-bench-team-'));
+const repo = join(root, 'repo');
+const db = join(repo, '.memcore');
+const rows: { run: string; ms: number; detail: string }[] = [];
+const row = (run: string, ms: number, detail: string) => {
+  rows.push({ run, ms, detail });
+  process.stderr.write(`${run}: ${ms.toFixed(ms < 10 ? 3 : 0)} ms  ${detail}\n`);
+};
+let memory: MemoryEngine | undefined;
+try {
+  await mkdir(repo, { recursive: true });
+  git(repo, 'init', '-q', '-b', 'main');
+  await writeFile(join(repo, '.gitignore'), '.memcore/\n');
+  for (let i = 0; i < entries; i++) {
+    await mkdir(join(repo, entryPath(i), '..'), { recursive: true });
+    await writeFile(join(repo, entryPath(i)), entryText(i));
+  }
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'memory');
+  git(repo, 'checkout', '-qb', 'pulled');
+  for (let i = 0; i < changed; i++) {
+    const at = Math.floor((i * entries) / changed);
+    await writeFile(join(repo, entryPath(at)), entryText(at, `, changed by the pull`));
+  }
+  git(repo, 'commit', '-qam', 'memory: a teammate');
+  git(repo, 'checkout', '-q', 'main');
+
+  const open = async (run: string) => {
+    const t = performance.now();
+    memory = await openMemory({ path: db, env: {}, ...(values.embedder === 'hash' ? { embedder: wordHashEmbedder(384) } : {}) });
+    const sync = (await memory.memoryFolder())!.lastSync!;
+    row(run, performance.now() - t, `${sync.files.total} files, ${sync.embedded} embedded, ${sync.fromCache} from the cache`);
+  };
+  await open('first open, empty .memcore, cache cold');
+  await memory!.close();
+  // The index removed, the embedding cache kept: a fresh clone on a machine that embedded these texts.
+  for (const name of await readdir(db)) if (name !== 'lance') await rm(join(db, name), { recursive: true });
+  await rm(join(db, 'lance', 'entries.lance'), { recursive: true });
+  await open('first open, empty index, cache warm');
+
+  const task = 'how are refresh tokens rotated and revoked';
+  let t = performance.now();
+  await memory!.buildTaskContext(task);
+  row('buildTaskContext, first', performance.now() - t, '');
+
+  git(repo, 'merge', '-q', '--ff-only', 'pulled');
+  t = performance.now();
+  const bundle = await memory!.buildTaskContext(task);
+  const team = (memory as unknown as { team: { changed(): boolean; lastSync: { files: { read: number }; embedded: number } } }).team;
+  const pulled = team.lastSync;
+  row(
+    `pull of ${changed} changed files, next buildTaskContext`,
+    performance.now() - t,
+    `${pulled.files.read} files read, ${pulled.embedded} embedded; ${bundle.entries.length} entries`,
+  );
+  // A checkout of the commit already there (main was fast-forwarded to it): git's index is touched
+  // and nothing else, so this times the sync's full rescan (a stat per file) with nothing to read.
+  git(repo, 'checkout', '-q', 'main');
+  t = performance.now();
+  await memory!.memoryFolder();
+  row(`checkout back: the sync alone`, performance.now() - t, `${team.lastSync.files.read} files read, ${team.lastSync.embedded} embedded`);
+  t = performance.now();
+  await memory!.buildTaskContext(task);
+  row('then buildTaskContext', performance.now() - t, '');
+
+  const calls = 10_000;
+  await memory!.memoryFolder(); // the file watch's events of the pull, if any came after the sync
+  t = performance.now();
+  for (let i = 0; i < calls; i++) if (team.changed()) throw new Error('nothing changed, yet the check says it did');
+  row('nothing changed: per-call check', (performance.now() - t) / calls, `mean of ${calls} calls (a stat per directory)`);
+  t = performance.now();
+  await memory!.buildTaskContext(`${task} again`);
+  row('nothing changed: buildTaskContext', performance.now() - t, 'uncached task');
+
+  console.log('\n| run | ms | |\n|---|---:|---|');
+  for (const r of rows) console.log(`| ${r.run} | ${r.ms < 10 ? r.ms.toFixed(3) : r.ms.toFixed(0)} | ${r.detail} |`);
+  const out = join(
+    fileURLToPath(new URL('./results/', import.meta.url)),
+    `${values.out ?? `team-${entries}${values.embedder === 'hash' ? '-hash' : ''}`}.json`,
+  );
+  await writeFile(
+    out,
+    JSON.stringify(
+      {
+        entries,
+        changed,
+        embedder: values.embedder,
+        cores: availableParallelism(),
+        node: process.version,
+        at: new Date().toISOString(),
+        rows,
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`\nwrote ${out}`);
+} finally {
+  await memory?.close();
+  await rm(root, { recursive: true, force: true });
+}
