@@ -185,8 +185,8 @@ Commands:
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
   feedback <id> --useful | --not-useful | --score <0..1>  rate an entry (--bundle <id>: once per bundle;
-                            --note); the entry's effectiveness moves its rank. --report: every rated
-                            entry, source and core
+                            --note; --task: what it was rated for, default the bundle's); it moves the
+                            entry's rank most for tasks like it. --report: every rated entry, source and core
   gaps                      tasks memory could not answer (empty or low-confidence bundles), similar ones
                             grouped: the lessons nobody has written yet (--since <date>, --json)
   stats                     what the database holds
@@ -891,6 +891,7 @@ const COMMANDS: Record<string, Command> = {
       score: { type: 'string' },
       bundle: { type: 'string' },
       note: { type: 'string' },
+      task: { type: 'string' },
       report: { type: 'boolean', default: false },
     },
     args: [0, 1],
@@ -917,6 +918,7 @@ const COMMANDS: Record<string, Command> = {
         useful,
         ...(v.bundle !== undefined ? { bundleId: v.bundle as string } : {}),
         ...(v.note !== undefined ? { note: v.note as string } : {}),
+        ...(v.task !== undefined ? { task: v.task as string } : {}),
       });
       if (v.json) io.out(JSON.stringify(r, null, 2));
       else
