@@ -32,7 +32,7 @@ import { benchOptions } from './synthetic.js';
 
 const USAGE = `usage: npm run bench:relevance -- [--sizes 10,100] [--data-root <dir>] [--cache-dir <dir>] [--db-root <dir>] [--queries 60] [--out <name>]
 
-  --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; at most 994)
+  --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; at most 994; none: no such stores)
                       (several stores of a size, until --queries questions are on-topic)
   --data-root <dir>   the eval data (default ../shared/eval-data beside the repository)
   --cache-dir <dir>   where the built stores are kept (default <tmp>/memcore-bench-relevance)
@@ -52,8 +52,7 @@ const values = benchOptions(
     out: { type: 'string' },
   },
   (v) =>
-    /^\d+(,\d+)*$/.test(v.sizes ?? '') &&
-    v.sizes!.split(',').every((s) => Number(s) >= 2 && Number(s) <= 994) &&
+    (v.sizes === 'none' || (/^\d+(,\d+)*$/.test(v.sizes ?? '') && v.sizes!.split(',').every((s) => Number(s) >= 2 && Number(s) <= 994))) &&
     Number.isInteger(Number(v.queries)) &&
     Number(v.queries) >= 1 &&
     Number(v.queries) <= 10_000,
@@ -138,7 +137,9 @@ const notes: string[] = [];
 
 // 2. Stores of chosen sizes from the HotpotQA passages.
 const dataRoot = resolve(values['data-root'] ?? DEFAULT_DATA_ROOT);
-if (!existsSync(join(dataRoot, 'hotpotqa'))) {
+if (values.sizes === 'none') {
+  // only the example memory and the kept stores
+} else if (!existsSync(join(dataRoot, 'hotpotqa'))) {
   notes.push(`no eval data at ${dataRoot}: the stores of ${values.sizes} entries were skipped (--data-root)`);
 } else {
   const file = await ADAPTERS.hotpotqa!.build({ data: join(dataRoot, 'hotpotqa') });

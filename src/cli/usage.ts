@@ -63,8 +63,8 @@ Commands:
   delete <id>...            remove entries (and their edges)
   index                     build indexes and refit the small-vector projection
   feedback <id> --useful | --not-useful | --score <0..1>  rate an entry (--bundle <id>: once per bundle;
-                            --note); the entry's effectiveness moves its rank. --report: every rated
-                            entry, source and core
+                            --note; --task: what it was rated for, default the bundle's); it moves the
+                            entry's rank most for tasks like it. --report: every rated entry, source and core
   gaps                      tasks memory could not answer (empty or low-confidence bundles), similar ones
                             grouped: the lessons nobody has written yet (--since <date>, --json)
   stats                     what the database holds

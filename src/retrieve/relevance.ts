@@ -36,6 +36,8 @@ const CALIBRATION_TERMS = 8;
 const RECALIBRATE_AFTER = 0.2;
 /** Where the floor is kept with the index (and its snapshot). */
 const FLOOR_KEY = 'relevanceFloor';
+/** BM25's k1, as KeywordIndex uses it. */
+const BM25_K1 = 1.2;
 /** A word is specific to a store when at most this share of its entries hold it (and at least SPECIFIC_MIN_ENTRIES may). */
 export const SPECIFIC_SHARE = 0.25;
 const SPECIFIC_MIN_ENTRIES = 2;
@@ -104,7 +106,8 @@ export function judgeRelevance(
   // An unknown word with a digit (a ticket, a time, a version) says nothing about the topic: not counted.
   const counted = terms.filter((t) => t.df > 0 || !/\d/.test(t.term));
   const held = terms.filter((t) => t.df > 0);
-  const rarest = Math.log(1 + (size + 0.5) / 0.5) * 2.2;
+  // A word no entry holds weighs as the rarest would: idf at document frequency 0, times k1 + 1 as KeywordIndex weighs it.
+  const rarest = Math.log(1 + (size + 0.5) / 0.5) * (BM25_K1 + 1);
   const knownWeight = held.reduce((sum, t) => sum + t.idf, 0);
   const totalWeight = knownWeight + (counted.length - held.length) * rarest;
   const known = totalWeight > 0 ? knownWeight / totalWeight : 0;

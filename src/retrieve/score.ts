@@ -134,13 +134,13 @@ const CODE_MATCH: Record<CodeMatch, number> = { touched: 1, file: 0.5, 'same-fil
 
 /**
  * How much a rating given for another task counts for this one, 0 to 1, from the likeness of the
- * two tasks (feedback/taskSimilarity.ts): the larger of their shared words (Dice 0.2 → 0, 0.7 → 1)
- * and their cosine (0.6 → 0, 0.9 → 1). The floors are where tasks of one project about different
- * things sit: they share a word or two, and a small model puts any two of them near 0.5.
+ * two tasks (feedback/taskSimilarity.ts): the larger of their shared words (Dice 0.3 → 0, 0.8 → 1)
+ * and their cosine (0.75 → 0, 0.95 → 1). The floors are where tasks of one project about different
+ * things sit: they share a word or two, and a small model puts any two of them at 0.5–0.7.
  */
 export function taskRelatedness(likeness: { words: number; cosine: number | undefined }): number {
   const ramp = (x: number, from: number, to: number) => Math.min(1, Math.max(0, (x - from) / (to - from)));
-  return Math.max(ramp(likeness.words, 0.2, 0.7), likeness.cosine === undefined ? 0 : ramp(likeness.cosine, 0.6, 0.9));
+  return Math.max(ramp(likeness.words, 0.3, 0.8), likeness.cosine === undefined ? 0 : ramp(likeness.cosine, 0.75, 0.95));
 }
 
 /** The task part of what ratings say (weight `taskEffectiveness`): see ScoringWeights.taskEffectiveness. */

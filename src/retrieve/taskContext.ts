@@ -18,10 +18,8 @@ import { DEFAULTS } from '../config/defaults.js';
 import { dedupeCandidates, makeHit, type Hit } from './candidate.js';
 import { dropSuperseded } from './dropSuperseded.js';
 import { expandThroughGraph } from './expandThroughGraph.js';
-import { diversify, resolveWeights, scoreCandidates, taskRelatedness, type ScorableHit, type ScoringWeights } from './score.js';
-import type { Effectiveness } from '../feedback/effectiveness.js';
-import { taskLikeness } from '../feedback/taskSimilarity.js';
-import { analyze } from '../text/analyze.js';
+import { diversify, resolveWeights, scoreCandidates, type ScorableHit, type ScoringWeights } from './score.js';
+import { ratingsForTask } from '../feedback/taskSimilarity.js';
 import { fitBudget, readWithinBudget } from './readWithinBudget.js';
 import { proximity } from './graphRanker.js';
 import { judgeRelevance, type RelevanceJudgement } from './relevance.js';
@@ -290,52 +288,6 @@ export async function buildTaskContext(
     ...(weak && entries.length > 0 ? { lowConfidence: true as const, matchStrength: judged.strength as 'weak' | 'none' } : {}),
     ...(queryVector ? {} : { degraded: ['vectors' as const] }),
   };
-}
-
-/**
- * The ratings the candidates were given for tasks, each with how related its task is to this one
- * (score.ts taskRelatedness). A rated task is embedded once, the first time a ranking needs it;
- * if the embedder fails, words alone say how alike the tasks are.
- */
-async function ratingsForTask(
-  effectiveness: Effectiveness,
-  candidates: readonly { id: string }[],
-  opts: { task: string; vector: Float32Array | undefined; embedder: Embedder; now: number; signal: AbortSignal | undefined },
-): Promise<Map<string, { relatedness: number; useful: number; kept: number }[]>> {
-  const out = new Map<string, { relatedness: number; useful: number; kept: number }[]>();
-  if (effectiveness.byTask.size === 0) return out;
-  const rated = candidates.flatMap((c) => {
-    const ratings = effectiveness.taskRatings(c.id, opts.now);
-    return ratings.length > 0 ? [{ id: c.id, ratings }] : [];
-  });
-  if (rated.length === 0) return out;
-  const missing = [...new Set(rated.flatMap((r) => r.ratings.map((x) => x.task)))].filter((t) => !effectiveness.taskVectors.has(t));
-  if (opts.vector && missing.length > 0) {
-    const vectors = await opts.embedder
-      .embed(
-        missing.map((t) => capText(t, EMBEDDED_CHARS)),
-        opts.signal,
-      )
-      .catch((e: unknown) => {
-        if (opts.signal?.aborted) throw e;
-        return undefined;
-      });
-    missing.forEach((t, i) => effectiveness.taskVectors.set(t, vectors?.[i]));
-  }
-  const self = { terms: new Set(analyze(opts.task)), ...(opts.vector ? { vector: opts.vector } : {}) };
-  for (const { id, ratings } of rated)
-    out.set(
-      id,
-      ratings.map((r) => {
-        const vector = effectiveness.taskVectors.get(r.task);
-        return {
-          relatedness: taskRelatedness(taskLikeness(self, { terms: r.terms, ...(vector ? { vector } : {}) })),
-          useful: r.useful,
-          kept: r.kept,
-        };
-      }),
-    );
-  return out;
 }
 
 /** Why a bundle is low-confidence, for its notes. */

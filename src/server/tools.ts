@@ -143,6 +143,12 @@ export const TOOLS: MemoryTool[] = [
         },
         bundle_id: { type: 'string', pattern: '^b_[0-9a-f]{16}$', description: 'The bundle the entry came in.' },
         note: { type: 'string', maxLength: 2000 },
+        task: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 2000,
+          description: "The task it was rated for (default: the bundle's); the rating counts most for tasks like it.",
+        },
       },
       required: ['entry_id', 'useful'],
       additionalProperties: false,
@@ -154,6 +160,7 @@ export const TOOLS: MemoryTool[] = [
         useful: input.useful as boolean | number,
         ...(input.bundle_id !== undefined ? { bundleId: input.bundle_id as string } : {}),
         ...(input.note !== undefined ? { note: input.note as string } : {}),
+        ...(input.task !== undefined ? { task: input.task as string } : {}),
       });
       return {
         text: `${r.recorded ? 'Recorded' : 'Already rated from this bundle'}: ${r.entryId} now has effectiveness ${r.effectiveness.toFixed(2)} over ${r.signals} rating(s).`,

@@ -1,4 +1,4 @@
-import { EXIT, UsageError, num, type Command } from '../command.js';
+import { EXIT, num, UsageError, type Command } from '../command.js';
 
 const feedbackCommand: Command = {
   options: {
@@ -7,6 +7,7 @@ const feedbackCommand: Command = {
     score: { type: 'string' },
     bundle: { type: 'string' },
     note: { type: 'string' },
+    task: { type: 'string' },
     report: { type: 'boolean', default: false },
   },
   args: [0, 1],
@@ -33,6 +34,7 @@ const feedbackCommand: Command = {
       useful,
       ...(v.bundle !== undefined ? { bundleId: v.bundle as string } : {}),
       ...(v.note !== undefined ? { note: v.note as string } : {}),
+      ...(v.task !== undefined ? { task: v.task as string } : {}),
     });
     if (v.json) io.out(JSON.stringify(r, null, 2));
     else
