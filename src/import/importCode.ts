@@ -227,6 +227,8 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   // re-reading the file finds it again, or drops it.
   const partOf = new Map(parts.flatMap((p, i) => p.doc.codeLocations.map((c) => [c.id, i] as const)));
   for (const r of document.relations) parts[partOf.get(r.type === 'IMPORTS' ? r.from : r.to)!]!.doc.relations.push(r);
+  // Before the stores' write: its generation bump then invalidates bundles cached with the old code.
+  await search.commit(gone);
   const report = await indexDocument(stores, embedder, prefix.slice(0, -1), document, external, {
     parts,
     recordSource: true,
@@ -234,7 +236,6 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     inputName: 'import-code',
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  await search.commit(gone);
   return {
     ...report,
     files: { read: parts.length - gone.length, unchanged, removed: gone.length },
