@@ -84,3 +84,37 @@ describe('an agent loop over the openai client with memcore tools', () => {
     expect(() => memoryTools(memory, { tools: ['drop_everything' as never] })).toThrow(/unknown tool "drop_everything"/);
   });
 });
+
+describe('one vocabulary: remember takes the memory file names, and the published spellings', () => {
+  it('stores core_id, entry_type and code file_path/codebase_id; core/type/file/codebase still work; both at once is refused', async () => {
+    const tools = memoryTools(memory, { tools: ['remember'] });
+    const wire = await tools.call('remember', {
+      title: 'Webhook retries back off',
+      content: 'Retry a failed webhook with exponential backoff, at most five times.',
+      core_id: 'webhooks',
+      entry_type: 'convention',
+      code: [{ file_path: 'src/webhooks/retry.ts', codebase_id: 'api', start_line: 3, end_line: 9 }],
+    });
+    expect(wire).toMatch(/^Remembered /);
+    const old = await tools.call('remember', {
+      title: 'Webhooks are signed',
+      content: 'Check the HMAC header first.',
+      core: 'webhooks',
+      type: 'decision',
+    });
+    expect(old).toMatch(/^Remembered /);
+    const stored = await memory.listEntries({ cores: ['webhooks'] });
+    expect(stored.map((e) => [e.title, e.entryType]).sort()).toEqual([
+      ['Webhook retries back off', 'convention'],
+      ['Webhooks are signed', 'decision'],
+    ]);
+    expect((await memory.findByCodeReference({ filePath: 'src/webhooks/retry.ts' })).map((h) => h.entry.title)).toEqual([
+      'Webhook retries back off',
+    ]);
+    expect(await tools.call('remember', { title: 't', content: 'c', core: 'a', core_id: 'b' })).toMatch(/core: give core_id only/);
+    expect(await tools.call('remember', { title: 't', content: 'c', code: [{ file: 'a.ts', file_path: 'a.ts' }] })).toMatch(
+      /code\[0\]\.file: give code\[0\]\.file_path only/,
+    );
+    expect(await tools.call('remember', { title: 't', content: 'c', code: [{ symbol: 'f' }] })).toMatch(/^INVALID_INPUT/);
+  });
+});

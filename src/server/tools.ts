@@ -50,6 +50,24 @@ const ID = { type: 'string', minLength: 1, maxLength: 256 } as const;
 const IDS = { type: 'array', items: ID, minItems: 1, maxItems: 1000 } as const;
 const TEXT = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 
+/**
+ * A field by its wire name (the memory file's: `core_id`, `entry_type`, `file_path`, `codebase_id`),
+ * or by the spelling published before it (`core`, `type`, `file`, `codebase`), kept working; both
+ * at once is refused. docs/api.md, "One vocabulary".
+ */
+function spelled(input: Record<string, unknown>, wire: string, deprecated: string, as: string, at = ''): Record<string, unknown> {
+  if (input[wire] !== undefined && input[deprecated] !== undefined)
+    throw invalidInput(`${at}${deprecated}: give ${at}${wire} only (${deprecated} is its deprecated spelling)`);
+  const value = input[wire] ?? input[deprecated];
+  return value !== undefined ? { [as]: value } : {};
+}
+
+/** `fields` when it holds `key`; else a refusal naming the field (by its wire name) as the schema would. */
+function required(fields: Record<string, unknown>, key: string, name: string): Record<string, unknown> {
+  if (fields[key] === undefined) throw invalidInput(`${name}: is required`);
+  return fields;
+}
+
 const FILTERS = {
   cores: { type: 'array', items: ID, description: 'Only these memory cores.' },
   entry_types: { type: 'array', items: TEXT(100), description: 'Only these entry types (lesson, decision, pattern, convention, fact, …).' },
@@ -264,8 +282,10 @@ export const TOOLS: MemoryTool[] = [
       properties: {
         title: TEXT(1000),
         content: TEXT(2_000_000),
-        core: { ...ID, description: 'Memory core (namespace), e.g. the component. Default "default".' },
-        type: { ...TEXT(100), description: 'lesson | decision | pattern | convention | fact | … (default fact)' },
+        core_id: { ...ID, description: 'Memory core (namespace), e.g. the component. Default "default".' },
+        entry_type: { ...TEXT(100), description: 'lesson | decision | pattern | convention | fact | … (default fact)' },
+        core: { ...ID, description: 'Deprecated spelling of core_id.' },
+        type: { ...TEXT(100), description: 'Deprecated spelling of entry_type.' },
         id: ID,
         confidence: { enum: CONFIDENCE_LEVELS },
         importance: { type: 'integer', minimum: 1, maximum: 10 },
@@ -285,14 +305,15 @@ export const TOOLS: MemoryTool[] = [
           items: {
             type: 'object',
             properties: {
-              file: TEXT(4096),
+              file_path: TEXT(4096),
               symbol: TEXT(1000),
               start_line: { type: 'integer', minimum: 1 },
               end_line: { type: 'integer', minimum: 1 },
-              codebase: ID,
+              codebase_id: ID,
               relevance: { type: 'number', minimum: 0, maximum: 1 },
+              file: { ...TEXT(4096), description: 'Deprecated spelling of file_path.' },
+              codebase: { ...ID, description: 'Deprecated spelling of codebase_id.' },
             },
-            required: ['file'],
             additionalProperties: false,
           },
         },
@@ -302,14 +323,13 @@ export const TOOLS: MemoryTool[] = [
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     async run(engine, input) {
-      const code = input.code as
-        { file: string; symbol?: string; start_line?: number; end_line?: number; codebase?: string; relevance?: number }[] | undefined;
+      const code = input.code as Record<string, unknown>[] | undefined;
       const given = <K extends string>(key: K, as: string = key) => (input[key] !== undefined ? { [as]: input[key] } : {});
       const rememberInput = {
         ...given('title'),
         ...given('content'),
-        ...given('core'),
-        ...given('type'),
+        ...spelled(input, 'core_id', 'core', 'core'),
+        ...spelled(input, 'entry_type', 'type', 'type'),
         ...given('id'),
         ...given('confidence'),
         ...given('importance'),
@@ -322,12 +342,12 @@ export const TOOLS: MemoryTool[] = [
         ...given('supersedes'),
         ...(code
           ? {
-              code: code.map((c) => ({
-                file: c.file,
+              code: code.map((c, i) => ({
+                ...required(spelled(c, 'file_path', 'file', 'file', `code[${i}].`), 'file', `code[${i}].file_path`),
                 ...(c.symbol !== undefined ? { symbol: c.symbol } : {}),
                 ...(c.start_line !== undefined ? { startLine: c.start_line } : {}),
                 ...(c.end_line !== undefined ? { endLine: c.end_line } : {}),
-                ...(c.codebase !== undefined ? { codebase: c.codebase } : {}),
+                ...spelled(c, 'codebase_id', 'codebase', 'codebase', `code[${i}].`),
                 ...(c.relevance !== undefined ? { relevance: c.relevance } : {}),
               })),
             }
