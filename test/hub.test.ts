@@ -37,7 +37,8 @@ describe('a hub entry', () => {
           ...Array.from({ length: spokes }, (_, i) => ({ type: 'RELATED' as const, from: `spoke-${i}`, to: 'hub' })),
         ],
       });
-      const bundle = await m.buildTaskContext('alpha deploy checklist', { maxEntries: 60, threshold: 0.2 });
+      // What the walk reaches, not where the evidence cut would end the bundle.
+      const bundle = await m.buildTaskContext('alpha deploy checklist', { maxEntries: 60, threshold: 0.2, evidenceCut: false });
       const graphReached = (id: string) => bundle.entries.find((e) => e.entry.id === id)?.why.some((r) => r.kind === 'graph') ?? false;
       expect(graphReached('beta')).toBe(true);
       expect(graphReached('hub')).toBe(true);

@@ -26,9 +26,10 @@ export interface BackupManifest {
 /**
  * Files of a folder that are not the store: a server's socket, address and token stay behind, and
  * so do the snapshots of structures held in memory, which the restored folder's first query
- * builds again (they are derived, and at 100K entries larger than the table's text).
+ * builds again (they are derived, and at 100K entries larger than the table's text), and the
+ * folder's `.gitignore`, which every open writes when it is missing.
  */
-const NOT_STORE = new Set(['server.sock', 'server.json', 'server.token', 'snapshots', MANIFEST]);
+const NOT_STORE = new Set(['server.sock', 'server.json', 'server.token', 'snapshots', '.gitignore', MANIFEST]);
 
 async function filesUnder(dir: string, root = dir): Promise<string[]> {
   const out: string[] = [];
