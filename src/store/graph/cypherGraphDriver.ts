@@ -506,10 +506,11 @@ export class CypherGraphDriver implements GraphDriver {
    * that may be unsound: a transaction whose commit failed on its write-ahead log (a volume gone
    * read-only) leaves Kuzu with the primary keys of its rows but not the rows, and the checkpoint
    * makes every later insert of those ids fail ("duplicated primary key"), the journal's replay
-   * included; LadybugDB keeps the failed transaction's rows. So after a failed write the close
-   * holds a read-only transaction open, which makes the checkpoint give up (Kuzu waits ~5 s for
-   * it first): the file stays as the last checkpoint left it, the write-ahead log replays what
-   * was committed, and the journal replays the failed write.
+   * included. So after a failed write the close holds a read-only transaction open, which makes
+   * Kuzu's checkpoint give up after waiting ~5 s for it: the file stays as the last checkpoint
+   * left it, the write-ahead log replays what was committed, and the journal replays the failed
+   * write. (LadybugDB defers its close to the holder's and then keeps the failed transaction's
+   * rows whole, which the replay merges: tried both ways, test/writeAbort.test.ts.)
    */
   async close(): Promise<void> {
     let holder: NativeConnection | undefined;
