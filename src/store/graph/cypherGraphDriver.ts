@@ -179,8 +179,11 @@ function pathsFromRows(rows: Row[]): GoldenPath[] {
  */
 export class CypherGraphDriver implements GraphDriver {
   private readonly statements = new Map<string, Promise<object>>();
+  /** A write failed: what the database holds in memory may be unsound (see close). */
+  private writeFailed = false;
 
   private constructor(
+    private readonly binding: NativeBinding,
     private readonly db: NativeDatabase,
     private readonly conn: NativeConnection,
     /** The graph file, which a failure names (translateNativeErrors). */
@@ -198,7 +201,7 @@ export class CypherGraphDriver implements GraphDriver {
       if (/lock/i.test(message)) throw new FolderInUseError(file);
       throw new MemcoreError(`cannot open the ${name} database at ${file}: ${nativeDetail(e)}`, 'STORE');
     }
-    const store = new CypherGraphDriver(db, new binding.Connection(db), file);
+    const store = new CypherGraphDriver(binding, db, new binding.Connection(db), file);
     try {
       for (const statement of ddl) await store.exec(statement);
     } catch (e) {
@@ -278,6 +281,7 @@ export class CypherGraphDriver implements GraphDriver {
       }
       await this.exec('COMMIT');
     } catch (e) {
+      this.writeFailed = true;
       await this.exec('ROLLBACK').catch(() => undefined);
       throw e;
     }
@@ -324,7 +328,12 @@ export class CypherGraphDriver implements GraphDriver {
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
+    try {
+      await this.run('MATCH (e:MemoryEntry) WHERE e.id IN $ids DETACH DELETE e', { ids: [...ids] });
+    } catch (e) {
+      this.writeFailed = true;
+      throw e;
+    }
   }
 
   async remove(batch: GraphRemoval): Promise<void> {
@@ -344,6 +353,7 @@ export class CypherGraphDriver implements GraphDriver {
         await this.run('MATCH (n:GoldenPath) WHERE n.id IN $ids DETACH DELETE n', { ids: [...batch.goldenPaths] });
       await this.exec('COMMIT');
     } catch (e) {
+      this.writeFailed = true;
       await this.exec('ROLLBACK').catch(() => undefined);
       throw e;
     }
@@ -491,9 +501,29 @@ export class CypherGraphDriver implements GraphDriver {
     };
   }
 
+  /**
+   * Closing checkpoints what the database holds in memory into its file. After a failed write
+   * that may be unsound: a transaction whose commit failed on its write-ahead log (a volume gone
+   * read-only) leaves Kuzu with the primary keys of its rows but not the rows, and the checkpoint
+   * makes every later insert of those ids fail ("duplicated primary key"), the journal's replay
+   * included. So after a failed write the close holds a read-only transaction open, which makes
+   * Kuzu's checkpoint give up after waiting ~5 s for it: the file stays as the last checkpoint
+   * left it, the write-ahead log replays what was committed, and the journal replays the failed
+   * write. (LadybugDB defers its close to the holder's and then keeps the failed transaction's
+   * rows whole, which the replay merges: tried both ways, test/writeAbort.test.ts.)
+   */
   async close(): Promise<void> {
+    let holder: NativeConnection | undefined;
+    if (this.writeFailed) {
+      holder = new this.binding.Connection(this.db);
+      await holder
+        .query('BEGIN TRANSACTION READ ONLY')
+        .then((r) => (Array.isArray(r) ? r : [r]).forEach((q) => q.close()))
+        .catch(() => undefined);
+    }
     await this.conn.close();
     await this.db.close();
+    await holder?.close().catch(() => undefined);
   }
 }
 
