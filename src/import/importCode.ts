@@ -88,7 +88,8 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const files = walked.filter((f) => languageOf(f) !== null);
   const facts = await repoFacts(root, walked.filter((f) => !languageOf(f)).map(pathOf));
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
-  const stamp = await revisionOf(root);
+  // Asked of git only when a file is read (a run with nothing changed skips its `git status`).
+  let gitState: ReturnType<typeof revisionOf> | undefined;
   const known = new Map(
     (await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]),
   );
@@ -183,6 +184,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     else if (extraction.syntaxErrors)
       partial.push({ file: path, reason: 'the parser met text it could not read; kept the symbols around it' });
     languages[language] = (languages[language] ?? 0) + 1;
+    const stamp = await (gitState ??= revisionOf(root));
     const codeLocations = symbols.flatMap((s): CodeLocationRecord[] => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
       const id = deriveCodeLocationId(record);
