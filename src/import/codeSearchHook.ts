@@ -6,7 +6,7 @@
  */
 import type { CodeSymbol } from './codeSymbols.js';
 import { importSpecifiers } from './sourceFiles.js';
-import { openCodeSearch, updateCodeSearch, type CodeFileDocument, type CodeSearchIndex } from '../store/codeSearchIndex.js';
+import { codeSearchPaths, updateCodeSearch, type CodeFileDocument } from '../store/codeSearchIndex.js';
 
 export class CodeSearchHook {
   private readonly documents: CodeFileDocument[] = [];
@@ -14,16 +14,16 @@ export class CodeSearchHook {
   private constructor(
     private readonly dir: string,
     private readonly codebase: string,
-    private readonly index: CodeSearchIndex,
+    private readonly indexed: Set<string>,
   ) {}
 
   static async open(dir: string, codebase: string): Promise<CodeSearchHook> {
-    return new CodeSearchHook(dir, codebase, await openCodeSearch(dir));
+    return new CodeSearchHook(dir, codebase, await codeSearchPaths(dir, codebase));
   }
 
   /** Whether an unchanged file must still be read for the index. */
   lacks(path: string): boolean {
-    return this.index.file(this.codebase, path) === undefined;
+    return !this.indexed.has(path);
   }
 
   add(path: string, language: string, text: string, symbols: readonly CodeSymbol[]): void {
