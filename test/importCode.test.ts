@@ -189,6 +189,11 @@ describe('import-code: symbols as code locations', () => {
       expect(stamps.codebases.api!['src/auth/jwks.ts']!.mtimeMs).toBeNull();
       expect(stamps.codebases.api!['src/util.js']!.mtimeMs).toBe((hourAgo + 60) * 1000);
       expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 0, unchanged: 2, removed: 0 });
+
+      // the code search index deleted: the stamps no longer stand for it, and the files are read for it
+      await rm(join(db, 'code-search.json'));
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 0, unchanged: 2, removed: 0 });
+      expect(await found('another')).toBe(true);
     } finally {
       await m.close();
     }

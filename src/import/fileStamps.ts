@@ -29,7 +29,12 @@ export interface FileStamp {
   declares?: string[];
 }
 
-type StampFile = { version: 1; codebases: Record<string, Record<string, FileStamp>> };
+type StampFile = {
+  version: 1;
+  /** code-search.json's mtime when the stamps were written: every stamped file was in it then. */
+  codeSearchMtimeMs?: number;
+  codebases: Record<string, Record<string, FileStamp>>;
+};
 
 export class FileStamps {
   private readonly next = new Map<string, FileStamp>();
@@ -77,10 +82,20 @@ export class FileStamps {
     if (!old || JSON.stringify(old) !== JSON.stringify(stamp)) this.changed = true;
   }
 
-  /** Writes the stamps of this run (files not recorded lose theirs); nothing when none changed. Call once the stores took the import. */
-  async commit(): Promise<void> {
-    if (!this.changed && Object.keys(this.previous).length === this.next.size) return;
+  /**
+   * Whether every stamped file is still in the code search index: its file is as the last write
+   * of the stamps saw it (a deleted or rebuilt index lacks files, and they must be read for it).
+   */
+  indexUnchanged(codeSearchMtimeMs: number): boolean {
+    return codeSearchMtimeMs !== 0 && this.all.codeSearchMtimeMs === codeSearchMtimeMs;
+  }
+
+  /** Writes the stamps of this run (files not recorded lose theirs); nothing when none changed. Call once the stores and the index took the import. */
+  async commit(codeSearchMtimeMs: number): Promise<void> {
+    const same = !this.changed && Object.keys(this.previous).length === this.next.size;
+    if (same && this.all.codeSearchMtimeMs === codeSearchMtimeMs) return;
     this.all.codebases[this.codebase] = Object.fromEntries(this.next);
+    this.all.codeSearchMtimeMs = codeSearchMtimeMs;
     const path = join(this.dir, CODE_STAMPS_FILE);
     const tmp = `${path}.${process.pid}.tmp`;
     try {

@@ -94,8 +94,9 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     (await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]),
   );
 
-  const search = await CodeSearchHook.open(stores.dir, options.codebase);
+  const search = CodeSearchHook.open(stores.dir, options.codebase);
   const stamps = await FileStamps.open(stores.dir, options.codebase);
+  const stampsIndexed = stamps.indexUnchanged(await search.fileMtime());
   const parts: SourcePart[] = [];
   const skipped: ImportCodeReport['skipped'] = links.map((l) => ({ file: pathOf(l.path), reason: leavingLinkReason(l) }));
   const partial: ImportCodeReport['partial'] = [];
@@ -129,10 +130,9 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
       continue;
     }
     present.add(path);
-    const indexed = !search.lacks(path);
     // Size and mtime as the last import recorded them: the file is not read (fileStamps.ts says when that holds).
-    const seen = indexed ? stamps.match(path, size, mtimeMs, known.get(path)?.hash) : null;
-    if (seen) {
+    const seen = stamps.match(path, size, mtimeMs, known.get(path)?.hash);
+    if (seen && (stampsIndexed || !(await search.lacks(path)))) {
       for (const ns of seen.declares ?? []) declaring.set(ns, [...(declaring.get(ns) ?? []), path]);
       stamps.record(path, size, mtimeMs, seen.hash, seen.declares ?? []);
       unchanged++;
@@ -141,6 +141,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     const bytes = await readFile(file);
     const hash = sha256(bytes);
     const same = known.get(path)?.hash === hash;
+    const indexed = !(await search.lacks(path));
     // An unchanged file is decoded only when other files' imports need what it declares (Java, C#),
     // or the code search index lacks it (a folder imported before the index existed).
     if (same && indexed && !DECLARING.has(languageOf(path)!)) {
@@ -253,7 +254,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     inputName: 'import-code',
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  await stamps.commit();
+  await stamps.commit(await search.fileMtime());
   return {
     ...report,
     files: { read: parts.length - gone.length, unchanged, removed: gone.length },

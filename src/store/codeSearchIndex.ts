@@ -216,6 +216,11 @@ async function held(dir: string): Promise<{ index: CodeSearchIndex | null; mtime
   return { index: index && index.mtimeMs === mtimeMs ? index.index : null, mtimeMs };
 }
 
+/** The modification time of a folder's code search file (0: none). */
+export async function codeSearchMtime(dir: string): Promise<number> {
+  return (await held(dir)).mtimeMs;
+}
+
 /** The file's documents, without building the keyword indexes (none when the file is missing). */
 async function fileDocuments(dir: string, mtimeMs: number): Promise<CodeFileDocument[]> {
   const path = join(dir, CODE_SEARCH_FILE);
