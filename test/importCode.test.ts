@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
@@ -128,6 +128,72 @@ describe('import-code: symbols as code locations', () => {
       await writeFile(jwks, (await readFile(jwks, 'utf8')).replace('keys()', 'keys().concat([])'));
       await m.importCode(dir, { codebase: 'api' });
       expect((await m.findByCodeReference({ symbol: 'jwksHandler' }))[0]!.code.fingerprint).not.toBe(before.fingerprint);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('a re-run reads no file whose size and mtime match the last import; a new mtime or size is read again', async () => {
+    const dir = await repo();
+    const db = join(dir, '.memcore');
+    const util = join(dir, 'src', 'util.js');
+    const jwks = join(dir, 'src', 'auth', 'jwks.ts');
+    const hourAgo = Math.floor(Date.now() / 1000) - 3600; // older than the racy window: the stamps keep the mtime
+    for (const f of [util, jwks]) await utimes(f, hourAgo, hourAgo);
+    const m = await openMemory({ path: db, embedder: wordHashEmbedder(), env: {} });
+    const mtimes = async () => {
+      const sources = (await readdir(join(db, 'sources'))).map((n) => join(db, 'sources', n));
+      return Promise.all(
+        [join(db, 'code-stamps.json'), join(db, 'code-search.json'), ...sources].map(async (f) => (await stat(f)).mtimeMs),
+      );
+    };
+    // whether the code search knows the symbol: what the last read of util.js left
+    const found = async (symbol: string) => (await m.findCode(symbol)).some((h) => h.code.symbol === symbol || h.symbols.includes(symbol));
+    try {
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 2, unchanged: 0, removed: 0 });
+      const written = await mtimes();
+
+      // nothing changed: no file read, and the stamps, the code search index and the manifests are not rewritten
+      const again = await m.importCode(dir, { codebase: 'api' });
+      expect(again.files).toEqual({ read: 0, unchanged: 2, removed: 0 });
+      expect(again.languages).toEqual({});
+      expect(await mtimes()).toEqual(written);
+
+      // the documented assumption, shown: same size and same mtime pass for unchanged without a read
+      const util1 = await readFile(util, 'utf8');
+      await writeFile(util, util1.replaceAll('plainJs', 'plainJx'));
+      await utimes(util, hourAgo, hourAgo);
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 0, unchanged: 2, removed: 0 });
+      expect(await found('plainJx')).toBe(false);
+
+      // same size, new mtime: read again
+      await utimes(util, hourAgo + 60, hourAgo + 60);
+      const edited = await m.importCode(dir, { codebase: 'api' });
+      expect(edited.files).toEqual({ read: 1, unchanged: 1, removed: 0 });
+      expect(edited.languages).toEqual({ javascript: 1 });
+      expect(await found('plainJx')).toBe(true);
+      expect(await found('plainJs')).toBe(false);
+
+      // a new size with the old mtime: read again (mtime alone never declares a file unchanged)
+      await writeFile(util, `${util1}function another() {}\n`);
+      await utimes(util, hourAgo + 60, hourAgo + 60);
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 1, unchanged: 1, removed: 0 });
+      expect(await found('another')).toBe(true);
+
+      // a file changed just now keeps no mtime in its stamp, so the next run hashes it (same-tick rewrites)
+      await writeFile(jwks, `// touched\n${await readFile(jwks, 'utf8')}`);
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 1, unchanged: 1, removed: 0 });
+      const stamps = JSON.parse(await readFile(join(db, 'code-stamps.json'), 'utf8')) as {
+        codebases: Record<string, Record<string, { mtimeMs: number | null }>>;
+      };
+      expect(stamps.codebases.api!['src/auth/jwks.ts']!.mtimeMs).toBeNull();
+      expect(stamps.codebases.api!['src/util.js']!.mtimeMs).toBe((hourAgo + 60) * 1000);
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 0, unchanged: 2, removed: 0 });
+
+      // the code search index deleted: the stamps no longer stand for it, and the files are read for it
+      await rm(join(db, 'code-search.json'));
+      expect((await m.importCode(dir, { codebase: 'api' })).files).toEqual({ read: 0, unchanged: 2, removed: 0 });
+      expect(await found('another')).toBe(true);
     } finally {
       await m.close();
     }

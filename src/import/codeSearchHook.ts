@@ -6,7 +6,7 @@
  */
 import type { CodeSymbol } from './codeSymbols.js';
 import { importSpecifiers } from './sourceFiles.js';
-import { openCodeSearch, updateCodeSearch, type CodeFileDocument, type CodeSearchIndex } from '../store/codeSearchIndex.js';
+import { codeSearchMtime, codeSearchPaths, updateCodeSearch, type CodeFileDocument } from '../store/codeSearchIndex.js';
 
 export class CodeSearchHook {
   private readonly documents: CodeFileDocument[] = [];
@@ -14,16 +14,18 @@ export class CodeSearchHook {
   private constructor(
     private readonly dir: string,
     private readonly codebase: string,
-    private readonly index: CodeSearchIndex,
   ) {}
 
-  static async open(dir: string, codebase: string): Promise<CodeSearchHook> {
-    return new CodeSearchHook(dir, codebase, await openCodeSearch(dir));
+  static open(dir: string, codebase: string): CodeSearchHook {
+    return new CodeSearchHook(dir, codebase);
   }
 
+  /** The paths the index holds, read on the first question (a run whose files all match their stamps asks none). */
+  private indexed: Promise<Set<string>> | undefined;
+
   /** Whether an unchanged file must still be read for the index. */
-  lacks(path: string): boolean {
-    return this.index.file(this.codebase, path) === undefined;
+  async lacks(path: string): Promise<boolean> {
+    return !(await (this.indexed ??= codeSearchPaths(this.dir, this.codebase))).has(path);
   }
 
   add(path: string, language: string, text: string, symbols: readonly CodeSymbol[]): void {
@@ -52,7 +54,12 @@ export class CodeSearchHook {
   }
 
   /** Writes what was added, and drops the `gone` paths. */
-  commit(gone: readonly string[]): Promise<void> {
-    return updateCodeSearch(this.dir, this.codebase, this.documents, gone);
+  async commit(gone: readonly string[]): Promise<void> {
+    await updateCodeSearch(this.dir, this.codebase, this.documents, gone);
+  }
+
+  /** The index file's modification time (0: none), which the file stamps keep: a file changed since may lack paths. */
+  fileMtime(): Promise<number> {
+    return codeSearchMtime(this.dir);
   }
 }

@@ -7,8 +7,9 @@
  * (codeSearchHook.ts), which findCode and the code channel rank. Ids name the symbol, not its lines
  * (`codebase:path#Class.method`), so a moved symbol keeps its id and its links and gets new lines.
  * Each file is a source of its own (`code:<codebase>:<path>`) whose manifest keeps the file's hash:
- * an unchanged file is not read again, a changed one is re-read, a gone one is removed. Stored
- * entries that name an imported symbol or path are linked to it.
+ * an unchanged file is not read again, a changed one is re-read, a gone one is removed. A file whose
+ * size and mtime match what the last import recorded (fileStamps.ts) is not even read to be hashed.
+ * Stored entries that name an imported symbol or path are linked to it.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -37,6 +38,7 @@ import {
   type RepoFacts,
 } from '../code/languages/index.js';
 import { CodeSearchHook } from './codeSearchHook.js';
+import { FileStamps } from './fileStamps.js';
 import { leavingLinkReason, walkFiles, type LeavingLink } from './walkFiles.js';
 
 export interface ImportCodeOptions {
@@ -86,12 +88,15 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   const files = walked.filter((f) => languageOf(f) !== null);
   const facts = await repoFacts(root, walked.filter((f) => !languageOf(f)).map(pathOf));
   // Fingerprints of files unchanged since HEAD were taken at HEAD: check can then say what changed since.
-  const stamp = await revisionOf(root);
+  // Asked of git only when a file is read (a run with nothing changed skips its `git status`).
+  let gitState: ReturnType<typeof revisionOf> | undefined;
   const known = new Map(
     (await readManifests(stores.dir)).filter((m) => m.source.startsWith(prefix)).map((m) => [m.source.slice(prefix.length), m]),
   );
 
-  const search = await CodeSearchHook.open(stores.dir, options.codebase);
+  const search = CodeSearchHook.open(stores.dir, options.codebase);
+  const stamps = await FileStamps.open(stores.dir, options.codebase);
+  const stampsIndexed = stamps.indexUnchanged(await search.fileMtime());
   const parts: SourcePart[] = [];
   const skipped: ImportCodeReport['skipped'] = links.map((l) => ({ file: pathOf(l.path), reason: leavingLinkReason(l) }));
   const partial: ImportCodeReport['partial'] = [];
@@ -104,7 +109,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
   for (const [i, file] of files.entries()) {
     throwIfAborted(options.signal);
     const path = pathOf(file);
-    const size = (await stat(file)).size;
+    const { size, mtimeMs } = await stat(file);
     // A file not read this time keeps what it gave before.
     const keep = () => {
       if (known.has(path)) present.add(path);
@@ -125,13 +130,22 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
       continue;
     }
     present.add(path);
+    // Size and mtime as the last import recorded them: the file is not read (fileStamps.ts says when that holds).
+    const seen = stamps.match(path, size, mtimeMs, known.get(path)?.hash);
+    if (seen && (stampsIndexed || !(await search.lacks(path)))) {
+      for (const ns of seen.declares ?? []) declaring.set(ns, [...(declaring.get(ns) ?? []), path]);
+      stamps.record(path, size, mtimeMs, seen.hash, seen.declares ?? []);
+      unchanged++;
+      continue;
+    }
     const bytes = await readFile(file);
     const hash = sha256(bytes);
     const same = known.get(path)?.hash === hash;
+    const indexed = !(await search.lacks(path));
     // An unchanged file is decoded only when other files' imports need what it declares (Java, C#),
     // or the code search index lacks it (a folder imported before the index existed).
-    const indexed = !search.lacks(path);
     if (same && indexed && !DECLARING.has(languageOf(path)!)) {
+      stamps.record(path, size, mtimeMs, hash, []);
       unchanged++;
       continue;
     }
@@ -143,9 +157,11 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
       keep();
       continue;
     }
-    for (const ns of declaresOf(path, text)) declaring.set(ns, [...(declaring.get(ns) ?? []), path]);
+    const declares = declaresOf(path, text);
+    for (const ns of declares) declaring.set(ns, [...(declaring.get(ns) ?? []), path]);
     const language = languageOf(path)!;
     if (same && indexed) {
+      stamps.record(path, size, mtimeMs, hash, declares);
       unchanged++;
       continue;
     }
@@ -160,6 +176,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     }
     const symbols = extraction?.symbols ?? [fileSymbol(text)];
     search.add(path, language, text, symbols);
+    stamps.record(path, size, mtimeMs, hash, declares);
     if (same) {
       unchanged++;
       continue;
@@ -168,6 +185,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     else if (extraction.syntaxErrors)
       partial.push({ file: path, reason: 'the parser met text it could not read; kept the symbols around it' });
     languages[language] = (languages[language] ?? 0) + 1;
+    const stamp = await (gitState ??= revisionOf(root));
     const codeLocations = symbols.flatMap((s): CodeLocationRecord[] => {
       const record = { codebase_id: options.codebase, file_path: path, ...(s.symbol ? { symbol: s.symbol } : {}) };
       const id = deriveCodeLocationId(record);
@@ -236,6 +254,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     inputName: 'import-code',
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  await stamps.commit(await search.fileMtime());
   return {
     ...report,
     files: { read: parts.length - gone.length, unchanged, removed: gone.length },

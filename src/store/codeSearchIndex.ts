@@ -208,20 +208,50 @@ function readDocuments(path: string, text: string): CodeFileDocument[] {
 /** Indexes by database folder, with the file modification time they were read at. */
 const loaded = new Map<string, { mtimeMs: number; index: CodeSearchIndex }>();
 
+/** The loaded index of a folder if the file has not changed since, and the file's modification time (0: none). */
+async function held(dir: string): Promise<{ index: CodeSearchIndex | null; mtimeMs: number }> {
+  const info = await stat(join(dir, CODE_SEARCH_FILE)).catch(() => null);
+  const mtimeMs = info?.mtimeMs ?? 0;
+  const index = loaded.get(dir);
+  return { index: index && index.mtimeMs === mtimeMs ? index.index : null, mtimeMs };
+}
+
+/** The modification time of a folder's code search file (0: none). */
+export async function codeSearchMtime(dir: string): Promise<number> {
+  return (await held(dir)).mtimeMs;
+}
+
+/** The file's documents, without building the keyword indexes (none when the file is missing). */
+async function fileDocuments(dir: string, mtimeMs: number): Promise<CodeFileDocument[]> {
+  const path = join(dir, CODE_SEARCH_FILE);
+  return mtimeMs === 0 ? [] : readDocuments(path, await readFile(path, 'utf8'));
+}
+
 /** The code search index of a database folder (empty when nothing was imported), reloaded when another process rewrote it. */
 export async function openCodeSearch(dir: string): Promise<CodeSearchIndex> {
-  const path = join(dir, CODE_SEARCH_FILE);
-  const info = await stat(path).catch(() => null);
-  const held = loaded.get(dir);
-  if (held && held.mtimeMs === (info?.mtimeMs ?? 0)) return held.index;
-  const index = new CodeSearchIndex(info ? readDocuments(path, await readFile(path, 'utf8')) : []);
-  loaded.set(dir, { mtimeMs: info?.mtimeMs ?? 0, index });
-  return index;
+  const { index, mtimeMs } = await held(dir);
+  if (index) return index;
+  const built = new CodeSearchIndex(await fileDocuments(dir, mtimeMs));
+  loaded.set(dir, { mtimeMs, index: built });
+  return built;
+}
+
+/**
+ * The paths of a codebase's files the index holds. Reads the file without indexing it when this
+ * process has not loaded it: import-code needs the paths, and building the index costs seconds
+ * at thousands of files.
+ */
+export async function codeSearchPaths(dir: string, codebase: string): Promise<Set<string>> {
+  const { index, mtimeMs } = await held(dir);
+  const documents = index ? [...index.documents()] : await fileDocuments(dir, mtimeMs);
+  return new Set(documents.filter((d) => d.codebase === codebase).map((d) => d.path));
 }
 
 /**
  * Replaces a codebase's files (`upserted`, and `removed` paths) in the index and its file. Called
- * by import-code after its write to the stores succeeded.
+ * by import-code after its write to the stores succeeded. Writes nothing when there is nothing to
+ * change; updates the loaded index when this process holds it, else only the file (the next
+ * search loads it).
  */
 export async function updateCodeSearch(
   dir: string,
@@ -229,13 +259,25 @@ export async function updateCodeSearch(
   upserted: readonly CodeFileDocument[],
   removed: readonly string[],
 ): Promise<void> {
-  const index = await openCodeSearch(dir);
   if (upserted.length === 0 && removed.length === 0) return;
-  index.remove(removed.map((p) => keyOf(codebase, p)));
-  index.upsert(upserted);
+  const { index, mtimeMs } = await held(dir);
+  let documents: CodeFileDocument[];
+  if (index) {
+    index.remove(removed.map((p) => keyOf(codebase, p)));
+    index.upsert(upserted);
+    documents = [...index.documents()];
+  } else {
+    // As the index orders them: a replaced file moves to the end.
+    const replaced = new Set([...removed.map((p) => keyOf(codebase, p)), ...upserted.map((d) => keyOf(d.codebase, d.path))]);
+    documents = [
+      ...(await fileDocuments(dir, mtimeMs)).filter((d) => !replaced.has(keyOf(d.codebase, d.path))),
+      ...upserted.map((d) => ({ ...d, text: d.text.slice(0, MAX_TEXT_CHARS) })),
+    ];
+  }
   const path = join(dir, CODE_SEARCH_FILE);
   const tmp = join(dirname(path), `${CODE_SEARCH_FILE}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify({ version: 1, files: [...index.documents()] }));
+  await writeFile(tmp, JSON.stringify({ version: 1, files: documents }));
   await rename(tmp, path);
-  loaded.set(dir, { mtimeMs: (await stat(path)).mtimeMs, index });
+  if (index) loaded.set(dir, { mtimeMs: (await stat(path)).mtimeMs, index });
+  else loaded.delete(dir);
 }

@@ -31,6 +31,7 @@ export interface RecordRemoval {
 }
 
 const FOLDER = 'sources';
+const READ_BATCH = 64;
 const fileOf = (dir: string, source: string) => join(dir, FOLDER, `${createHash('sha256').update(source).digest('hex').slice(0, 32)}.json`);
 const advice =
   'a manifest only guides syncs: delete it, and the next sync of its source removes nothing (ingest the source again to record it)';
@@ -59,10 +60,16 @@ export async function readManifests(dir: string): Promise<SourceManifest[]> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
   }
+  const paths = names
+    .filter((n) => n.endsWith('.json'))
+    .sort()
+    .map((n) => join(dir, FOLDER, n));
+  // Read in batches: one file at a time waits on the disk thousands of times (a codebase's files are a manifest each).
   const out: SourceManifest[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
-    const path = join(dir, FOLDER, name);
-    out.push(parseStoreFile<SourceManifest>('sourceManifest', path, await readFile(path, 'utf8'), advice));
+  for (let i = 0; i < paths.length; i += READ_BATCH) {
+    const batch = paths.slice(i, i + READ_BATCH);
+    const texts = await Promise.all(batch.map((p) => readFile(p, 'utf8')));
+    batch.forEach((p, j) => out.push(parseStoreFile<SourceManifest>('sourceManifest', p, texts[j]!, advice)));
   }
   return out;
 }

@@ -1,0 +1,111 @@
+/**
+ * import-code's record of each file's size and modification time as last read (code-stamps.json in
+ * the database folder), so a re-run skips reading and hashing a file whose stamp still matches.
+ * A stamp only stands for the hash the file's manifest keeps: a stamp whose hash differs from the
+ * manifest (the stores were restored, a write failed half way) is ignored and the file is hashed.
+ *
+ * The assumption: a file whose size and mtime (the file system's, to the nanosecond where it keeps
+ * them) both match was not rewritten. A file rewritten with the same size within the same tick of
+ * the file system's clock would pass for unchanged, so a file whose mtime is within
+ * RACY_WINDOW_MS of the import's start gets no mtime in its stamp, and is hashed on the next run
+ * (as git does with its index). The file is a cache: a missing or unreadable one only costs a re-hash.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MemcoreError } from '../model/errors.js';
+
+export const CODE_STAMPS_FILE = 'code-stamps.json';
+
+/** Files changed this close to the import's start (ms) are hashed again next time: covers coarse clocks (FAT keeps 2 s). */
+export const RACY_WINDOW_MS = 2000;
+
+export interface FileStamp {
+  size: number;
+  /** null: changed too close to the read to be trusted (hash it next time). */
+  mtimeMs: number | null;
+  /** sha256 of the file as read, the same its manifest keeps. */
+  hash: string;
+  /** Namespaces the file declares (Java, Kotlin, C#): what a skipped file still tells other files' imports. */
+  declares?: string[];
+}
+
+type StampFile = {
+  version: 1;
+  /** code-search.json's mtime when the stamps were written: every stamped file was in it then. */
+  codeSearchMtimeMs?: number;
+  codebases: Record<string, Record<string, FileStamp>>;
+};
+
+export class FileStamps {
+  private readonly next = new Map<string, FileStamp>();
+  private changed = false;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly codebase: string,
+    private readonly all: StampFile,
+    private readonly startedAt: number,
+  ) {}
+
+  static async open(dir: string, codebase: string): Promise<FileStamps> {
+    let all: StampFile = { version: 1, codebases: {} };
+    try {
+      const parsed = JSON.parse(await readFile(join(dir, CODE_STAMPS_FILE), 'utf8')) as Partial<StampFile>;
+      if (parsed.version === 1 && typeof parsed.codebases === 'object' && parsed.codebases !== null) all = parsed as StampFile;
+    } catch {
+      // none yet, or damaged: every file is hashed this time and the file is written anew
+    }
+    return new FileStamps(dir, codebase, all, Date.now());
+  }
+
+  private get previous(): Record<string, FileStamp> {
+    return this.all.codebases[this.codebase] ?? {};
+  }
+
+  /** The stamp of a file whose size and mtime still match, and whose hash is the one its manifest keeps. */
+  match(path: string, size: number, mtimeMs: number, manifestHash: string | undefined): FileStamp | null {
+    const s = this.previous[path];
+    if (!s || manifestHash === undefined || s.hash !== manifestHash || s.mtimeMs === null) return null;
+    return s.size === size && s.mtimeMs === mtimeMs ? s : null;
+  }
+
+  /** Records the file as seen this run (read, or matched). */
+  record(path: string, size: number, mtimeMs: number, hash: string, declares: string[]): void {
+    const stamp: FileStamp = {
+      size,
+      mtimeMs: mtimeMs < this.startedAt - RACY_WINDOW_MS ? mtimeMs : null,
+      hash,
+      ...(declares.length > 0 ? { declares } : {}),
+    };
+    this.next.set(path, stamp);
+    const old = this.previous[path];
+    if (!old || JSON.stringify(old) !== JSON.stringify(stamp)) this.changed = true;
+  }
+
+  /**
+   * Whether every stamped file is still in the code search index: its file is as the last write
+   * of the stamps saw it (a deleted or rebuilt index lacks files, and they must be read for it).
+   */
+  indexUnchanged(codeSearchMtimeMs: number): boolean {
+    return codeSearchMtimeMs !== 0 && this.all.codeSearchMtimeMs === codeSearchMtimeMs;
+  }
+
+  /** Writes the stamps of this run (files not recorded lose theirs); nothing when none changed. Call once the stores and the index took the import. */
+  async commit(codeSearchMtimeMs: number): Promise<void> {
+    const same = !this.changed && Object.keys(this.previous).length === this.next.size;
+    if (same && this.all.codeSearchMtimeMs === codeSearchMtimeMs) return;
+    this.all.codebases[this.codebase] = Object.fromEntries(this.next);
+    this.all.codeSearchMtimeMs = codeSearchMtimeMs;
+    const path = join(this.dir, CODE_STAMPS_FILE);
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      await writeFile(tmp, JSON.stringify(this.all));
+      await rename(tmp, path);
+    } catch (e) {
+      throw new MemcoreError(
+        `${path} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); check that the folder is writable and the disk has room`,
+        'STORE',
+      );
+    }
+  }
+}
