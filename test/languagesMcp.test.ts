@@ -7,22 +7,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CLI, cliProcesses, fakeEmbedderEnv } from './cliProcess.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
+import { expect, it } from 'vitest';
+import { CLI, cliWithFakeEmbedder } from './cliProcess.js';
 import { gitIn, tempDir } from './helpers.js';
 
-let embeddings: FakeOpenAI;
-let env: Record<string, string>;
-const { memcore, killAll } = cliProcesses(() => env);
-beforeAll(async () => {
-  embeddings = await startFakeOpenAI(8);
-  env = fakeEmbedderEnv(embeddings.baseURL);
-});
-afterAll(async () => {
-  killAll();
-  await embeddings.close();
-});
+const { memcore, env } = cliWithFakeEmbedder();
 
 const GO = (value: number) => `package main\n\nfunc keep() int {\n\treturn 1\n}\n\nfunc edit() int {\n\treturn ${value}\n}\n`;
 
@@ -52,7 +41,7 @@ it('maps a Go change to its symbols and the entries on them through MCP', async 
     new StdioClientTransport({
       command: process.execPath,
       args: ['--import', import.meta.resolve('tsx'), CLI, 'mcp', '--db', db],
-      env,
+      env: env(),
       cwd: repo,
       stderr: 'pipe',
     }),

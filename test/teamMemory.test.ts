@@ -15,7 +15,7 @@ import { openMemory, type MemoryEngine } from '../src/index.js';
 import { EXIT, main } from '../src/cli/main.js';
 import { fileNameOf, parseEntryFile } from '../src/team/entryFile.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { cliProcesses, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
+import { cliWithFakeEmbedder, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -204,25 +204,18 @@ describe('team memory with a library engine', () => {
 });
 
 describe('team memory with MCP servers in two clones', () => {
-  let embeddings: FakeOpenAI;
-  let env: Record<string, string>;
-  const { memcore, killAll } = cliProcesses(() => env);
-  beforeAll(async () => {
-    embeddings = await startFakeOpenAI(8);
-    env = fakeEmbedderEnv(embeddings.baseURL);
-  });
-  afterAll(async () => embeddings.close());
+  // Processes left after a test are killed once its clients have closed (hooks run in reverse).
+  const { memcore, env } = cliWithFakeEmbedder();
   const clients: Client[] = [];
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-    killAll();
   });
   async function server(repo: string): Promise<Client> {
     const client = new Client({ name: 'memcore-team-test', version: '1.0.0' });
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: nodeArgs(['mcp', '--db', join(repo, '.memcore')]),
-      env,
+      env: env(),
       stderr: 'pipe',
     });
     await client.connect(transport);
