@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { codeQueryTerms, isSecondaryCode } from '../src/retrieve/score.js';
 import { splitIdentifiers } from '../src/text/analyze.js';
-import { importSpecifiers } from '../src/import/sourceFiles.js';
+import { importSpecifiers } from '../src/import/importSpecifiers.js';
 import { formatLocalization, runCodeLocalization } from '../src/eval/codeLocalization.js';
 import { capturedIo, gitIn, tempDir, withEngine, wordHashEmbedder } from './helpers.js';
 

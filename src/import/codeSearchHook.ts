@@ -5,7 +5,7 @@
  * hash is unchanged.
  */
 import type { CodeSymbol } from './codeSymbols.js';
-import { importSpecifiers } from './sourceFiles.js';
+import { importSpecifiers } from './importSpecifiers.js';
 import { codeSearchMtime, codeSearchPaths, updateCodeSearch, type CodeFileDocument } from '../store/codeSearchIndex.js';
 
 export class CodeSearchHook {

@@ -36,7 +36,7 @@ export interface CodeFileDocument {
   /** Lines of the file. */
   lines: number;
   symbols: CodeSymbolDocument[];
-  /** Import specifiers as written (sourceFiles.importSpecifiers). */
+  /** Import specifiers as written (import/importSpecifiers.ts). */
   imports: string[];
   text: string;
 }
