@@ -61,7 +61,7 @@ describe('the local model, one text at a time', () => {
 
   it('keeps the vectors stores were embedded with (to 1e-6), alone or batched', async () => {
     const embedder = localEmbedder({ workers: 1 });
-    const alone = [];
+    const alone: Float32Array[] = [];
     for (const text of reference.texts) alone.push(...(await embedder.embed([text])));
     const batched = await embedder.embed(reference.texts);
     reference.vectors.forEach((expected, i) => {

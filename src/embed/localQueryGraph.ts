@@ -101,7 +101,13 @@ export function encodeTokens(model: UseLiteModel, text: string): number[] {
   return merged.reverse();
 }
 
-function add(nodes: Record<number, { length: number; score: number; index: number }[]>[], start: number, length: number, score: number, index: number) {
+function add(
+  nodes: Record<number, { length: number; score: number; index: number }[]>[],
+  start: number,
+  length: number,
+  score: number,
+  index: number,
+) {
   (nodes[start + length]![start] ??= []).push({ length, score, index });
 }
 
