@@ -11,8 +11,9 @@
  * bench/results/<out>.json.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -80,6 +81,23 @@ const tasks = synthetic
   : Array.from({ length: taskCount + 2 }, (_, i) => `${VERBS[i % VERBS.length]} ${THINGS[i % THINGS.length]} (${i})`);
 const [warmStdio, warmInProcess, ...timedTasks] = tasks;
 
+/**
+ * CPU ms a process has used (user + system), from /proc on Linux; undefined elsewhere. On a shared
+ * machine wall times carry every other process's load; the CPU a call costs does much less so.
+ */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms (CLK_TCK 100)
+  } catch {
+    return undefined;
+  }
+}
+const ownCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
 async function timed(run: (task: string) => Promise<unknown>, label: string): Promise<number[]> {
   const ms: number[] = [];
   for (const [i, task] of timedTasks.entries()) {
@@ -119,33 +137,51 @@ try {
 
   // The agent's side: the MCP SDK client spawning `memcore mcp`, as an agent config does.
   const client = new Client({ name: 'bench-first-call', version: '1' });
-  await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [builtCli, 'mcp', '--db', dir], env: {}, stderr: 'ignore' }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [builtCli, 'mcp', '--db', dir],
+    env: {},
+    stderr: 'ignore',
+  });
+  await client.connect(transport);
   // The server has opened the folder, loaded its resident structures and the model.
   await client.callTool({ name: 'build_task_context', arguments: { task: warmStdio!, ...args } });
   let answerBytes = 0;
+  const serverCpuBefore = processCpuMs(transport.pid!);
+  const clientCpuBefore = ownCpuMs();
   const overStdio = await timed(async (task) => {
     const r = await client.callTool({ name: 'build_task_context', arguments: { task, ...args } });
     const text = (r.content as { text?: string }[]).map((c) => c.text ?? '').join('');
     if (r.isError || !text.includes('<memory')) throw new Error(`no <memory> block for "${task}": ${text.slice(0, 200)}`);
     answerBytes = Math.max(answerBytes, JSON.stringify(r).length);
   }, 'MCP stdio');
+  const serverCpuAfter = processCpuMs(transport.pid!);
+  const cpuPerCall = {
+    mcpServer:
+      serverCpuBefore === undefined || serverCpuAfter === undefined ? undefined : (serverCpuAfter - serverCpuBefore) / timedTasks.length,
+    mcpClient: (ownCpuMs() - clientCpuBefore) / timedTasks.length,
+    inProcess: 0,
+    model: 0,
+  };
   await client.close();
 
   // The same tasks in process, on a store with no context cache: the engine, the <memory> text, and the engine's own embed stage.
   const engine = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
   await engine.buildTaskContext(warmInProcess!, options);
   const embedStage: number[] = [];
+  let cpuBefore = ownCpuMs();
   const inProcess = await timed(async (task) => {
     const bundle = await engine.buildTaskContext(`${task} again`, options);
     if (!formatContext(bundle, { style: 'prompt', withBundleId: true }).includes('<memory'))
       throw new Error(`no <memory> block for "${task}"`);
     embedStage.push(bundle.timings.embed ?? NaN);
   }, 'in process');
+  cpuPerCall.inProcess = (ownCpuMs() - cpuBefore) / timedTasks.length;
   await engine.close();
   await model.embed([warmInProcess!]);
+  cpuBefore = ownCpuMs();
   const embedOnly = await timed((task) => model.embed([`${task} once more`]), 'the model alone');
+  cpuPerCall.model = (ownCpuMs() - cpuBefore) / timedTasks.length;
 
   // p10 beside p50: on a shared machine the quieter moments are nearer what an idle one gives.
   const withP10 = (xs: number[]) => ({ p10: percentile(xs, 10), ...stats(xs) });
@@ -164,6 +200,9 @@ try {
     mcpOverheadP10Ms: mcp.p10 - local.p10,
     embedShareOfMcpP50: embed.p50 / mcp.p50,
     largestAnswerBytes: answerBytes,
+    /** CPU ms a call: the `memcore mcp` process and this (agent) process over stdio; this process in process and for the model alone. */
+    cpuMsPerCall: cpuPerCall,
+    loadAverage: loadavg(),
   };
   progress('');
   const row = (name: string, s: { p10: number; p50: number; p95: number }) =>
@@ -181,6 +220,12 @@ try {
   );
   console.log(
     `\nMCP stdio over in process: ${result.mcpOverheadP50Ms.toFixed(2)} ms at p50, ${result.mcpOverheadP10Ms.toFixed(2)} ms at p10; the model's share of the MCP call at p50: ${(100 * result.embedShareOfMcpP50).toFixed(0)}%; largest answer ${answerBytes} bytes`,
+  );
+  const cpu = (x: number | undefined) => (x === undefined ? 'n/a' : x.toFixed(1));
+  console.log(
+    `CPU a call (ms): over stdio ${cpu(cpuPerCall.mcpServer)} in memcore mcp + ${cpu(cpuPerCall.mcpClient)} in the agent; in process ${cpu(cpuPerCall.inProcess)}; the model alone ${cpu(cpuPerCall.model)}. Load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
   );
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
