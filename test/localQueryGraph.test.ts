@@ -73,6 +73,16 @@ describe('the local model, one text at a time', () => {
     });
   });
 
+  it('answers lone texts while a batch runs on the same model, with the vectors either gives alone', async () => {
+    const embedder = localEmbedder({ workers: 1 });
+    const batch = reference.texts.concat(reference.texts.map((t) => `${t} (again)`));
+    const [batched, ...lone] = await Promise.all([embedder.embed(batch), ...reference.texts.map((t) => embedder.embed([t]))]);
+    expect(lone.map(([v]) => Array.from(v!))).toEqual(
+      await Promise.all(reference.texts.map(async (t) => Array.from((await embedder.embed([t]))[0]!))),
+    );
+    expect(batched.map((v) => Array.from(v))).toEqual((await embedder.embed(batch)).map((v) => Array.from(v)));
+  });
+
   it('leaves no tensor behind, call after call', async () => {
     const embedder = localEmbedder({ workers: 1 });
     await embedder.embed(['warm']);
