@@ -31,14 +31,16 @@ export interface FileStamp {
 
 type StampFile = {
   version: 1;
-  /** code-search.json's mtime when the stamps were written: every stamped file was in it then. */
-  codeSearchMtimeMs?: number;
+  /** The code search index's state (codeSearchState) when the stamps were written: every stamped file was in it then. */
+  codeSearchState?: string;
   codebases: Record<string, Record<string, FileStamp>>;
 };
 
 export class FileStamps {
   private readonly next = new Map<string, FileStamp>();
   private changed = false;
+  /** Set by indexUnchanged. */
+  private indexed = false;
 
   private constructor(
     private readonly dir: string,
@@ -86,16 +88,25 @@ export class FileStamps {
    * Whether every stamped file is still in the code search index: its file is as the last write
    * of the stamps saw it (a deleted or rebuilt index lacks files, and they must be read for it).
    */
-  indexUnchanged(codeSearchMtimeMs: number): boolean {
-    return codeSearchMtimeMs !== 0 && this.all.codeSearchMtimeMs === codeSearchMtimeMs;
+  indexUnchanged(codeSearchState: string): boolean {
+    this.indexed = codeSearchState !== '' && this.all.codeSearchState === codeSearchState;
+    return this.indexed;
+  }
+
+  /**
+   * Whether the index holds the file as it is now without asking the index: it held every stamped
+   * file when the stamps were written (indexUnchanged), and the file's stamp has this hash.
+   */
+  vouchesIndexed(path: string, hash: string): boolean {
+    return this.indexed && this.previous[path]?.hash === hash;
   }
 
   /** Writes the stamps of this run (files not recorded lose theirs); nothing when none changed. Call once the stores and the index took the import. */
-  async commit(codeSearchMtimeMs: number): Promise<void> {
+  async commit(codeSearchState: string): Promise<void> {
     const same = !this.changed && Object.keys(this.previous).length === this.next.size;
-    if (same && this.all.codeSearchMtimeMs === codeSearchMtimeMs) return;
+    if (same && this.all.codeSearchState === codeSearchState) return;
     this.all.codebases[this.codebase] = Object.fromEntries(this.next);
-    this.all.codeSearchMtimeMs = codeSearchMtimeMs;
+    this.all.codeSearchState = codeSearchState;
     const path = join(this.dir, CODE_STAMPS_FILE);
     const tmp = `${path}.${process.pid}.tmp`;
     try {

@@ -96,7 +96,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
 
   const search = CodeSearchHook.open(stores.dir, options.codebase);
   const stamps = await FileStamps.open(stores.dir, options.codebase);
-  const stampsIndexed = stamps.indexUnchanged(await search.fileMtime());
+  const stampsIndexed = stamps.indexUnchanged(await search.state());
   const parts: SourcePart[] = [];
   const skipped: ImportCodeReport['skipped'] = links.map((l) => ({ file: pathOf(l.path), reason: leavingLinkReason(l) }));
   const partial: ImportCodeReport['partial'] = [];
@@ -141,7 +141,9 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     const bytes = await readFile(file);
     const hash = sha256(bytes);
     const same = known.get(path)?.hash === hash;
-    const indexed = !(await search.lacks(path));
+    // Asked of the index only when it matters (a changed file is indexed anew either way), and
+    // when the stamps cannot vouch for it: asking reads the whole index.
+    const indexed = same && (stamps.vouchesIndexed(path, hash) || !(await search.lacks(path)));
     // An unchanged file is decoded only when other files' imports need what it declares (Java, C#),
     // or the code search index lacks it (a folder imported before the index existed).
     if (same && indexed && !DECLARING.has(languageOf(path)!)) {
@@ -254,7 +256,7 @@ export async function importCode(stores: Stores, embedder: Embedder, repo: strin
     inputName: 'import-code',
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  await stamps.commit(await search.fileMtime());
+  await stamps.commit(await search.state());
   return {
     ...report,
     files: { read: parts.length - gone.length, unchanged, removed: gone.length },
