@@ -11,51 +11,51 @@ import { CODE_SEARCH_FILE, CODE_SEARCH_LOG, openCodeSearch } from '../src/store/
 import { tempDir, wordHashEmbedder } from './helpers.js';
 
 const FILES: Record<string, string> = {
-  'src/auth/refresh.ts': `import { signToken } from './sign.js';
+  'src/payments/capture.ts': `import { ledgerPost } from './ledger.js';
 
-/** Issues a new refresh token and revokes the one presented, so a stolen token works once. */
-export function rotateRefreshToken(presented: string): string {
-  return signToken(presented + ':next');
+/** Captures an authorised card payment and posts it to the ledger once. */
+export function capturePayment(authorisation: string, cents: number): string {
+  return ledgerPost(authorisation, cents);
 }
 `,
-  'src/auth/sign.ts': `/** Signs claims with the current key. */
-export function signToken(claims: string): string {
-  return claims;
+  'src/payments/ledger.ts': `/** Appends a double-entry posting to the ledger. */
+export function ledgerPost(account: string, cents: number): string {
+  return account + ':' + cents;
 }
 `,
-  'src/http/cors.ts': `import { signToken } from '../auth/sign.js';
-export function corsHeaders(origin: string) {
-  return { 'access-control-allow-origin': origin, token: signToken(origin) };
+  'src/web/csrf.ts': `import { ledgerPost } from '../payments/ledger.js';
+export function csrfToken(session: string) {
+  return { token: session.split('').reverse().join(''), audit: ledgerPost(session, 0) };
 }
 `,
-  'tools/retry_policy.py': `"""Backoff for outgoing calls."""
+  'jobs/webhook_retry.py': `"""Redelivers webhooks that failed."""
 
 
-def parse_retry_after(header_value):
-    """Reads the Retry-After header of a rate limited response."""
-    return int(header_value)
+def next_delivery_delay(attempt):
+    """Doubles the delay after each failed webhook delivery."""
+    return 2 ** attempt
 `,
-  'tools/clock.py': `def sleep_for(seconds):
-    """Waits before the next retry."""
+  'jobs/clock.py': `def pause_seconds(seconds):
+    """Pauses the worker before the next delivery."""
     return seconds
 `,
-  'cmd/server/main.go': `package main
+  'cmd/worker/main.go': `package main
 
-// StartServer listens for HTTP requests and serves the token refresh endpoint.
-func StartServer(addr string) error {
-	return nil
+// RunWorker polls the queue and delivers pending webhooks.
+func RunWorker(queue string) error {
+\treturn nil
 }
 `,
 };
 
 const QUERIES = [
-  'rotate the refresh token',
-  'retry after rate limit header',
-  'cors headers for an origin',
-  'sign the token claims',
-  'wait before retry sleep',
-  'start the http server',
-  'throttle outgoing calls with a budget',
+  'capture the card payment',
+  'webhook delivery delay after failure',
+  'csrf token for a session',
+  'post to the ledger',
+  'pause the worker before delivery',
+  'poll the queue worker',
+  'give up redelivery after too many attempts',
 ];
 
 async function writeTree(dir: string, files: Record<string, string>): Promise<void> {
@@ -77,6 +77,25 @@ async function readAnew(db: string): Promise<void> {
 
 const open = (db: string) => openMemory({ path: db, embedder: wordHashEmbedder(), env: {} });
 
+/** A repository of FILES and the path of a database for it. */
+async function setup(): Promise<{ repo: string; db: string }> {
+  const dir = await tempDir();
+  const repo = join(dir, 'repo');
+  await writeTree(repo, FILES);
+  return { repo, db: join(dir, 'db.memcore') };
+}
+
+/** `check` run on the folder opened as by a process that never held its index. */
+async function reopened(db: string, check: (m: MemoryEngine) => Promise<void>): Promise<void> {
+  await readAnew(db);
+  const m = await open(db);
+  try {
+    await check(m);
+  } finally {
+    await m.close();
+  }
+}
+
 /** findCode's answers to every query, as a fresh process would give them. */
 async function answers(m: MemoryEngine): Promise<unknown[]> {
   return Promise.all(QUERIES.map((q) => m.findCode(q, { limit: 10 })));
@@ -95,24 +114,21 @@ async function freshAnswers(repo: string): Promise<unknown[]> {
 /** The tree after an edit, a deletion and a rename. */
 function changed(files: Record<string, string>): Record<string, string> {
   const next = { ...files };
-  next['tools/retry_policy.py'] = `${files['tools/retry_policy.py']}
+  next['jobs/webhook_retry.py'] = `${files['jobs/webhook_retry.py']}
 
-def retry_budget(calls):
-    """Throttles outgoing calls with a budget of retries."""
-    return calls
+def give_up_after(attempts):
+    """Stops redelivery after too many attempts."""
+    return attempts > 8
 `;
-  delete next['tools/clock.py'];
-  next['src/http/headers.ts'] = next['src/http/cors.ts']!;
-  delete next['src/http/cors.ts'];
+  delete next['jobs/clock.py'];
+  next['src/web/tokens.ts'] = next['src/web/csrf.ts']!;
+  delete next['src/web/csrf.ts'];
   return next;
 }
 
 describe('code search log: one changed file is appended, not the whole index rewritten', () => {
   it('a re-import with an edited, a deleted and a renamed file appends to the log and answers as a fresh import', async () => {
-    const dir = await tempDir();
-    const repo = join(dir, 'repo');
-    const db = join(dir, 'db.memcore');
-    await writeTree(repo, FILES);
+    const { repo, db } = await setup();
     const m = await open(db);
     try {
       await m.importCode(repo, { codebase: 'api' });
@@ -130,29 +146,20 @@ describe('code search log: one changed file is appended, not the whole index rew
       const after = await answers(m);
       expect(after).not.toEqual(before);
       expect(after).toEqual(await freshAnswers(repo));
-      const hits = await m.findCode('throttle outgoing calls with a budget');
-      expect(hits[0]!.code.filePath).toBe('tools/retry_policy.py');
-      expect(hits[0]!.symbols).toContain('retry_budget');
-      expect(hits.map((h) => h.code.filePath)).not.toContain('src/http/cors.ts');
-      expect(hits.map((h) => h.code.filePath)).not.toContain('tools/clock.py');
+      const hits = await m.findCode('give up redelivery after too many attempts');
+      expect(hits[0]!.code.filePath).toBe('jobs/webhook_retry.py');
+      expect(hits[0]!.symbols).toContain('give_up_after');
+      expect(hits.map((h) => h.code.filePath)).not.toContain('src/web/csrf.ts');
+      expect(hits.map((h) => h.code.filePath)).not.toContain('jobs/clock.py');
     } finally {
       await m.close();
     }
     // a process that never held the index reads base and log
-    await readAnew(db);
-    const again = await open(db);
-    try {
-      expect(await answers(again)).toEqual(await freshAnswers(repo));
-    } finally {
-      await again.close();
-    }
+    await reopened(db, async (again) => expect(await answers(again)).toEqual(await freshAnswers(repo)));
   });
 
   it('a process holding the index applies what another appended; a half-written line is skipped and ended', async () => {
-    const dir = await tempDir();
-    const repo = join(dir, 'repo');
-    const db = join(dir, 'db.memcore');
-    await writeTree(repo, FILES);
+    const { repo, db } = await setup();
     const m = await open(db);
     try {
       await m.importCode(repo, { codebase: 'api' });
@@ -177,30 +184,23 @@ describe('code search log: one changed file is appended, not the whole index rew
       expect(same.file('api', 'lib/ledger.rb')?.text).toBe('def reconcile_ledger; end');
 
       // the next append ends the broken line first: every record after it still reads
-      await writeFile(join(repo, 'tools/clock.py'), FILES['tools/clock.py']!);
+      await writeFile(join(repo, 'jobs/clock.py'), FILES['jobs/clock.py']!);
       await m.importCode(repo, { codebase: 'api' });
       const log = await readFile(join(db, CODE_SEARCH_LOG), 'utf8');
       expect(log).toContain('"pa\n{"file"');
-      expect((await m.findCode('wait before retry sleep'))[0]!.code.filePath).toBe('tools/clock.py');
+      expect((await m.findCode('pause the worker before delivery'))[0]!.code.filePath).toBe('jobs/clock.py');
     } finally {
       await m.close();
     }
-    await readAnew(db);
-    const fresh = await open(db);
-    try {
+    await reopened(db, async () => {
       const index = await openCodeSearch(db);
-      expect(index.file('api', 'tools/clock.py')).toBeDefined();
+      expect(index.file('api', 'jobs/clock.py')).toBeDefined();
       expect(index.file('api', 'lib/ledger.rb')).toBeDefined();
-    } finally {
-      await fresh.close();
-    }
+    });
   });
 
   it('opens a store whose code-search.json is the old single file, and moves it to base and log on the next change', async () => {
-    const dir = await tempDir();
-    const repo = join(dir, 'repo');
-    const db = join(dir, 'db.memcore');
-    await writeTree(repo, FILES);
+    const { repo, db } = await setup();
     let m = await open(db);
     await m.importCode(repo, { codebase: 'api' });
     await m.close();
@@ -216,9 +216,9 @@ describe('code search log: one changed file is appended, not the whole index rew
       await m.importCode(repo, { codebase: 'api' });
       // the first change writes a base with a log id; the next appends
       expect(JSON.parse(await readFile(join(db, CODE_SEARCH_FILE), 'utf8'))).toMatchObject({ version: 1, logId: expect.any(String) });
-      await writeFile(join(repo, 'src/auth/sign.ts'), `${FILES['src/auth/sign.ts']}\nexport const SIGNING_KEY_TTL = 60;\n`);
+      await writeFile(join(repo, 'src/payments/ledger.ts'), `${FILES['src/payments/ledger.ts']}\nexport const LEDGER_CURRENCY = 'EUR';\n`);
       await m.importCode(repo, { codebase: 'api' });
-      expect((await readFile(join(db, CODE_SEARCH_LOG), 'utf8')).split('\n')[1]).toContain('"path":"src/auth/sign.ts"');
+      expect((await readFile(join(db, CODE_SEARCH_LOG), 'utf8')).split('\n')[1]).toContain('"path":"src/payments/ledger.ts"');
       expect(await answers(m)).toEqual(await freshAnswers(repo));
     } finally {
       await m.close();
@@ -226,9 +226,7 @@ describe('code search log: one changed file is appended, not the whole index rew
   });
 
   it('folds the log into a new base once it outgrows its share; a log left by a fold that stopped half way is ignored', async () => {
-    const dir = await tempDir();
-    const repo = join(dir, 'repo');
-    const db = join(dir, 'db.memcore');
+    const { repo, db } = await setup();
     // 30 files of ~150 KB (comments: no symbols to extract): a change of all of them is more than the log may hold (4 MiB)
     const big: Record<string, string> = { ...FILES };
     const body = (i: number, word: string) =>
@@ -239,8 +237,8 @@ describe('code search log: one changed file is appended, not the whole index rew
     try {
       await m.importCode(repo, { codebase: 'api' });
       const { logId } = JSON.parse(await readFile(join(db, CODE_SEARCH_FILE), 'utf8')) as { logId: string };
-      big['src/auth/sign.ts'] = `${FILES['src/auth/sign.ts']}\n// rotated\n`;
-      await writeFile(join(repo, 'src/auth/sign.ts'), big['src/auth/sign.ts']);
+      big['src/payments/ledger.ts'] = `${FILES['src/payments/ledger.ts']}\n// reconciled\n`;
+      await writeFile(join(repo, 'src/payments/ledger.ts'), big['src/payments/ledger.ts']);
       await m.importCode(repo, { codebase: 'api' });
       const log = join(db, CODE_SEARCH_LOG);
       const staleLog = await readFile(log, 'utf8');
@@ -259,16 +257,12 @@ describe('code search log: one changed file is appended, not the whole index rew
     } finally {
       await m.close();
     }
-    await readAnew(db);
-    const again = await open(db);
-    try {
+    await reopened(db, async (again) => {
       const index = await openCodeSearch(db);
       expect(index.size).toBe(36);
       expect(index.file('api', 'gen/table0.ts')!.text).toContain('omega0_0');
-      expect(index.file('api', 'src/auth/sign.ts')!.text).toContain('// rotated');
+      expect(index.file('api', 'src/payments/ledger.ts')!.text).toContain('// reconciled');
       expect(await answers(again)).toEqual(await freshAnswers(repo));
-    } finally {
-      await again.close();
-    }
+    });
   }, 180_000);
 });
