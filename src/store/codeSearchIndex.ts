@@ -4,9 +4,10 @@
  * machinery, over identifiers split into words). A thin adapter: it finds candidates and reports
  * each field's BM25; how the fields weigh is decided in retrieve/score.ts.
  *
- * Kept in `code-search.json` in the database folder, written whole (atomically) by import-code and
- * read on first use; a process sees another's import by the file's modification time. At the size
- * of a repository's source (hono: ~400 files, ~3 MB of text) a load takes tens of milliseconds.
+ * Kept in the database folder as `code-search.json` and `code-search.log` (a base and what imports
+ * changed since: see below), read on first use; a process holding the index applies what another
+ * appended since. At the size of a repository's source (hono: ~400 files, ~3 MB of text) a load
+ * takes tens of milliseconds.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFile, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
