@@ -5,6 +5,7 @@
  * generated entries. Times import-code, a cold and a warm check, check after five files changed,
  * and contextForDiff on that change. Prints a table and writes bench/results/code-<package>.json.
  * With --against-ctags: the extractors against universal-ctags on real repositories (ctagsCompare.ts).
+ * With --import-speed <files>: import-code of that many files copied from them (codeImportSpeed.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,7 +17,8 @@ import { mulberry32 } from '../src/embed/matryoshka.js';
 import { benchOptions, stats } from './synthetic.js';
 
 const USAGE = `usage: npm run bench:code -- [--package openai] [--entries 2000] [--diffs 20] [--out <name>]
-       npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--out <name>]
+       npm run bench:code -- --against-ctags [--repo <git dir or folder>]... [--speed <files>] [--out <name>]
+       npm run bench:code -- --import-speed <files> [--repo <git dir or folder>]... [--out <name>]
 
   --package <name>  an installed package whose sources are the codebase (default openai)
   --entries <n>     entries that reference a symbol each, 1 to 100000 (default 2000)
@@ -24,6 +26,11 @@ const USAGE = `usage: npm run bench:code -- [--package openai] [--entries 2000] 
   --out <name>      bench/results/<name>.json (default code-<package>)
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
+if (process.argv.includes('--import-speed')) {
+  const [{ importSpeedMain }, { DEFAULT_REPOS }] = await Promise.all([import('./codeImportSpeed.js'), import('./ctagsCompare.js')]);
+  await importSpeedMain(process.argv.slice(2), DEFAULT_REPOS);
+  process.exit(0);
+}
 if (process.argv.includes('--against-ctags')) {
   const { againstCtags } = await import('./ctagsCompare.js');
   await againstCtags(process.argv.slice(2));

@@ -5,22 +5,19 @@
  * are compared (functions, methods, classes, structs, interfaces, traits, enums, modules,
  * namespaces, types); fields, variables, macros and enumerators are not. Prints a table and writes
  * bench/results/<out>.json (default code-ctags). Needs `ctags` (Debian: universal-ctags).
- * With --speed <files>: the repositories' code files copied round-robin into one git repository of
- * that many files, then import-code timed cold, again with nothing changed, and after one file changed.
+ * With --speed <files>: import-code's speed on that many of their files (codeImportSpeed.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { basename, join, relative, sep } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { extractCode, hasExtractor, languageOf } from '../src/code/languages/index.js';
-import { walkFiles } from '../src/import/walkFiles.js';
-import { openMemory } from '../src/index.js';
-import { wordHashEmbedder } from './synthetic.js';
+import { extractCode, languageOf } from '../src/code/languages/index.js';
+import { importSpeed, printSpeed, sourceTrees, type SourceTree, type SpeedRow } from './codeImportSpeed.js';
 
-/** Repositories compared when none is given: the ones the code-localization set uses, and a small one per language. */
-const DEFAULT_REPOS = [
+/** Repositories compared (and copied by --import-speed) when none is given: the ones the code-localization set uses, and a small one per language. */
+export const DEFAULT_REPOS = [
   'honojs+hono',
   'pallets+click',
   'spf13+cobra',
@@ -102,20 +99,11 @@ export async function againstCtags(args: string[]): Promise<void> {
   const list = repos.length > 0 ? repos : DEFAULT_REPOS.filter((r) => existsSync(r));
   const rows = new Map<string, LanguageRow>();
   const work = await mkdtemp(join(tmpdir(), 'memcore-ctags-'));
-  const trees: { name: string; dir: string; files: string[] }[] = [];
+  const trees: SourceTree[] = [];
   let speed: SpeedRow[] = [];
   try {
-    for (const source of list) {
-      const name = basename(source) === 'repo' ? basename(join(source, '..')) : basename(source);
-      let dir = source;
-      // A bare git directory (a mirror) is checked out at HEAD first.
-      if (!existsSync(join(source, '.git')) && existsSync(join(source, 'HEAD')) && statSync(source).isDirectory()) {
-        dir = join(work, name);
-        await mkdir(dir);
-        execFileSync('sh', ['-c', `git --git-dir="$0" archive HEAD | tar -x -C "$1"`, source, dir]);
-      }
-      const files = (await walkFiles([dir], hasExtractor, [])).map((f) => relative(dir, f).split(sep).join('/'));
-      trees.push({ name, dir, files });
+    trees.push(...(await sourceTrees(list, work)));
+    for (const { name, dir, files } of trees) {
       const tags = ctagsOf(dir);
       for (const path of files) {
         const language = languageOf(path)!;
@@ -143,7 +131,10 @@ export async function againstCtags(args: string[]): Promise<void> {
         rows.set(language, row);
       }
     }
-    if (speedFiles > 0) speed = await importSpeed(trees, speedFiles, join(work, 'speed'));
+    if (speedFiles > 0) {
+      await mkdir(join(work, 'speed'));
+      speed = await importSpeed(trees, speedFiles, join(work, 'speed'));
+    }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -155,13 +146,7 @@ export async function againstCtags(args: string[]): Promise<void> {
   for (const r of table) if (r.missed.length > 0) process.stderr.write(`${r.language} missed, e.g.:\n  ${r.missed.join('\n  ')}\n`);
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });
-  if (speed.length > 0) {
-    console.log(
-      `\nimport-code of ${speedFiles} files (copies of the repositories above), ${availableParallelism()} cores, load ${loadavg()[0]!.toFixed(1)}\n`,
-    );
-    console.log('| run | ms | CPU ms | |\n|---|---:|---:|---|');
-    for (const r of speed) console.log(`| ${r.step} | ${r.ms.toFixed(0)} | ${r.cpuMs.toFixed(0)} | ${r.note} |`);
-  }
+  if (speed.length > 0) printSpeed(speed, speedFiles);
   await writeFile(
     join(dir, `${out}.json`),
     JSON.stringify({ date: new Date().toISOString(), languages: table, ...(speed.length > 0 ? { speed } : {}) }, null, 2) + '\n',
@@ -186,52 +171,4 @@ function ctagsOf(dir: string): Map<string, Tag[]> {
     byPath.set(path, [...(byPath.get(path) ?? []), { name: t.name, path, line: t.line, kind: t.kind }]);
   }
   return byPath;
-}
-
-interface SpeedRow {
-  step: string;
-  ms: number;
-  /** CPU time of the process (user + system, every thread): what the run costs on a machine others share. */
-  cpuMs: number;
-  note: string;
-}
-
-/** import-code of `count` code files copied from `trees`: cold, unchanged, and one file changed. */
-async function importSpeed(trees: { name: string; dir: string; files: string[] }[], count: number, repo: string): Promise<SpeedRow[]> {
-  const sources = trees.flatMap((t) => t.files.map((f) => ({ from: join(t.dir, f), to: `${t.name}/${f}` })));
-  if (sources.length === 0) return [];
-  for (let i = 0; i < count; i++) {
-    const s = sources[i % sources.length]!;
-    const to = join(repo, `copy${Math.floor(i / sources.length)}`, s.to);
-    await mkdir(join(to, '..'), { recursive: true });
-    await writeFile(to, await readFile(s.from));
-  }
-  const git = (...a: string[]) =>
-    execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=B', ...a], { cwd: repo, stdio: 'pipe' });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'copies');
-  const memory = await openMemory({ path: join(repo, '..', 'speed.memcore'), embedder: wordHashEmbedder(), env: {} });
-  const rows: SpeedRow[] = [];
-  try {
-    const timed = async (step: string) => {
-      const t = performance.now();
-      const cpu = process.cpuUsage();
-      const r = await memory.importCode(repo, { codebase: 'speed', autoLink: false });
-      const ms = performance.now() - t;
-      const used = process.cpuUsage(cpu);
-      const cpuMs = (used.user + used.system) / 1000;
-      const note = `${r.files.read} read, ${r.files.unchanged} unchanged, ${r.codeLocations} locations, ${r.imports} imports`;
-      rows.push({ step, ms, cpuMs, note });
-      process.stderr.write(`${step}: ${ms.toFixed(0)} ms (${cpuMs.toFixed(0)} ms CPU), ${note}\n`);
-    };
-    await timed('first import');
-    await timed('again, nothing changed');
-    const one = join(repo, 'copy0', sources[0]!.to);
-    await writeFile(one, `${await readFile(one, 'utf8')}\n`);
-    await timed('again, one file changed');
-  } finally {
-    await memory.close();
-  }
-  return rows;
 }

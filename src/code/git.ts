@@ -51,17 +51,26 @@ export async function headRevision(repo: string): Promise<string | null> {
  * untracked; paths relative to `root`): a fingerprint taken from a file not among them was taken
  * at that commit. Null outside a repository or before its first commit.
  */
-export async function revisionOf(root: string): Promise<{ revision: string; changed: Set<string> } | null> {
+export async function revisionOf(root: string, paths?: readonly string[]): Promise<{ revision: string; changed: Set<string> } | null> {
   let top: string;
+  let revision: string | null;
   try {
-    top = await repoRoot(root);
+    // One process for both where HEAD exists (each git process costs tens of milliseconds).
+    [top, revision] = (await runGit(root, ['rev-parse', '--show-toplevel', '--verify', 'HEAD'])).trim().split('\n') as [string, string];
   } catch {
-    return null;
+    try {
+      top = await repoRoot(root);
+    } catch {
+      return null;
+    }
+    revision = await headRevision(top);
   }
-  const revision = await headRevision(top);
   if (!revision) return null;
+  // `paths` (relative to `root`): only they are asked about, and only they can be in `changed`.
+  const pathspec = paths ? paths : ['.'];
+  const status = await runGit(root, ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--', ...pathspec]);
+  const fields = status.split('\0');
   // Porcelain paths are relative to the repository's top; -z keeps odd names whole.
-  const fields = (await runGit(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--', '.'])).split('\0');
   const changed = new Set<string>();
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i]!;

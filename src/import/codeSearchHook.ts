@@ -6,7 +6,7 @@
  */
 import type { CodeSymbol } from './codeSymbols.js';
 import { importSpecifiers } from './importSpecifiers.js';
-import { codeSearchMtime, codeSearchPaths, updateCodeSearch, type CodeFileDocument } from '../store/codeSearchIndex.js';
+import { codeSearchPaths, codeSearchState, updateCodeSearch, type CodeFileDocument } from '../store/codeSearchIndex.js';
 
 export class CodeSearchHook {
   private readonly documents: CodeFileDocument[] = [];
@@ -58,8 +58,8 @@ export class CodeSearchHook {
     await updateCodeSearch(this.dir, this.codebase, this.documents, gone);
   }
 
-  /** The index file's modification time (0: none), which the file stamps keep: a file changed since may lack paths. */
-  fileMtime(): Promise<number> {
-    return codeSearchMtime(this.dir);
+  /** What the index's files are now (`''`: none), which the file stamps keep: an index written since may lack paths. */
+  state(): Promise<string> {
+    return codeSearchState(this.dir);
   }
 }

@@ -3,7 +3,16 @@
  * checking, no tsconfig: one file at a time, tolerant of errors, as an editor reads it).
  */
 import { createHash } from 'node:crypto';
-import ts from 'typescript';
+import { createRequire } from 'node:module';
+import type TS from 'typescript';
+
+/**
+ * The compiler, loaded on the first TypeScript or JavaScript file: loading it costs ~0.3 s of CPU,
+ * which every process that imports memcore paid, most of them (a query, a re-import of other
+ * languages' files) without reading a TypeScript file.
+ */
+let ts: typeof TS;
+const loadCompiler = () => (ts ??= createRequire(import.meta.url)('typescript') as typeof TS);
 
 export interface CodeSymbol {
   /** `name`, `Class.method`, `Namespace.name`; null for the file itself. */
@@ -34,15 +43,15 @@ export interface CodeSymbol {
 }
 
 /** Extensions import-code reads, and the language each is. */
-export const CODE_EXTENSIONS: Record<string, { language: 'typescript' | 'javascript'; kind: ts.ScriptKind }> = {
-  '.ts': { language: 'typescript', kind: ts.ScriptKind.TS },
-  '.mts': { language: 'typescript', kind: ts.ScriptKind.TS },
-  '.cts': { language: 'typescript', kind: ts.ScriptKind.TS },
-  '.tsx': { language: 'typescript', kind: ts.ScriptKind.TSX },
-  '.js': { language: 'javascript', kind: ts.ScriptKind.JS },
-  '.mjs': { language: 'javascript', kind: ts.ScriptKind.JS },
-  '.cjs': { language: 'javascript', kind: ts.ScriptKind.JS },
-  '.jsx': { language: 'javascript', kind: ts.ScriptKind.JSX },
+export const CODE_EXTENSIONS: Record<string, { language: 'typescript' | 'javascript'; kind: 'TS' | 'TSX' | 'JS' | 'JSX' }> = {
+  '.ts': { language: 'typescript', kind: 'TS' },
+  '.mts': { language: 'typescript', kind: 'TS' },
+  '.cts': { language: 'typescript', kind: 'TS' },
+  '.tsx': { language: 'typescript', kind: 'TSX' },
+  '.js': { language: 'javascript', kind: 'JS' },
+  '.mjs': { language: 'javascript', kind: 'JS' },
+  '.cjs': { language: 'javascript', kind: 'JS' },
+  '.jsx': { language: 'javascript', kind: 'JSX' },
 };
 
 /** The entry of CODE_EXTENSIONS for a file name; declaration files (.d.ts) and minified bundles are not read. */
@@ -57,12 +66,12 @@ const MAX_NESTING = 200;
 
 export const fingerprintOf = (text: string) => createHash('sha256').update(text.replace(/\s+/g, ' ').trim()).digest('hex').slice(0, 32);
 
-const hasExport = (node: ts.Node) =>
+const hasExport = (node: TS.Node) =>
   ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-const isDefault = (node: ts.Node) =>
+const isDefault = (node: TS.Node) =>
   ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
 
-function memberName(name: ts.PropertyName | undefined): string | null {
+function memberName(name: TS.PropertyName | undefined): string | null {
   if (!name) return null;
   if (ts.isIdentifier(name) || ts.isPrivateIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text;
   return null; // a computed name has no name to write down
@@ -91,7 +100,8 @@ function docOf(text: string, fullStart: number, start: number): string {
 /** The symbols of one file (`path` picks the dialect), the file itself first. */
 export function codeSymbols(path: string, text: string): CodeSymbol[] {
   const language = codeLanguage(path);
-  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, language?.kind ?? ts.ScriptKind.TS);
+  loadCompiler();
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, ts.ScriptKind[language?.kind ?? 'TS']);
   const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line + 1;
   const out: CodeSymbol[] = [
     {
@@ -103,7 +113,7 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
     },
   ];
   const seen = new Map<string, number>();
-  const add = (symbol: string, kind: CodeSymbol['kind'], node: ts.Node) => {
+  const add = (symbol: string, kind: CodeSymbol['kind'], node: TS.Node) => {
     const start = node.getStart(source);
     // Overloads and merged declarations share a name; the later ones are numbered so each keeps an id.
     const n = (seen.get(symbol) ?? 0) + 1;
@@ -120,24 +130,24 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
       ...(doc ? { doc } : {}),
     });
   };
-  const isFunctionValue = (e: ts.Expression | undefined) => e !== undefined && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
+  const isFunctionValue = (e: TS.Expression | undefined) => e !== undefined && (ts.isArrowFunction(e) || ts.isFunctionExpression(e));
 
   // Declarations inside function bodies and callbacks (`describe(() => { class A {} })`) are found
   // too, under the name of the function around them; the walk stops MAX_NESTING levels down.
-  const inner = (node: ts.Node | undefined, prefix: string, depth: number): void => {
+  const inner = (node: TS.Node | undefined, prefix: string, depth: number): void => {
     if (!node || depth > MAX_NESTING) return;
     if (ts.isBlock(node)) return visit(node.statements, prefix, depth + 1, true);
     ts.forEachChild(node, (child) => inner(child, prefix, depth + 1));
   };
 
-  const signatures = (name: string, members: ts.NodeArray<ts.TypeElement>) => {
+  const signatures = (name: string, members: TS.NodeArray<TS.TypeElement>) => {
     for (const member of members) {
       const m = ts.isMethodSignature(member) ? memberName(member.name) : null;
       if (m) add(`${name}.${m}`, 'method', member);
     }
   };
 
-  const visitClass = (name: string, node: ts.ClassLikeDeclaration, depth: number) => {
+  const visitClass = (name: string, node: TS.ClassLikeDeclaration, depth: number) => {
     add(name, 'class', node);
     for (const member of node.members) {
       if (ts.isConstructorDeclaration(member) && member.body) {
@@ -155,7 +165,7 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
   };
 
   /** `nested`: statements inside a function, where only declarations count (not plain variables). */
-  const visit = (statements: readonly ts.Statement[], prefix: string, depth = 0, nested = false) => {
+  const visit = (statements: readonly TS.Statement[], prefix: string, depth = 0, nested = false) => {
     for (const node of statements) {
       if (ts.isFunctionDeclaration(node)) {
         if (!node.body) continue; // an overload signature
@@ -187,7 +197,7 @@ export function codeSymbols(path: string, text: string): CodeSymbol[] {
           const span = i === 0 && node.declarationList.declarations.length === 1 ? node : d;
           if (isFunctionValue(d.initializer)) {
             add(name, 'function', span);
-            inner((d.initializer as ts.ArrowFunction | ts.FunctionExpression).body, `${name}.`, depth);
+            inner((d.initializer as TS.ArrowFunction | TS.FunctionExpression).body, `${name}.`, depth);
           } else if (d.initializer && ts.isClassExpression(d.initializer)) visitClass(name, d.initializer, depth);
           else {
             if (exported) add(name, 'variable', span);

@@ -4,12 +4,14 @@
  * machinery, over identifiers split into words). A thin adapter: it finds candidates and reports
  * each field's BM25; how the fields weigh is decided in retrieve/score.ts.
  *
- * Kept in `code-search.json` in the database folder, written whole (atomically) by import-code and
- * read on first use; a process sees another's import by the file's modification time. At the size
- * of a repository's source (hono: ~400 files, ~3 MB of text) a load takes tens of milliseconds.
+ * Kept in the database folder as `code-search.json` and `code-search.log` (a base and what imports
+ * changed since: see below), read on first use; a process holding the index applies what another
+ * appended since. At the size of a repository's source (hono: ~400 files, ~3 MB of text) a load
+ * takes tens of milliseconds.
  */
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { appendFile, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { splitIdentifiers } from '../text/analyze.js';
 import { KeywordIndex } from './resident/keywordIndex.js';
 import { damagedFile } from './storeFiles.js';
@@ -181,77 +183,216 @@ export class CodeSearchIndex {
   }
 }
 
-/** The documents of a code-search.json, or a STORE error that names it and says how to rebuild it. */
-function readDocuments(path: string, text: string): CodeFileDocument[] {
-  const advice = 'it is derived from the code: delete it and run `memcore import-code` again';
+/*
+ * On disk: `code-search.json` (the base: every file's document, written whole and atomically)
+ * and `code-search.log` (what imports changed since: one JSON record a line, appended). The log's
+ * first line names the base it follows (the base's `logId`); a log that names another base (a
+ * crash between a compaction's rename and the log's removal) is stale and ignored. When the log
+ * would outgrow LOG_SHARE of the base (and LOG_MIN_BYTES), both are folded into a new base: a
+ * re-import of one changed file appends a few kilobytes instead of rewriting tens of megabytes.
+ * A line an interrupted append left half written does not parse and is skipped: the import that
+ * wrote it did not reach the stores, so its files are read again next time.
+ */
+export const CODE_SEARCH_LOG = 'code-search.log';
+/** The log is folded into the base when it would grow past this share of the base's size… */
+const LOG_SHARE = 0.25;
+/** …and past this many bytes (a small base is cheap to rewrite, a small log cheap to replay). */
+const LOG_MIN_BYTES = 4 * 2 ** 20;
+
+type LogRecord = { base: string } | { file: CodeFileDocument } | { gone: { codebase: string; path: string } };
+
+const advice = 'it is derived from the code: delete it and run `memcore import-code` again';
+
+const validDocument = (d: unknown) => {
+  const f = d as Partial<CodeFileDocument> | null;
+  return (
+    typeof f?.codebase === 'string' &&
+    typeof f.path === 'string' &&
+    typeof f.text === 'string' &&
+    Array.isArray(f.symbols) &&
+    Array.isArray(f.imports)
+  );
+};
+
+/** The documents of a code-search.json and the id its log names, or a STORE error that names it and says how to rebuild it. */
+function readBase(path: string, text: string): { files: CodeFileDocument[]; logId: string | null } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
     throw damagedFile(path, `is not valid JSON (${(e as Error).message})`, advice);
   }
-  const files = (value as { files?: unknown } | null)?.files;
-  const valid = (d: unknown) => {
-    const f = d as Partial<CodeFileDocument> | null;
-    return (
-      typeof f?.codebase === 'string' &&
-      typeof f.path === 'string' &&
-      typeof f.text === 'string' &&
-      Array.isArray(f.symbols) &&
-      Array.isArray(f.imports)
-    );
-  };
-  if (!Array.isArray(files) || !files.every(valid)) throw damagedFile(path, 'is not a code search index memcore can read', advice);
-  return files as CodeFileDocument[];
+  const { files, logId } = (value ?? {}) as { files?: unknown; logId?: unknown };
+  if (!Array.isArray(files) || !files.every(validDocument)) throw damagedFile(path, 'is not a code search index memcore can read', advice);
+  // A base written before the log existed has no id: no log follows it.
+  return { files: files as CodeFileDocument[], logId: typeof logId === 'string' ? logId : null };
 }
 
-/** Indexes by database folder, with the file modification time they were read at. */
-const loaded = new Map<string, { mtimeMs: number; index: CodeSearchIndex }>();
-
-/** The loaded index of a folder if the file has not changed since, and the file's modification time (0: none). */
-async function held(dir: string): Promise<{ index: CodeSearchIndex | null; mtimeMs: number }> {
-  const info = await stat(join(dir, CODE_SEARCH_FILE)).catch(() => null);
-  const mtimeMs = info?.mtimeMs ?? 0;
-  const index = loaded.get(dir);
-  return { index: index && index.mtimeMs === mtimeMs ? index.index : null, mtimeMs };
+/** The base's log id from its first bytes (written first, so a change needs no parse of the whole base). */
+async function baseLogId(path: string): Promise<string | null> {
+  const head = await readHead(path, 128);
+  return /^\{"version":1,"logId":"([0-9a-f]+)"/.exec(head)?.[1] ?? null;
 }
 
-/** The modification time of a folder's code search file (0: none). */
-export async function codeSearchMtime(dir: string): Promise<number> {
-  return (await held(dir)).mtimeMs;
+/** The base id a log's first line names (null: none, or not a header). */
+async function logBase(path: string): Promise<string | null> {
+  return /^\{"base":"([0-9a-f]+)"\}\n/.exec(await readHead(path, 64))?.[1] ?? null;
 }
 
-/** The file's documents, without building the keyword indexes (none when the file is missing). */
-async function fileDocuments(dir: string, mtimeMs: number): Promise<CodeFileDocument[]> {
+async function readHead(path: string, bytes: number, position = 0): Promise<string> {
+  const handle = await open(path, 'r').catch(() => null);
+  if (!handle) return '';
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, position);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The log's records from byte `from` (0: the whole log, whose first line must name `logId`), up to
+ * its last complete line: `consumed` is where the next read starts. `valid` false: the log follows
+ * another base (or none), and holds nothing for this one.
+ */
+async function readLog(
+  path: string,
+  from: number,
+  logId: string | null,
+): Promise<{ records: LogRecord[]; consumed: number; valid: boolean }> {
+  const handle = await open(path, 'r').catch(() => null);
+  if (!handle) return { records: [], consumed: 0, valid: from === 0 };
+  let bytes: Buffer;
+  try {
+    const { size } = await handle.stat();
+    bytes = Buffer.alloc(Math.max(0, size - from));
+    if (bytes.length > 0) await handle.read(bytes, 0, bytes.length, from);
+  } finally {
+    await handle.close();
+  }
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  const records: LogRecord[] = [];
+  for (const line of bytes.subarray(0, end).toString('utf8').split('\n')) {
+    if (line === '') continue;
+    let record: LogRecord;
+    try {
+      record = JSON.parse(line) as LogRecord;
+    } catch {
+      continue; // half written by an interrupted append
+    }
+    records.push(record);
+  }
+  if (from === 0) {
+    const header = records.shift();
+    if (logId === null || !header || !('base' in header) || header.base !== logId) return { records: [], consumed: 0, valid: false };
+  }
+  for (const r of records)
+    if (!('file' in r ? validDocument(r.file) : 'gone' in r && typeof r.gone?.codebase === 'string' && typeof r.gone.path === 'string'))
+      throw damagedFile(path, 'holds a record that is not a code search change', advice);
+  return { records, consumed: from + end, valid: true };
+}
+
+/** A folder's base and log as the file system has them now. */
+interface DiskState {
+  baseMtimeMs: number;
+  baseBytes: number;
+  logBytes: number;
+}
+
+async function diskState(dir: string): Promise<DiskState> {
+  const [base, log] = await Promise.all([
+    stat(join(dir, CODE_SEARCH_FILE)).catch(() => null),
+    stat(join(dir, CODE_SEARCH_LOG)).catch(() => null),
+  ]);
+  return { baseMtimeMs: base?.mtimeMs ?? 0, baseBytes: base?.size ?? 0, logBytes: log?.size ?? 0 };
+}
+
+/** The documents of a folder's base with its log applied, in the order the index holds them (a replaced file moves to the end). */
+interface Loaded {
+  documents: Map<string, CodeFileDocument>;
+  disk: DiskState;
+  logId: string | null;
+  /** Bytes of the log applied; meaningful when `logValid`. */
+  logConsumed: number;
+  logValid: boolean;
+}
+
+function applyRecords(documents: Map<string, CodeFileDocument>, records: readonly LogRecord[]): void {
+  for (const r of records) {
+    if ('file' in r) {
+      const key = keyOf(r.file.codebase, r.file.path);
+      documents.delete(key);
+      documents.set(key, r.file);
+    } else if ('gone' in r) documents.delete(keyOf(r.gone.codebase, r.gone.path));
+  }
+}
+
+async function loadDocuments(dir: string): Promise<Loaded> {
   const path = join(dir, CODE_SEARCH_FILE);
-  return mtimeMs === 0 ? [] : readDocuments(path, await readFile(path, 'utf8'));
+  const disk = await diskState(dir);
+  const base = disk.baseMtimeMs === 0 ? { files: [], logId: null } : readBase(path, await readFile(path, 'utf8'));
+  const documents = new Map(base.files.map((d) => [keyOf(d.codebase, d.path), d]));
+  const log = await readLog(join(dir, CODE_SEARCH_LOG), 0, base.logId);
+  applyRecords(documents, log.records);
+  return { documents, disk, logId: base.logId, logConsumed: log.consumed, logValid: log.valid };
 }
 
-/** The code search index of a database folder (empty when nothing was imported), reloaded when another process rewrote it. */
+/** Indexes by database folder, with the state of the files they were read at. */
+const loaded = new Map<string, { index: CodeSearchIndex; disk: DiskState; logId: string | null; logConsumed: number; logValid: boolean }>();
+
+/**
+ * The loaded index of a folder, brought up to date: the records another process appended to the
+ * log since are applied; a rewritten base is read again (null then, and when none is loaded).
+ */
+async function held(dir: string): Promise<{ index: CodeSearchIndex | null; disk: DiskState }> {
+  const disk = await diskState(dir);
+  const entry = loaded.get(dir);
+  if (!entry || entry.disk.baseMtimeMs !== disk.baseMtimeMs || entry.disk.baseBytes !== disk.baseBytes) return { index: null, disk };
+  if (entry.disk.logBytes === disk.logBytes) return { index: entry.index, disk };
+  if (!entry.logValid || disk.logBytes < entry.disk.logBytes) return { index: null, disk };
+  const tail = await readLog(join(dir, CODE_SEARCH_LOG), entry.logConsumed, entry.logId);
+  if (!tail.valid) return { index: null, disk };
+  applyToIndex(entry.index, tail.records);
+  loaded.set(dir, { ...entry, disk, logConsumed: tail.consumed });
+  return { index: entry.index, disk };
+}
+
+/**
+ * What the folder's code search files are now (`''`: none): it changes with every write of the
+ * index, so import-code's file stamps can tell whether the index is still as they last saw it.
+ */
+export async function codeSearchState(dir: string): Promise<string> {
+  const disk = await diskState(dir);
+  return disk.baseMtimeMs === 0 ? '' : `${disk.baseMtimeMs}:${disk.baseBytes}:${disk.logBytes}`;
+}
+
+/** The code search index of a database folder (empty when nothing was imported), brought up to date with what other processes wrote. */
 export async function openCodeSearch(dir: string): Promise<CodeSearchIndex> {
-  const { index, mtimeMs } = await held(dir);
+  const { index } = await held(dir);
   if (index) return index;
-  const built = new CodeSearchIndex(await fileDocuments(dir, mtimeMs));
-  loaded.set(dir, { mtimeMs, index: built });
+  const l = await loadDocuments(dir);
+  const built = new CodeSearchIndex(l.documents.values());
+  loaded.set(dir, { index: built, disk: l.disk, logId: l.logId, logConsumed: l.logConsumed, logValid: l.logValid });
   return built;
 }
 
 /**
- * The paths of a codebase's files the index holds. Reads the file without indexing it when this
- * process has not loaded it: import-code needs the paths, and building the index costs seconds
+ * The paths of a codebase's files the index holds. Reads the files without indexing them when this
+ * process has not loaded them: import-code needs the paths, and building the index costs seconds
  * at thousands of files.
  */
 export async function codeSearchPaths(dir: string, codebase: string): Promise<Set<string>> {
-  const { index, mtimeMs } = await held(dir);
-  const documents = index ? [...index.documents()] : await fileDocuments(dir, mtimeMs);
-  return new Set(documents.filter((d) => d.codebase === codebase).map((d) => d.path));
+  const { index } = await held(dir);
+  const documents = index ? index.documents() : (await loadDocuments(dir)).documents.values();
+  return new Set([...documents].filter((d) => d.codebase === codebase).map((d) => d.path));
 }
 
 /**
- * Replaces a codebase's files (`upserted`, and `removed` paths) in the index and its file. Called
+ * Replaces a codebase's files (`upserted`, and `removed` paths) in the index and its files. Called
  * by import-code after its write to the stores succeeded. Writes nothing when there is nothing to
- * change; updates the loaded index when this process holds it, else only the file (the next
- * search loads it).
+ * change; appends the change to the log, or folds base, log and change into a new base when the
+ * log would grow past its share. Updates the loaded index when this process holds it.
  */
 export async function updateCodeSearch(
   dir: string,
@@ -260,24 +401,56 @@ export async function updateCodeSearch(
   removed: readonly string[],
 ): Promise<void> {
   if (upserted.length === 0 && removed.length === 0) return;
-  const { index, mtimeMs } = await held(dir);
+  const changes: LogRecord[] = [
+    ...removed.map((path) => ({ gone: { codebase, path } })),
+    ...upserted.map((d) => ({ file: { ...d, text: d.text.slice(0, MAX_TEXT_CHARS) } })),
+  ];
+  const lines = changes.map((r) => `${JSON.stringify(r)}\n`).join('');
+  const { index, disk } = await held(dir);
+  const basePath = join(dir, CODE_SEARCH_FILE);
+  const logPath = join(dir, CODE_SEARCH_LOG);
+  const logId = disk.baseMtimeMs === 0 ? null : index ? loaded.get(dir)!.logId : await baseLogId(basePath);
+  const logValid = logId !== null && disk.logBytes > 0 && (await logBase(logPath)) === logId;
+  const logBytes = (logValid ? disk.logBytes : 0) + Buffer.byteLength(lines);
+  if (logId !== null && logBytes <= Math.max(LOG_MIN_BYTES, disk.baseBytes * LOG_SHARE)) {
+    if (logValid) {
+      // A line an interrupted append left unfinished is ended first, so the next record parses.
+      const last = await readHead(logPath, 1, disk.logBytes - 1);
+      await appendFile(logPath, last === '\n' ? lines : `\n${lines}`);
+    } else await writeAtomically(logPath, `${JSON.stringify({ base: logId })}\n${lines}`);
+    if (index) {
+      applyToIndex(index, changes);
+      const after = await diskState(dir);
+      loaded.set(dir, { index, disk: after, logId, logConsumed: after.logBytes, logValid: true });
+    }
+    return;
+  }
+  // Fold: the base, its log and the change, written as a new base the log starts over from.
   let documents: CodeFileDocument[];
   if (index) {
-    index.remove(removed.map((p) => keyOf(codebase, p)));
-    index.upsert(upserted);
+    applyToIndex(index, changes);
     documents = [...index.documents()];
   } else {
-    // As the index orders them: a replaced file moves to the end.
-    const replaced = new Set([...removed.map((p) => keyOf(codebase, p)), ...upserted.map((d) => keyOf(d.codebase, d.path))]);
-    documents = [
-      ...(await fileDocuments(dir, mtimeMs)).filter((d) => !replaced.has(keyOf(d.codebase, d.path))),
-      ...upserted.map((d) => ({ ...d, text: d.text.slice(0, MAX_TEXT_CHARS) })),
-    ];
+    const l = await loadDocuments(dir);
+    applyRecords(l.documents, changes);
+    documents = [...l.documents.values()];
   }
-  const path = join(dir, CODE_SEARCH_FILE);
-  const tmp = join(dirname(path), `${CODE_SEARCH_FILE}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify({ version: 1, files: documents }));
-  await rename(tmp, path);
-  if (index) loaded.set(dir, { mtimeMs: (await stat(path)).mtimeMs, index });
+  const newId = randomBytes(8).toString('hex');
+  await writeAtomically(basePath, `{"version":1,"logId":"${newId}","files":${JSON.stringify(documents)}}`);
+  await rm(logPath, { force: true });
+  if (index) loaded.set(dir, { index, disk: await diskState(dir), logId: newId, logConsumed: 0, logValid: true });
   else loaded.delete(dir);
+}
+
+function applyToIndex(index: CodeSearchIndex, changes: readonly LogRecord[]): void {
+  for (const r of changes) {
+    if ('file' in r) index.upsert([r.file]);
+    else if ('gone' in r) index.remove([keyOf(r.gone.codebase, r.gone.path)]);
+  }
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, path);
 }

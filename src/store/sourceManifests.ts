@@ -53,6 +53,14 @@ export async function readManifest(dir: string, source: string): Promise<SourceM
 
 /** Every manifest in the folder. */
 export async function readManifests(dir: string): Promise<SourceManifest[]> {
+  return readManifestFiles(await manifestFiles(dir));
+}
+
+/** The file `source`'s manifest is kept in (whether or not it exists). */
+export const manifestPath = fileOf;
+
+/** The paths of every manifest file in the folder, sorted. */
+export async function manifestFiles(dir: string): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(join(dir, FOLDER));
@@ -60,10 +68,14 @@ export async function readManifests(dir: string): Promise<SourceManifest[]> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
   }
-  const paths = names
+  return names
     .filter((n) => n.endsWith('.json'))
     .sort()
     .map((n) => join(dir, FOLDER, n));
+}
+
+/** The manifests in `paths` (manifestFiles' paths). */
+export async function readManifestFiles(paths: readonly string[]): Promise<SourceManifest[]> {
   // Read in batches: one file at a time waits on the disk thousands of times (a codebase's files are a manifest each).
   const out: SourceManifest[] = [];
   for (let i = 0; i < paths.length; i += READ_BATCH) {
