@@ -150,6 +150,43 @@ interface TextEntry {
   content: string;
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+const WORDS = /[\p{L}\p{N}_]+/gu;
+const ASCII_WORDS = /[a-z0-9_]+/g;
+
+/**
+ * Whether an entry outside the focus may mention a pattern that counts: one a focus entry mentions
+ * (its share of mentions decides whether it links) or one that names a focus entry (a link into
+ * it). A match is bounded by non-word characters, so each of its words is a word of the text: an
+ * ASCII text without the longest word of any of these patterns mentions none of them, and is not
+ * scanned (a write of 100 entries into 10,000 scans the few that may, not all). A longer pattern
+ * holding a counted one needs no word of its own: where the counted one is not a match by itself,
+ * there is nothing for the longer one to hide. Other texts are scanned, as before: the links are
+ * the same either way.
+ */
+function othersFilter(
+  patterns: { folded: string; entryIds: string[] }[],
+  focusMentions: Map<number, Set<string>>,
+  focus: Set<string>,
+): (content: string) => boolean {
+  const counting = new Set(focusMentions.keys());
+  patterns.forEach((p, i) => {
+    if (p.entryIds.some((id) => focus.has(id))) counting.add(i);
+  });
+  const needed = new Set<string>();
+  for (const i of counting) {
+    const words = patterns[i]!.folded.match(WORDS) ?? [];
+    needed.add(words.reduce((a, b) => (b.length > a.length ? b : a), ''));
+  }
+  if (needed.has('')) return () => true; // a pattern without a word (none is linkable today): scan all
+  return (content) => {
+    if (needed.size === 0) return false;
+    if (!ASCII.test(content)) return true;
+    for (const word of content.toLowerCase().match(ASCII_WORDS) ?? []) if (needed.has(word)) return true;
+    return false;
+  };
+}
+
 /**
  * Links among `corpus` (every entry, stored and new); only links that touch one of `focus` (the
  * entries being written) are returned, since the others were found when their entries were.
@@ -192,7 +229,7 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
 
   const matcher = new AhoCorasick(patterns.map((p) => p.folded));
   const mentions = new Map<number, Set<string>>(); // pattern → entries that mention it
-  for (const e of corpus) {
+  const scan = (e: TextEntry) => {
     const original = Array.from(e.content);
     const chars = fold(e.content);
     const found: { pattern: number; start: number; end: number }[] = [];
@@ -208,6 +245,12 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
       if (!set) mentions.set(f.pattern, (set = new Set()));
       set.add(e.id);
     }
+  };
+  for (const e of corpus) if (focus.has(e.id)) scan(e);
+  const others = corpus.filter((e) => !focus.has(e.id));
+  if (others.length > 0) {
+    const mayMention = othersFilter(patterns, mentions, focus);
+    for (const e of others) if (mayMention(e.content)) scan(e);
   }
 
   const limit = Math.max(5, Math.floor((options.maxMentionShare ?? DEFAULTS.autoLink.maxMentionShare) * corpus.length));
