@@ -154,37 +154,9 @@ const ASCII = /^[\x00-\x7f]*$/;
 const WORDS = /[\p{L}\p{N}_]+/gu;
 const ASCII_WORDS = /[a-z0-9_]+/g;
 
-/**
- * Whether an entry outside the focus may mention a pattern that counts: one a focus entry mentions
- * (its share of mentions decides whether it links) or one that names a focus entry (a link into
- * it). A match is bounded by non-word characters, so each of its words is a word of the text: an
- * ASCII text without the longest word of any of these patterns mentions none of them, and is not
- * scanned (a write of 100 entries into 10,000 scans the few that may, not all). A longer pattern
- * holding a counted one needs no word of its own: where the counted one is not a match by itself,
- * there is nothing for the longer one to hide. Other texts are scanned, as before: the links are
- * the same either way.
- */
-function othersFilter(
-  patterns: { folded: string; entryIds: string[] }[],
-  focusMentions: Map<number, Set<string>>,
-  focus: Set<string>,
-): (content: string) => boolean {
-  const counting = new Set(focusMentions.keys());
-  patterns.forEach((p, i) => {
-    if (p.entryIds.some((id) => focus.has(id))) counting.add(i);
-  });
-  const needed = new Set<string>();
-  for (const i of counting) {
-    const words = patterns[i]!.folded.match(WORDS) ?? [];
-    needed.add(words.reduce((a, b) => (b.length > a.length ? b : a), ''));
-  }
-  if (needed.has('')) return () => true; // a pattern without a word (none is linkable today): scan all
-  return (content) => {
-    if (needed.size === 0) return false;
-    if (!ASCII.test(content)) return true;
-    for (const word of content.toLowerCase().match(ASCII_WORDS) ?? []) if (needed.has(word)) return true;
-    return false;
-  };
+/** The words of an ASCII text, lower-cased (as `fold` would); undefined for other texts, which are always scanned. */
+function asciiWords(text: string): Set<string> | undefined {
+  return ASCII.test(text) ? new Set(text.toLowerCase().match(ASCII_WORDS)) : undefined;
 }
 
 /**
@@ -227,30 +199,73 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
   }
   if (patterns.length === 0) return [];
 
-  const matcher = new AhoCorasick(patterns.map((p) => p.folded));
+  // A match is bounded by non-word characters, so each word of a pattern is a word of a text that
+  // mentions it. Texts and patterns are paired by their words before the automaton runs: the
+  // written entries are scanned for the patterns all of whose words they hold, and the other
+  // entries only when they may mention a pattern that counts (one a written entry mentions: its
+  // share of mentions decides whether it links; or one that names a written entry: a link into
+  // it), with those patterns and the longer ones that hold one (whose match hides it, see
+  // `outermost`). A write of 100 entries into 10,000 builds and runs small automata over the texts
+  // that may match, and finds the same links as a scan of every text with every pattern.
+  const patternWords = patterns.map((p) => [...new Set(p.folded.match(WORDS) ?? [])]);
   const mentions = new Map<number, Set<string>>(); // pattern → entries that mention it
-  const scan = (e: TextEntry) => {
-    const original = Array.from(e.content);
-    const chars = fold(e.content);
-    const found: { pattern: number; start: number; end: number }[] = [];
-    for (const { pattern, end } of matcher.search(chars)) {
-      const p = patterns[pattern]!;
-      const start = end - Array.from(p.folded).length;
-      if ((start > 0 && WORD.test(original[start - 1]!)) || (end < original.length && WORD.test(original[end]!))) continue;
-      if (p.exact && original.slice(start, end).join('') !== p.text) continue;
-      found.push({ pattern, start, end });
-    }
-    for (const f of outermost(found)) {
-      let set = mentions.get(f.pattern);
-      if (!set) mentions.set(f.pattern, (set = new Set()));
-      set.add(e.id);
-    }
+  const scanner = (subset: number[]) => {
+    const matcher = new AhoCorasick(subset.map((i) => patterns[i]!.folded));
+    return (e: TextEntry) => {
+      const original = Array.from(e.content);
+      const chars = fold(e.content);
+      const found: { pattern: number; start: number; end: number }[] = [];
+      for (const hit of matcher.search(chars)) {
+        const pattern = subset[hit.pattern]!;
+        const p = patterns[pattern]!;
+        const end = hit.end;
+        const start = end - Array.from(p.folded).length;
+        if ((start > 0 && WORD.test(original[start - 1]!)) || (end < original.length && WORD.test(original[end]!))) continue;
+        if (p.exact && original.slice(start, end).join('') !== p.text) continue;
+        found.push({ pattern, start, end });
+      }
+      for (const f of outermost(found)) {
+        let set = mentions.get(f.pattern);
+        if (!set) mentions.set(f.pattern, (set = new Set()));
+        set.add(e.id);
+      }
+    };
   };
-  for (const e of corpus) if (focus.has(e.id)) scan(e);
+  const all = patterns.map((_, i) => i);
+  const inFocus = corpus.filter((e) => focus.has(e.id));
   const others = corpus.filter((e) => !focus.has(e.id));
-  if (others.length > 0) {
-    const mayMention = othersFilter(patterns, mentions, focus);
-    for (const e of others) if (mayMention(e.content)) scan(e);
+  if (patternWords.some((w) => w.length === 0)) {
+    // A pattern without a word (none is linkable today): every text with every pattern.
+    const scan = scanner(all);
+    for (const e of corpus) scan(e);
+  } else {
+    const focusWords = inFocus.map((e) => asciiWords(e.content));
+    const held = focusWords.every((w) => w !== undefined) ? new Set(focusWords.flatMap((w) => [...w!])) : undefined;
+    const scanFocus = scanner(held ? all.filter((i) => patternWords[i]!.every((w) => held.has(w))) : all);
+    for (const e of inFocus) scanFocus(e);
+
+    const counting = new Set(mentions.keys());
+    patterns.forEach((p, i) => {
+      if (p.entryIds.some((id) => focus.has(id))) counting.add(i);
+    });
+    if (others.length > 0 && counting.size > 0) {
+      // Each counted pattern is looked for by its word that fewest patterns share (likely the rarest in texts too).
+      const share = new Map<string, number>();
+      for (const words of patternWords) for (const w of words) share.set(w, (share.get(w) ?? 0) + 1);
+      const byWord = new Map<string, number[]>();
+      for (const i of counting) {
+        const word = patternWords[i]!.reduce((a, b) => (share.get(b)! < share.get(a)! ? b : a));
+        byWord.set(word, [...(byWord.get(word) ?? []), i]);
+      }
+      const mayMention = (content: string) => {
+        const words = asciiWords(content);
+        if (!words) return true;
+        for (const w of words) for (const i of byWord.get(w) ?? []) if (patternWords[i]!.every((x) => words.has(x))) return true;
+        return false;
+      };
+      const scanOthers = scanner(all.filter((i) => counting.has(i) || patternWords[i]!.some((w) => byWord.has(w))));
+      for (const e of others) if (mayMention(e.content)) scanOthers(e);
+    }
   }
 
   const limit = Math.max(5, Math.floor((options.maxMentionShare ?? DEFAULTS.autoLink.maxMentionShare) * corpus.length));
