@@ -104,20 +104,6 @@ describe('findLinks', () => {
     const first = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'straße', 'été', 'kafka', 'postgres', 'ledger'];
     const title = (i: number) =>
       i % 17 === 0 ? 'DLQ' : i % 13 === 0 ? `${first[i % 10]} ${first[(i + 3) % 10]} group` : `${first[i % 10]} ${first[(i + 3) % 10]}`;
-    const code = [
-      {
-        id: 'c1',
-        codebaseId: 'x',
-        filePath: 'src/auth/refresh.ts',
-        symbol: 'refreshTokens',
-        startLine: 1,
-        endLine: 9,
-        language: 'ts',
-        kind: null,
-        fingerprint: null,
-        revision: null,
-      },
-    ];
     const extras = ['src/auth/refresh.ts', 'refreshTokens()', 'dlq', 'DLQ', 'Alpha Delta', 'été', 'group'];
     for (let round = 0; round < 20; round++) {
       const many = Array.from({ length: 200 }, (_, i) => {

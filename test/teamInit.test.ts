@@ -6,10 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { fakeEmbedderEnv } from './cliProcess.js';
+import { inProcessFakeEmbedder } from './cliProcess.js';
 import { tempDir } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -27,17 +26,7 @@ async function cli(cwd: string, ...argv: string[]): Promise<{ code: number; out:
 }
 
 describe('memcore init --team', () => {
-  let embeddings: FakeOpenAI;
-  const saved = { ...process.env };
-  beforeAll(async () => {
-    embeddings = await startFakeOpenAI(8);
-    Object.assign(process.env, fakeEmbedderEnv(embeddings.baseURL));
-  });
-  afterAll(async () => {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-    await embeddings.close();
-  });
+  inProcessFakeEmbedder();
 
   it('creates memory/ with a README, ignores .memcore/ and memory.local/, says what to commit; again changes nothing', async () => {
     const repo = await tempDir('memcore-init-');

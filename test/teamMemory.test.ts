@@ -10,12 +10,11 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { EXIT, main } from '../src/cli/main.js';
 import { fileNameOf, parseEntryFile } from '../src/team/entryFile.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { cliWithFakeEmbedder, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
+import { cliWithFakeEmbedder, inProcessFakeEmbedder, nodeArgs } from './cliProcess.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -332,17 +331,7 @@ describe('team memory with MCP servers in two clones', () => {
 });
 
 describe('team memory from the CLI', () => {
-  let embeddings: FakeOpenAI;
-  const saved = { ...process.env };
-  beforeAll(async () => {
-    embeddings = await startFakeOpenAI(8);
-    Object.assign(process.env, fakeEmbedderEnv(embeddings.baseURL));
-  });
-  afterAll(async () => {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-    await embeddings.close();
-  });
+  const fake = inProcessFakeEmbedder();
   async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
@@ -421,13 +410,13 @@ describe('team memory from the CLI', () => {
     const before = await openMemory({
       path: plain,
       env: {},
-      embedder: { provider: 'openai', baseURL: embeddings.baseURL, model: 'fake', dimensions: 8 },
+      embedder: { provider: 'openai', baseURL: fake().baseURL, model: 'fake', dimensions: 8 },
     });
     engines.push(before);
     const after = await openMemory({
       path: join(a, '.memcore'),
       env: {},
-      embedder: { provider: 'openai', baseURL: embeddings.baseURL, model: 'fake', dimensions: 8 },
+      embedder: { provider: 'openai', baseURL: fake().baseURL, model: 'fake', dimensions: 8 },
     });
     engines.push(after);
     expect((await after.memoryFolder())!.problems).toEqual([]);
