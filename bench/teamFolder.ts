@@ -4,9 +4,10 @@
  * offline model: the first open with an empty .memcore (embedding cache cold, then warm: the
  * index removed, the cache table kept); a pull that changes `--changed` files (a checkout of a
  * branch that changed them), then the next buildTaskContext; and with nothing changed, the per-call
- * check and a buildTaskContext. Prints a table and writes bench/results/team-<entries>.json.
+ * check and a buildTaskContext; with the offline model, a cold CLI call (`memcore context`, a process)
+ * through a running `memcore serve`. Prints a table and writes bench/results/team-<entries>.json.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +128,44 @@ try {
   t = performance.now();
   await memory!.buildTaskContext(`${task} again`);
   row('nothing changed: buildTaskContext', performance.now() - t, 'uncached task');
+
+  if (values.embedder === 'local') {
+    // A cold CLI call through a running server: `memcore serve` owns the folder (team mode: it checks
+    // the folder before the call), `memcore context` is a process of its own that hands it the call.
+    await memory!.close();
+    memory = undefined;
+    const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+    // Run from here (where tsx resolves); --db names the folder, whose git repository gives the memory folder.
+    const server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--no-http', '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let serverErr = '';
+    server.stderr!.on('data', (d: Buffer) => (serverErr += d.toString()));
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        server.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.trimEnd().endsWith('}')) resolve();
+        });
+        server.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${serverErr}`)));
+      });
+      const timed = (args: string[]) => {
+        const t0 = performance.now();
+        execFileSync(process.execPath, args, { stdio: 'pipe' });
+        return performance.now() - t0;
+      };
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+      const calls = Array.from({ length: 5 }, (_, i) => timed(['--import', 'tsx', cli, 'context', `${task} ${i}`, '--db', db, '--json']));
+      const bare = Array.from({ length: 5 }, () => timed(['--import', 'tsx', '-e', '0']));
+      row('cold CLI call through the running server', median(calls), `memcore context as a process (tsx), median of 5`);
+      row('  a bare process start, same loader', median(bare), 'node --import tsx -e 0, median of 5');
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+  }
 
   console.log('\n| run | ms | |\n|---|---:|---|');
   for (const r of rows) console.log(`| ${r.run} | ${r.ms < 10 ? r.ms.toFixed(3) : r.ms.toFixed(0)} | ${r.detail} |`);

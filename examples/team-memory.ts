@@ -1,24 +1,23 @@
 /**
  * Memory in git, end to end: `npx tsx examples/team-memory.ts`. Makes a repository in a temp
- * folder with a `memory/` folder, remembers a lesson (a file appears, ready to commit), commits it,
+ * folder and starts team memory in it (`memcore init --team`), remembers a lesson (a file appears, ready to commit), commits it,
  * edits it by hand (the next answer has the new text) and lists what the commit changed in memory.
  * Offline: the local model, no server. See docs/team.md.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatMemoryDiff, memoryDiff, openMemory } from '../src/index.js';
+import { formatMemoryDiff, initTeamFolder, memoryDiff, openMemory } from '../src/index.js';
 
 const repo = await mkdtemp(join(tmpdir(), 'memcore-team-example-'));
 const git = (...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=Example', '-c', 'user.email=example@example.com', ...args], { cwd: repo, encoding: 'utf8' });
 try {
   git('init', '-q', '-b', 'main');
-  await writeFile(join(repo, '.gitignore'), '.memcore/\n');
-  await mkdir(join(repo, 'memory'));
-  await writeFile(join(repo, 'memory', 'README.md'), 'Project memory: one file per entry (docs/team.md).\n');
-  git('add', '-A');
+  // memcore init --team: memory/ with a README, and .gitignore lines for .memcore/ and memory.local/.
+  const { toCommit } = await initTeamFolder(join(repo, '.memcore'));
+  git('add', ...toCommit);
   git('commit', '-qm', 'start');
 
   const memory = await openMemory({ path: join(repo, '.memcore') }); // team mode: memory/ is there

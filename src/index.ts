@@ -21,6 +21,7 @@ export type { MemoryFolderStatus } from './engine/memoryEngine.js';
 export type { TeamSyncReport } from './team/teamFolder.js';
 export type { FileProblem } from './team/entryFile.js';
 export { memoryDiff, formatMemoryDiff, type MemoryDiff, type DiffItem } from './team/memoryDiff.js';
+export { initTeamFolder, type TeamInit } from './team/initTeam.js';
 export type { SearchFilterOptions, SearchOptions } from './recipe/searchOptions.js';
 export { pagerank, proximity } from './retrieve/graphRanker.js';
 export type { GraphRanker, GraphRankInput } from './retrieve/graphRanker.js';

@@ -89,6 +89,36 @@ describe('findLinks', () => {
   it('only returns links that touch the entries being written', () => {
     expect(findLinks(corpus, code, new Set(['kafka'])).map((l) => `${l.from}->${l.to}`)).toEqual(['dlq->kafka']);
   });
+
+  it('finds, for a few entries written into many, exactly the links a scan of every entry finds', () => {
+    // Most texts are skipped unread (ASCII, none of the words that matter); the others are scanned:
+    // non-ASCII ones, names inside longer names, acronyms, a path and a symbol, names used by many.
+    let seed = 7;
+    const rand = (n: number) => {
+      // mulberry32: the low bits of a plain LCG repeat too soon for `% n`
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const first = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'straße', 'été', 'kafka', 'postgres', 'ledger'];
+    const title = (i: number) =>
+      i % 17 === 0 ? 'DLQ' : i % 13 === 0 ? `${first[i % 10]} ${first[(i + 3) % 10]} group` : `${first[i % 10]} ${first[(i + 3) % 10]}`;
+    const extras = ['src/auth/refresh.ts', 'refreshTokens()', 'dlq', 'DLQ', 'Alpha Delta', 'été', 'group'];
+    for (let round = 0; round < 20; round++) {
+      const many = Array.from({ length: 200 }, (_, i) => {
+        const words = Array.from({ length: 12 }, () => {
+          const r = rand(40);
+          return r === 0 ? title(rand(200)) : r === 1 ? extras[rand(extras.length)]! : `w${rand(500)}`;
+        });
+        return e(`e${i}`, title(i), words.join(' ') + '.');
+      });
+      const focus = new Set(Array.from({ length: 5 }, () => `e${rand(200)}`));
+      const all = findLinks(many, code, new Set(many.map((m) => m.id)));
+      const touching = all.filter((l) => focus.has(l.from) || (l.type === 'RELATED' && focus.has(l.to)));
+      expect(findLinks(many, code, focus)).toEqual(touching);
+    }
+  });
 });
 
 describe('ingest with autoLink', () => {

@@ -91,3 +91,23 @@ export function cliWithFakeEmbedder(): CliProcesses & { env: () => Record<string
   afterEach(() => processes.killAll());
   return { ...processes, env: () => env };
 }
+
+/**
+ * The CLI in this process (`main`) with a fake OpenAI server (8-d) as its embedder: registers the
+ * calling describe's hooks (start the server and point process.env at it; then put process.env
+ * back and stop the server). Returns the server, once started.
+ */
+export function inProcessFakeEmbedder(): () => FakeOpenAI {
+  let embeddings: FakeOpenAI | undefined;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    embeddings = await startFakeOpenAI(8);
+    Object.assign(process.env, fakeEmbedderEnv(embeddings.baseURL));
+  });
+  afterAll(async () => {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+    await embeddings?.close();
+  });
+  return () => embeddings!;
+}

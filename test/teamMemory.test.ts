@@ -10,12 +10,11 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openMemory, type MemoryEngine } from '../src/index.js';
 import { EXIT, main } from '../src/cli/main.js';
 import { fileNameOf, parseEntryFile } from '../src/team/entryFile.js';
-import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { cliWithFakeEmbedder, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
+import { cliWithFakeEmbedder, inProcessFakeEmbedder, nodeArgs } from './cliProcess.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -286,20 +285,53 @@ describe('team memory with MCP servers in two clones', () => {
     expect(check.code).toBe(EXIT.stale);
     expect(check.stdout).toMatch(/memory\/payments\/retry-webhooks\.md:\d+: merge conflict markers/);
   }, 240_000); // two servers and a CLI process on a shared 2-core machine
+
+  it('a secret remembered through MCP or the CLI lands in memory.local/, never under memory/ (scenario 5)', async () => {
+    const { clone } = await teamRepo(['a']);
+    const a = clone.a!;
+    const serverA = await server(a);
+    const secret = 'the sandbox webhook secret is whsec_MCPSECRET_7';
+    const bad = await call(serverA, 'remember', { title: 'Webhook secret', content: secret, core_id: 'payments', sensitivity: 'private' });
+    expect(bad.isError).toBe(true);
+    expect(bad.content[0]!.text).toMatch(/sensitivity/);
+    const r = await call(serverA, 'remember', { title: 'Webhook secret', content: secret, core_id: 'payments', sensitivity: 'secret' });
+    expect(r.isError).toBeFalsy();
+    const id = (r.structuredContent as { id: string }).id;
+    expect(r.content[0]!.text).not.toContain('MCPSECRET');
+    const viaCli = await memcore([
+      'remember',
+      '--title',
+      'Card vault password',
+      '--content',
+      'the card vault password is CLISECRET_9',
+      '--core',
+      'payments',
+      '--sensitivity',
+      'secret',
+      '--json',
+      '--db',
+      join(a, '.memcore'),
+    ]);
+    expect(viaCli.code).toBe(EXIT.ok);
+    const cliFile = (JSON.parse(viaCli.stdout) as { file: string }).file;
+    expect(cliFile).toMatch(/^memory\.local\/payments\/.+\.md$/);
+
+    // Nothing for git to see: not in status (untracked files listed one by one), not in a diff, not in any tracked file.
+    expect(git(a, 'status', '--porcelain', '--untracked-files=all', '--ignored=no')).toBe('');
+    git(a, 'add', '-A');
+    expect(git(a, 'diff', '--cached')).toBe('');
+    for (const text of ['MCPSECRET', 'CLISECRET']) expect(() => git(a, 'grep', '-q', '--untracked', text)).toThrow();
+    expect(await readFile(join(a, 'memory.local', 'payments', `${id}.md`), 'utf8')).toMatch(/^sensitivity: secret$/m);
+    expect(existsSync(join(a, cliFile))).toBe(true);
+    expect(await readdir(join(a, 'memory', 'payments'))).toEqual(['idempotency-keys.md', 'retry-webhooks.md']);
+    // The entry answers only when secrets are asked for, as any secret does.
+    const hidden = await call(serverA, 'get_entries', { ids: [id] });
+    expect((hidden.structuredContent as { missing: string[] }).missing).toEqual([id]);
+  }, 240_000);
 });
 
 describe('team memory from the CLI', () => {
-  let embeddings: FakeOpenAI;
-  const saved = { ...process.env };
-  beforeAll(async () => {
-    embeddings = await startFakeOpenAI(8);
-    Object.assign(process.env, fakeEmbedderEnv(embeddings.baseURL));
-  });
-  afterAll(async () => {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-    await embeddings.close();
-  });
+  const fake = inProcessFakeEmbedder();
   async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
@@ -378,13 +410,13 @@ describe('team memory from the CLI', () => {
     const before = await openMemory({
       path: plain,
       env: {},
-      embedder: { provider: 'openai', baseURL: embeddings.baseURL, model: 'fake', dimensions: 8 },
+      embedder: { provider: 'openai', baseURL: fake().baseURL, model: 'fake', dimensions: 8 },
     });
     engines.push(before);
     const after = await openMemory({
       path: join(a, '.memcore'),
       env: {},
-      embedder: { provider: 'openai', baseURL: embeddings.baseURL, model: 'fake', dimensions: 8 },
+      embedder: { provider: 'openai', baseURL: fake().baseURL, model: 'fake', dimensions: 8 },
     });
     engines.push(after);
     expect((await after.memoryFolder())!.problems).toEqual([]);

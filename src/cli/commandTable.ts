@@ -20,6 +20,7 @@ import goldenPathsCommand from './commands/golden-paths.js';
 import importCodeCommand from './commands/import-code.js';
 import importCommand from './commands/import.js';
 import indexCommand from './commands/index.js';
+import initCommand from './commands/init.js';
 import ingestCommand from './commands/ingest.js';
 import listCommand from './commands/list.js';
 import mcpCommand from './commands/mcp.js';
@@ -52,6 +53,7 @@ export const COMMANDS: Record<string, Command> = {
   'code-refs': codeRefsCommand,
   'golden-path': goldenPathCommand,
   delete: deleteCommand,
+  init: initCommand,
   remember: rememberCommand,
   forget: forgetCommand,
   diff: diffCommand,

@@ -27,6 +27,8 @@ Commands:
                             --fail-on moved|drifted|orphaned exits 7 when any is found (for CI)
                             in team mode also every memory file: front matter, ids, links (docs/team.md);
                             exit 7 when a file is skipped
+  init --team               start team memory in this git repository: memory/ with a README, .gitignore
+                            lines for .memcore/ and memory.local/ (secrets); prints what to commit; idempotent
   remember --title <t> --content <c>  store one entry (--core, --type, --id, --tag, --importance,
                             --confidence, --sensitivity, --pinned, --link TYPE:ID); in team mode a file
                             under memory/<core>/ to commit (a secret one under memory.local/)

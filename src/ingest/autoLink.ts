@@ -150,6 +150,15 @@ interface TextEntry {
   content: string;
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+const WORDS = /[\p{L}\p{N}_]+/gu;
+const ASCII_WORDS = /[a-z0-9_]+/g;
+
+/** The words of an ASCII text, lower-cased (as `fold` would); undefined for other texts, which are always scanned. */
+function asciiWords(text: string): Set<string> | undefined {
+  return ASCII.test(text) ? new Set(text.toLowerCase().match(ASCII_WORDS)) : undefined;
+}
+
 /**
  * Links among `corpus` (every entry, stored and new); only links that touch one of `focus` (the
  * entries being written) are returned, since the others were found when their entries were.
@@ -190,23 +199,72 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
   }
   if (patterns.length === 0) return [];
 
-  const matcher = new AhoCorasick(patterns.map((p) => p.folded));
+  // A match is bounded by non-word characters, so each word of a pattern is a word of a text that
+  // mentions it. Texts and patterns are paired by their words before the automaton runs: the
+  // written entries are scanned for the patterns all of whose words they hold, and the other
+  // entries only when they may mention a pattern that counts (one a written entry mentions: its
+  // share of mentions decides whether it links; or one that names a written entry: a link into
+  // it), with those patterns and the longer ones that hold one (whose match hides it, see
+  // `outermost`). A write of 100 entries into 10,000 builds and runs small automata over the texts
+  // that may match, and finds the same links as a scan of every text with every pattern.
+  const patternWords = patterns.map((p) => [...new Set(p.folded.match(WORDS) ?? [])]);
   const mentions = new Map<number, Set<string>>(); // pattern → entries that mention it
-  for (const e of corpus) {
-    const original = Array.from(e.content);
-    const chars = fold(e.content);
-    const found: { pattern: number; start: number; end: number }[] = [];
-    for (const { pattern, end } of matcher.search(chars)) {
-      const p = patterns[pattern]!;
-      const start = end - Array.from(p.folded).length;
-      if ((start > 0 && WORD.test(original[start - 1]!)) || (end < original.length && WORD.test(original[end]!))) continue;
-      if (p.exact && original.slice(start, end).join('') !== p.text) continue;
-      found.push({ pattern, start, end });
-    }
-    for (const f of outermost(found)) {
-      let set = mentions.get(f.pattern);
-      if (!set) mentions.set(f.pattern, (set = new Set()));
-      set.add(e.id);
+  const scanner = (subset: number[]) => {
+    const matcher = new AhoCorasick(subset.map((i) => patterns[i]!.folded));
+    return (e: TextEntry) => {
+      const original = Array.from(e.content);
+      const chars = fold(e.content);
+      const found: { pattern: number; start: number; end: number }[] = [];
+      for (const hit of matcher.search(chars)) {
+        const pattern = subset[hit.pattern]!;
+        const p = patterns[pattern]!;
+        const end = hit.end;
+        const start = end - Array.from(p.folded).length;
+        if ((start > 0 && WORD.test(original[start - 1]!)) || (end < original.length && WORD.test(original[end]!))) continue;
+        if (p.exact && original.slice(start, end).join('') !== p.text) continue;
+        found.push({ pattern, start, end });
+      }
+      for (const f of outermost(found)) {
+        let set = mentions.get(f.pattern);
+        if (!set) mentions.set(f.pattern, (set = new Set()));
+        set.add(e.id);
+      }
+    };
+  };
+  const all = patterns.map((_, i) => i);
+  const inFocus = corpus.filter((e) => focus.has(e.id));
+  const others = corpus.filter((e) => !focus.has(e.id));
+  if (patternWords.some((w) => w.length === 0)) {
+    // A pattern without a word (none is linkable today): every text with every pattern.
+    const scan = scanner(all);
+    for (const e of corpus) scan(e);
+  } else {
+    const focusWords = inFocus.map((e) => asciiWords(e.content));
+    const held = focusWords.every((w) => w !== undefined) ? new Set(focusWords.flatMap((w) => [...w!])) : undefined;
+    const scanFocus = scanner(held ? all.filter((i) => patternWords[i]!.every((w) => held.has(w))) : all);
+    for (const e of inFocus) scanFocus(e);
+
+    const counting = new Set(mentions.keys());
+    patterns.forEach((p, i) => {
+      if (p.entryIds.some((id) => focus.has(id))) counting.add(i);
+    });
+    if (others.length > 0 && counting.size > 0) {
+      // Each counted pattern is looked for by its word that fewest patterns share (likely the rarest in texts too).
+      const share = new Map<string, number>();
+      for (const words of patternWords) for (const w of words) share.set(w, (share.get(w) ?? 0) + 1);
+      const byWord = new Map<string, number[]>();
+      for (const i of counting) {
+        const word = patternWords[i]!.reduce((a, b) => (share.get(b)! < share.get(a)! ? b : a));
+        byWord.set(word, [...(byWord.get(word) ?? []), i]);
+      }
+      const mayMention = (content: string) => {
+        const words = asciiWords(content);
+        if (!words) return true;
+        for (const w of words) for (const i of byWord.get(w) ?? []) if (patternWords[i]!.every((x) => words.has(x))) return true;
+        return false;
+      };
+      const scanOthers = scanner(all.filter((i) => counting.has(i) || patternWords[i]!.some((w) => byWord.has(w))));
+      for (const e of others) if (mayMention(e.content)) scanOthers(e);
     }
   }
 

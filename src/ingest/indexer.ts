@@ -123,7 +123,7 @@ async function withAutoLinks(
   options: AutoLinkOptions,
 ): Promise<{ doc: MemoryDocument; links: number }> {
   const fromDoc = new Map(doc.entries.map((e) => [e.id, e] as const));
-  const stored = (await stores.table.read({})).map((s) => s.entry).filter((e) => !fromDoc.has(e.id));
+  const stored = (await stores.table.linkTexts()).filter((e) => !fromDoc.has(e.id));
   const corpus = [...stored, ...doc.entries].map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
   const docCode = new Set(doc.codeLocations.map((c) => c.id));
   const code = [...(await stores.graph.allCodeLocations()).filter((c) => !docCode.has(c.id)), ...doc.codeLocations];

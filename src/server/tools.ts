@@ -8,7 +8,7 @@ import { codeSpan, describeReason, entryText, formatGoldenPath } from '../format
 import { formatContext } from '../format/formatContext.js';
 import { invalidInput, MemcoreError } from '../model/errors.js';
 import { resolveConfig } from '../config/config.js';
-import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, type Confidence, type EntryEdgeType } from '../model/types.js';
+import { CONFIDENCE_LEVELS, ENTRY_EDGE_TYPES, SENSITIVITY_LEVELS, type Confidence, type EntryEdgeType } from '../model/types.js';
 import type { MemoryEngine, SearchHit } from '../engine/memoryEngine.js';
 import type { SearchFilterOptions } from '../recipe/searchOptions.js';
 import type { PresetName } from '../recipe/searchRecipe.js';
@@ -289,6 +289,12 @@ export const TOOLS: MemoryTool[] = [
         id: ID,
         confidence: { enum: CONFIDENCE_LEVELS },
         importance: { type: 'integer', minimum: 1, maximum: 10 },
+        sensitivity: {
+          enum: SENSITIVITY_LEVELS,
+          description:
+            'public | internal (default) | secret. A secret entry (a credential, a customer detail) is left out of answers unless asked ' +
+            'for; with team memory in git its file goes to the git-ignored memory.local/, never to the tracked memory/.',
+        },
         tags: { type: 'array', items: TEXT(200), maxItems: 100 },
         aliases: { type: 'array', items: TEXT(1000), maxItems: 100 },
         source: TEXT(1000),
@@ -333,6 +339,7 @@ export const TOOLS: MemoryTool[] = [
         ...given('id'),
         ...given('confidence'),
         ...given('importance'),
+        ...given('sensitivity'),
         ...given('tags'),
         ...given('aliases'),
         source: input.source ?? 'mcp',

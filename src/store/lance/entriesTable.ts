@@ -588,6 +588,14 @@ export class EntriesTable {
     return out;
   }
 
+  /** Id, title, aliases and content of every entry (all cores, all validity), for auto-linking; a narrow read. */
+  async linkTexts(): Promise<{ id: string; title: string; aliases: string[]; content: string }[]> {
+    const rows = await plainRows<{ id: string; title: string; aliases: Iterable<string> | null; content: string }>(
+      this.table.query().select(['id', 'title', 'aliases', 'content']),
+    );
+    return rows.map((r) => ({ id: r.id, title: r.title, aliases: r.aliases ? Array.from(r.aliases) : [], content: r.content }));
+  }
+
   /** Id, title and aliases of every entry (all cores, all validity), for name matching; a narrow read. */
   async names(): Promise<{ id: string; title: string; aliases: string[] }[]> {
     const rows = await plainRows<{ id: string; title: string; aliases: Iterable<string> | null }>(
