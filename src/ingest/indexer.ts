@@ -313,7 +313,8 @@ export async function indexDocument(
       ...(removal ? { remove: removal } : {}),
       ...(plan?.manifests.length ? { manifests: plan.manifests } : {}),
     },
-    { blobs, upserted: toWrite },
+    // Auto-linked writes committed in one group link to each other's entries there (store/writeGroup.ts).
+    { blobs, upserted: toWrite, ...(options.autoLink ? { autoLink: options.autoLink === true ? {} : options.autoLink } : {}) },
   );
   return withFeedback(stores, doc, report);
 }
