@@ -70,9 +70,10 @@ describe.each(GRAPH_DRIVERS)('kill -9 during group-committed writes (graph: %s)'
             const stored = Array.from({ length: PER_CLIENT }, (_, i) => held.has(groupEntry(client, i).id));
             const count = stored.filter(Boolean).length;
             // What the writer was told is there; beyond it at most the write it was waiting for.
-            expect(count === acked[client] || count === acked[client]! + 1, `writer ${client}: ${count} stored, ${acked[client]} acknowledged`).toBe(
-              true,
-            );
+            expect(
+              count === acked[client] || count === acked[client]! + 1,
+              `writer ${client}: ${count} stored, ${acked[client]} acknowledged`,
+            ).toBe(true);
             expect(stored.slice(0, count).every(Boolean), `writer ${client}: its writes out of order`).toBe(true);
             for (let i = 0; i < count; i++) {
               const { id, word } = groupEntry(client, i);

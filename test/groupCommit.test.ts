@@ -6,7 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openMemory, type MemoryEngine } from '../src/index.js';
+import { openMemory, type Embedder, type MemoryEngine } from '../src/index.js';
 import { readMeta } from '../src/store/meta.js';
 import { tempDir, wordHashEmbedder } from './helpers.js';
 
@@ -97,5 +97,24 @@ describe('group commit', () => {
       expect(results.map((r) => r.status)).toEqual(Array(5).fill('fulfilled'));
       expect((await m.listEntries({ cores: ['g'] })).map((e) => e.id).sort()).toEqual(['kept', 'later']);
     });
+  });
+
+  it('embeds the texts of a group in one call of the model', async () => {
+    const words = wordHashEmbedder();
+    const batches: number[] = [];
+    const embedder: Embedder = { ...words, embed: (texts, signal) => (batches.push(texts.length), words.embed(texts, signal)) };
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder, env: {} });
+    try {
+      await m.remember({ title: 'Alone first', content: 'one text, one call' });
+      batches.length = 0;
+      await Promise.all(Array.from({ length: 6 }, (_, i) => m.remember({ title: `Batched ${i}`, content: `text ${i}` })));
+      expect(batches).toEqual([6]);
+      expect((await m.listEntries({ limit: 10 })).map((e) => e.title).sort()).toEqual([
+        'Alone first',
+        ...Array.from({ length: 6 }, (_, i) => `Batched ${i}`),
+      ]);
+    } finally {
+      await m.close();
+    }
   });
 });

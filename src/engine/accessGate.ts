@@ -6,6 +6,8 @@
 /** A write queued with others (AccessGate.grouped): its work, and how to answer its caller. */
 export interface QueuedWrite {
   work: () => Promise<unknown>;
+  /** The texts the write will embed, when known before it runs: its group embeds them in one call. */
+  texts?: readonly string[];
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -37,9 +39,9 @@ export class AccessGate {
    * Queues `work` with the other grouped writes that arrive before their turn comes (while the
    * write before them runs): `runGroup` then runs them all, in the order they came, in one turn.
    */
-  grouped<T>(work: () => Promise<T>, runGroup: (writes: QueuedWrite[]) => Promise<void>): Promise<T> {
+  grouped<T>(work: () => Promise<T>, runGroup: (writes: QueuedWrite[]) => Promise<void>, texts?: readonly string[]): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const write: QueuedWrite = { work, resolve: resolve as (value: unknown) => void, reject };
+      const write: QueuedWrite = { work, resolve: resolve as (value: unknown) => void, reject, ...(texts ? { texts } : {}) };
       if (this.waiting) {
         this.waiting.push(write);
         return;

@@ -7,15 +7,17 @@
  * that is not an upsert a group can merge (a delete, feedback, a sync) commits alone.
  */
 import type { QueuedWrite } from './accessGate.js';
+import type { Embedder } from '../embed/embedder.js';
 import type { Stores } from '../store/stores.js';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-export async function runInGroups(stores: () => Stores, writes: readonly QueuedWrite[]): Promise<void> {
+export async function runInGroups(stores: () => Stores, embedder: () => Embedder, writes: readonly QueuedWrite[]): Promise<void> {
   let rest = writes;
   while (rest.length > 0) {
     const s = stores();
     const group = s.openGroup();
+    await embedAhead(group.embedded, embedder(), rest);
     const answers: Promise<void>[] = [];
     let next = 0;
     for (; next < rest.length; next++) {
@@ -43,6 +45,22 @@ export async function runInGroups(stores: () => Stores, writes: readonly QueuedW
     await s.commitGroup(group);
     await Promise.all(answers);
     rest = rest.slice(next);
+  }
+}
+
+/**
+ * The texts the group's writes will embed, in one call of the model: a batch costs the local model
+ * far less than its texts one by one, as each write's preparation would embed them. Best effort:
+ * a write whose text is not here (or if this fails) embeds its own, and reports its own error.
+ */
+async function embedAhead(into: Map<string, Float32Array>, embedder: Embedder, writes: readonly QueuedWrite[]): Promise<void> {
+  const texts = [...new Set(writes.flatMap((w) => w.texts ?? []))];
+  if (writes.length < 2 || texts.length < 2) return;
+  try {
+    const vectors = await embedder.embed(texts);
+    texts.forEach((t, i) => vectors[i] && into.set(t, vectors[i]));
+  } catch {
+    // each write embeds its own text
   }
 }
 

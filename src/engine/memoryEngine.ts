@@ -126,7 +126,17 @@ export class MemoryEngine {
   private team: TeamFolder | undefined;
   private readonly serialized = <T>(work: () => Promise<T>) => this.gate.serialized(work);
   /** A write whose upsert may share one commit with the others queued with it (engine/groupCommit.ts). */
-  private readonly grouped = <T>(work: () => Promise<T>) => this.gate.grouped(work, (queued) => runInGroups(() => this.stores, queued));
+  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[]) =>
+    this.gate.grouped(
+      work,
+      (queued) =>
+        runInGroups(
+          () => this.stores,
+          () => this.model,
+          queued,
+        ),
+      texts,
+    );
 
   private queryEmbedder: Embedder;
   private readonly cache: ContextCache;
@@ -359,7 +369,8 @@ export class MemoryEngine {
    * a memory file; remembering the same core and title again updates the entry.
    */
   remember(input: RememberInput): Promise<RememberResult> {
-    return (this.team ? this.serialized : this.grouped)(() => {
+    if (!this.team) return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input));
+    return this.serialized(() => {
       const team = this.team;
       if (!team) return writes.remember(this.stores, this.embedder, input);
       writes.checkRemember(input);

@@ -5,7 +5,7 @@
  */
 import { resolve, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
-import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
+import { embeddingText, indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { invalidInput, MemcoreError, requireFolder } from '../model/errors.js';
@@ -85,6 +85,12 @@ export function checkRemember(input: RememberInput): void {
   checkOptionNames('remember', input, REMEMBER_FIELDS);
   input.code?.forEach((c, i) => checkOptionNames(`remember.code[${i}]`, c, CODE_REFERENCE_FIELDS));
   if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean') throw invalidInput('remember: autoLink must be true or false');
+}
+
+/** The text `remember` will embed, when its input has one to tell (a group embeds its writes' texts at once). */
+export function rememberedText(input: RememberInput): string[] | undefined {
+  const { title, content } = (input ?? {}) as Partial<RememberInput>;
+  return typeof title === 'string' && typeof content === 'string' ? [embeddingText({ title, content })] : undefined;
 }
 
 export async function remember(stores: Stores, embedder: Embedder, input: RememberInput): Promise<RememberResult> {

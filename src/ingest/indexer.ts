@@ -312,7 +312,9 @@ export async function indexDocument(
   const started = performance.now();
   for (let i = 0; i < missing.length; i += EMBED_SLICE) {
     const slice = missing.slice(i, i + EMBED_SLICE);
-    const fresh = await embedder.embed(slice, signal);
+    // A group of writes may have embedded them in one call already (engine/groupCommit.ts).
+    const ahead = slice.map((text) => stores.embeddedAhead(text));
+    const fresh = ahead.every((v) => v !== undefined) ? ahead : await embedder.embed(slice, signal);
     if (useCache) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
     slice.forEach((text, j) => cached.set(text, fresh[j]!));
     options.onProgress?.(embedProgress(Math.min(i + EMBED_SLICE, missing.length), missing.length, (performance.now() - started) / 1000));

@@ -401,6 +401,11 @@ export class Stores implements MemoryIndex {
     }
   }
 
+  /** The vector of `text` if the open group embedded it ahead of its writes. */
+  embeddedAhead(text: string): Float32Array | undefined {
+    return this.group?.embedded.get(text);
+  }
+
   /** Opens a group: the upserts applied until commitGroup are committed together (see WriteGroup). */
   openGroup(): WriteGroup<WriteIntent> {
     this.group = new WriteGroup<WriteIntent>();

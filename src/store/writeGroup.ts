@@ -58,6 +58,8 @@ export class WriteGroup<I extends { op: string }> {
   /** Ids the members' relations point at. */
   private readonly referenced = new Set<string>();
   private closed = false;
+  /** Texts the group's writes will embed, embedded for them in one call before they run (engine/groupCommit.ts). */
+  readonly embedded = new Map<string, Float32Array>();
   private heard: ((how: 'joined' | 'alone') => void) | undefined;
 
   get size(): number {
