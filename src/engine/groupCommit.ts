@@ -17,7 +17,7 @@ export async function runInGroups(stores: () => Stores, embedder: () => Embedder
   while (rest.length > 0) {
     const s = stores();
     const group = s.openGroup();
-    await embedAhead(group.embedded, embedder(), rest);
+    await embedAhead(s, group.embedded, embedder(), rest);
     const answers: Promise<void>[] = [];
     let next = 0;
     for (; next < rest.length; next++) {
@@ -49,16 +49,28 @@ export async function runInGroups(stores: () => Stores, embedder: () => Embedder
 }
 
 /**
- * The texts the group's writes will embed, in one call of the model: a batch costs the local model
- * far less than its texts one by one, as each write's preparation would embed them. Best effort:
- * a write whose text is not here (or if this fails) embeds its own, and reports its own error.
+ * The texts the group's writes will embed, read from the embedding cache in one query and the
+ * rest embedded in one call of the model and cached in one write: each write's preparation would
+ * do all three per text (a LanceDB query, a model call, a LanceDB write). Best effort: a write
+ * whose text is not here (or if this fails) embeds its own, and reports its own error.
  */
-async function embedAhead(into: Map<string, Float32Array>, embedder: Embedder, writes: readonly QueuedWrite[]): Promise<void> {
+async function embedAhead(
+  stores: Stores,
+  into: Map<string, Float32Array>,
+  embedder: Embedder,
+  writes: readonly QueuedWrite[],
+): Promise<void> {
   const texts = [...new Set(writes.flatMap((w) => w.texts ?? []))];
   if (writes.length < 2 || texts.length < 2) return;
   try {
-    const vectors = await embedder.embed(texts);
-    texts.forEach((t, i) => vectors[i] && into.set(t, vectors[i]));
+    const useCache = embedder.cacheVectors !== false;
+    const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
+    const missing = texts.filter((t) => !cached.has(t));
+    const vectors = missing.length > 0 ? await embedder.embed(missing) : [];
+    if (vectors.length !== missing.length) return;
+    if (useCache) await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: vectors[i]! })));
+    for (const [text, vector] of cached) into.set(text, vector);
+    missing.forEach((text, i) => into.set(text, vectors[i]!));
   } catch {
     // each write embeds its own text
   }

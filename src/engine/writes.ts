@@ -143,6 +143,7 @@ export async function backup(
   onProgress: ((done: number, total: number) => void) | undefined,
 ): Promise<BackupManifest> {
   await stores.graph.checkpoint();
+  await stores.embeddingCache.flush(); // a cache row written in the background lands before the copy
   const s = await stats(stores, embedder);
   const relations = Object.values(s.relations).reduce((a, b) => a + b, 0);
   const counts = { entries: s.entries, codeLocations: s.codeLocations, goldenPaths: s.goldenPaths, relations };

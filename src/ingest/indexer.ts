@@ -130,7 +130,7 @@ async function withAutoLinks(
   const stored = focused?.stored ?? (await stores.table.read({})).map((s) => s.entry).filter((e) => !fromDoc.has(e.id));
   const corpus = [...stored, ...doc.entries].map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
   const stated = new Set(doc.relations.map((r) => `${r.type}\u0000${r.from}\u0000${r.to}`));
-  const links = findLinks(corpus, code, focus, options, focused?.size ?? corpus.length).filter(
+  const links = findLinks(corpus, focused?.code ?? code, focus, options, focused?.size ?? corpus.length).filter(
     (r) => !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`),
   );
   return { doc: { ...doc, relations: [...doc.relations, ...links] }, links: links.length };
@@ -146,7 +146,8 @@ const FOCUSED_LINK_MAX_STORED = 2_000;
  * entries its texts name (the name index), the entries whose text holds every word of one of the
  * names or code paths involved (the keyword index: they may mention it, and a name mentioned by
  * too many entries links nothing, so they are counted), with `size`, the whole store's count,
- * that the mention share is taken of. A lone `remember` at 100K entries read all of them before
+ * that the mention share is taken of, and the code locations the write's texts mention (the only
+ * ones it can link to). A lone `remember` at 100K entries read all of them before
  * (seconds). Undefined when the indexes cannot narrow it down (a name of common words only).
  * Unlike the whole-store pass, a name that more than 10 entries share is not looked for in the
  * write's text (the name index does not list it), nor a name inside a longer one that only
@@ -158,20 +159,23 @@ async function focusedCorpus(
   code: CodeLocation[],
   focus: Set<string>,
   options: AutoLinkOptions,
-): Promise<{ stored: MemoryEntry[]; size: number } | undefined> {
+): Promise<{ stored: MemoryEntry[]; size: number; code: CodeLocation[] } | undefined> {
   const [keywords, names] = await Promise.all([stores.keywords(), stores.names()]);
   const named = new Set(doc.entries.flatMap((e) => names.occurrences(e.content).map((o) => o.id)).filter((id) => !focus.has(id)));
   const namedRows = (await stores.read([...named])).map((r) => r.entry);
   const texts = [...doc.entries, ...namedRows].flatMap((e) => [e.title, ...e.aliases]);
-  // The code the new texts mention, and so the paths and symbols whose mentions count.
+  // The code the new texts mention (its paths and symbols are matched exactly, so a text that
+  // mentions one holds it as a substring: a cheap test first), and so the ones whose mentions count.
   const own = doc.entries.map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
+  const patternsOf = (c: CodeLocation) => [c.symbol ?? '', c.filePath, c.filePath.split('/').at(-1) ?? ''].filter(Boolean);
+  const near = code.filter((c) => patternsOf(c).some((p) => own.some((e) => e.content.includes(p))));
   const mentioned = new Set(
-    findLinks(own, code, focus, options, Number.MAX_SAFE_INTEGER)
+    findLinks(own, near, focus, options, Number.MAX_SAFE_INTEGER)
       .filter((r) => r.type === 'REFERENCES_CODE')
       .map((r) => r.to),
   );
-  for (const c of code)
-    if (mentioned.has(c.id)) texts.push(...[c.symbol ?? '', c.filePath, c.filePath.split('/').at(-1) ?? ''].filter(Boolean));
+  const mentionedCode = near.filter((c) => mentioned.has(c.id));
+  for (const c of mentionedCode) texts.push(...patternsOf(c));
   const ids = new Set(named);
   for (const text of new Set(texts)) {
     if (!linkableName(text, options.minLength)) continue;
@@ -183,7 +187,7 @@ async function focusedCorpus(
   const rest = [...ids].filter((id) => !named.has(id));
   const stored = [...namedRows, ...(await stores.read(rest)).map((r) => r.entry)];
   const existing = await stores.graph.existingIds('entry', [...focus]);
-  return { stored, size: keywords.size + focus.size - existing.size };
+  return { stored, size: keywords.size + focus.size - existing.size, code: mentionedCode };
 }
 
 /** The parts a write records; auto-links (relations no part states) join the part of their `from` entry. */
@@ -305,17 +309,20 @@ export async function indexDocument(
 
   const texts = toEmbed.map((t) => embeddingText(t.input));
   const useCache = embedder.cacheVectors !== false;
-  const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
+  // A group of writes may have embedded (and cached) them in one call already (engine/groupCommit.ts).
+  const cached = useCache
+    ? await stores.embeddingCache.get(texts.filter((t) => !stores.embeddedAhead(t)))
+    : new Map<string, Float32Array>();
   const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
   // Embedded a slice at a time, each saved to the cache as it comes back: a killed or aborted
   // ingest resumes where it stopped, re-embedding at most one slice.
   const started = performance.now();
   for (let i = 0; i < missing.length; i += EMBED_SLICE) {
     const slice = missing.slice(i, i + EMBED_SLICE);
-    // A group of writes may have embedded them in one call already (engine/groupCommit.ts).
     const ahead = slice.map((text) => stores.embeddedAhead(text));
-    const fresh = ahead.every((v) => v !== undefined) ? ahead : await embedder.embed(slice, signal);
-    if (useCache) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
+    const embeddedAhead = ahead.every((v) => v !== undefined);
+    const fresh = embeddedAhead ? ahead : await embedder.embed(slice, signal);
+    if (useCache && !embeddedAhead) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
     slice.forEach((text, j) => cached.set(text, fresh[j]!));
     options.onProgress?.(embedProgress(Math.min(i + EMBED_SLICE, missing.length), missing.length, (performance.now() - started) / 1000));
   }

@@ -697,6 +697,7 @@ export class Stores implements MemoryIndex {
       () => undefined,
     );
     this.table.close();
+    await this.embeddingCache.flush();
     this.embeddingCache.close();
     await this.graph.close();
   }
