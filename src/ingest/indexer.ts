@@ -322,7 +322,12 @@ export async function indexDocument(
     const ahead = slice.map((text) => stores.embeddedAhead(text));
     const embeddedAhead = ahead.every((v) => v !== undefined);
     const fresh = embeddedAhead ? ahead : await embedder.embed(slice, signal);
-    if (useCache && !embeddedAhead) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
+    if (useCache && !embeddedAhead) {
+      const saved = stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
+      // Each slice of a long embedding is saved before the next (a killed run resumes from it); a
+      // short one's save runs beside the write.
+      if (missing.length > EMBED_SLICE) await saved;
+    }
     slice.forEach((text, j) => cached.set(text, fresh[j]!));
     options.onProgress?.(embedProgress(Math.min(i + EMBED_SLICE, missing.length), missing.length, (performance.now() - started) / 1000));
   }

@@ -51,8 +51,9 @@ export class EmbeddingCacheTable {
   private writing: Promise<void> = Promise.resolve();
 
   /**
-   * Caches vectors of texts `get` just found absent, in the background: the write that embedded
-   * them goes on (its commit runs while this one does) and the next `get` waits for it. Appended,
+   * Caches vectors of texts `get` just found absent, in the background: a write that embedded
+   * them may go on (its commit runs while this one does) or wait for the returned promise (an
+   * ingest, to resume from the slices saved), and the next `get` waits for it. Appended,
    * not merged by key: a merge joins the rows with every key the table holds and grows with it.
    * Both were 74 ms of a lone `remember` on the example memory, its largest part after the model
    * and the commit. Writes of a folder run one at a time, so a text is not put twice (if it were,
@@ -64,7 +65,7 @@ export class EmbeddingCacheTable {
     this.writing = this.writing.then(async () => {
       await this.table.add(rows).catch(() => undefined);
     });
-    return Promise.resolve();
+    return this.writing;
   }
 
   /** Waits for the puts under way. */
