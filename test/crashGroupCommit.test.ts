@@ -7,7 +7,6 @@
  * was waiting for), nothing unacknowledged is half there (an entry without its link, one store
  * without the other), and doctor finds the stores in step.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -17,38 +16,25 @@ import { GRAPH_DRIVERS, type GraphDriverName } from '../src/store/graph/drivers.
 import { groupEntry } from './fixtures/groupWriter.js';
 import { hashEmbedder } from './fixtures/writer.js';
 import { tempDir } from './helpers.js';
+import { killWriterWhen } from './killWriter.js';
 
 const writer = fileURLToPath(new URL('./fixtures/groupWriter.ts', import.meta.url));
 const CLIENTS = 6;
 const PER_CLIENT = 8;
 
 /** Runs the writers until `killAfter + 1` writes were acknowledged, then SIGKILL; resolves with how many each writer was told of. */
-function runAndKill(dir: string, killAfter: number, graph: GraphDriverName): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, String(CLIENTS), graph, String(PER_CLIENT)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const acked = Array<number>(CLIENTS).fill(0);
-    let total = 0;
-    let err = '';
-    let out = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-        const [answer, client, i] = out.slice(0, nl).split(' ');
-        out = out.slice(nl + 1);
-        if (answer !== 'ok') continue;
-        // Each writer waits for one write before the next: its acknowledgements come in order.
-        expect(Number(i)).toBe(acked[Number(client)]);
-        acked[Number(client)]!++;
-        if (++total === killAfter + 1) child.kill('SIGKILL');
-      }
-    });
-    child.once('exit', (code, signal) =>
-      signal === 'SIGKILL' || code === 0 ? resolve(acked) : reject(new Error(`writer exited with ${code}: ${err}`)),
-    );
+async function runAndKill(dir: string, killAfter: number, graph: GraphDriverName): Promise<number[]> {
+  const acked = Array<number>(CLIENTS).fill(0);
+  let total = 0;
+  await killWriterWhen(writer, [dir, String(CLIENTS), graph, String(PER_CLIENT)], (line) => {
+    const [answer, client, i] = line.split(' ');
+    if (answer !== 'ok') return false;
+    // Each writer waits for one write before the next: its acknowledgements come in order.
+    expect(Number(i)).toBe(acked[Number(client)]);
+    acked[Number(client)]!++;
+    return ++total === killAfter + 1;
   });
+  return acked;
 }
 
 describe.each(GRAPH_DRIVERS)('kill -9 during group-committed writes (graph: %s)', (graph) => {
