@@ -150,8 +150,8 @@ const FOCUSED_LINK_MAX_STORED = 2_000;
  * ones it can link to). A lone `remember` at 100K entries read all of them before
  * (seconds). Undefined when the indexes cannot narrow it down (a name of common words only).
  * Unlike the whole-store pass, a name that more than 10 entries share is not looked for in the
- * write's text (the name index does not list it), nor a name inside a longer one that only
- * another stored entry's text holds.
+ * write's text (the name index does not list it), and a mention of a name inside a longer name
+ * of an entry not read here still counts.
  */
 async function focusedCorpus(
   stores: Stores,
