@@ -4,8 +4,8 @@
  * over a mix of build_task_context (60%), search_memory (20%), remember (15%) and get_entries (5%)
  * for a fixed time, against the example memory and the offline model. Afterwards every write the
  * server acknowledged is looked for, through the server and, once it has stopped, in the folder
- * itself. Reports errors (aim 0), lost writes (aim 0) and p50/p99 per operation; writes
- * bench/results/load-<clients>.json.
+ * itself. Reports errors (aim 0), lost and duplicated writes (aim 0), p50/p99 per operation and
+ * of the writes alone (concurrent writes are group-committed); writes bench/results/load-<clients>.json.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +23,7 @@ const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out 
   --seconds <n>   how long they run, 1 to 600 (default 60)
   --out <name>    bench/results/<name>.json (default load-<clients>)
 
-Exit codes: 0 done with no error and no lost write, 1 errors or lost writes (or a failed run), 2 bad arguments.`;
+Exit codes: 0 done with no error and no lost or duplicated write, 1 errors, lost or duplicated writes (or a failed run), 2 bad arguments.`;
 
 const values = benchOptions(
   USAGE,
@@ -133,6 +133,8 @@ try {
   }[];
   const onDisk = new Set(listed.map((e) => e.id));
   const lost = acknowledged.filter((id) => !onDisk.has(id));
+  // An entry listed twice is a write applied twice (each remember here has a title, so an id, of its own).
+  const duplicated = listed.length - onDisk.size;
 
   const result = {
     date: new Date().toISOString(),
@@ -143,6 +145,8 @@ try {
     firstErrors: errors.slice(0, 5),
     writesAcknowledged: acknowledged.length,
     lostWrites: lost.length,
+    duplicatedWrites: duplicated,
+    writeMs: latencies.remember.length ? stats(latencies.remember) : undefined,
     missingThroughServer: missingServed.length,
     opsPerSecond: calls / seconds,
     latencyMs: Object.fromEntries(Object.entries(latencies).map(([op, ms]) => [op, ms.length ? { n: ms.length, ...stats(ms) } : { n: 0 }])),
@@ -157,12 +161,13 @@ try {
     console.log(`| ${op} | ${v.n} | ${v.p50?.toFixed(1) ?? '-'} | ${v.p99?.toFixed(1) ?? '-'} |`);
   }
   console.log(
-    `\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer})`,
+    `\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer}); duplicated: ${result.duplicatedWrites}`,
   );
+  if (result.writeMs) console.log(`writes (remember): p50 ${result.writeMs.p50.toFixed(1)} ms, p99 ${result.writeMs.p99.toFixed(1)} ms`);
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
   await writeFile(join(resultsDir, `${values.out ?? `load-${clients}`}.json`), JSON.stringify(result, null, 2) + '\n');
-  failed = result.errors > 0 || result.lostWrites > 0 || result.missingThroughServer > 0;
+  failed = result.errors > 0 || result.lostWrites > 0 || result.duplicatedWrites > 0 || result.missingThroughServer > 0;
 } catch (e) {
   console.error(`load run failed: ${(e as Error).message}`);
   failed = true;

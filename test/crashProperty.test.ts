@@ -6,7 +6,6 @@
  * two stores must agree; and reads must respect cores and sensitivity against a plain model of
  * that state. Seeded (FC_SEED) and reproducible from the seed and path fast-check prints.
  */
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { GRAPH_DRIVERS, type GraphDriverName } from '../src/store/graph/drivers.
 import { readMeta } from '../src/store/meta.js';
 import { hashEmbedder, type WriteOp } from './fixtures/writer.js';
 import { tempDir } from './helpers.js';
+import { killWriterWhen } from './killWriter.js';
 
 const writer = fileURLToPath(new URL('./fixtures/writer.ts', import.meta.url));
 const IDS = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -61,26 +61,10 @@ const op: fc.Arbitrary<WriteOp> = fc.oneof(
 );
 
 /** Runs the writer until it has answered `killAfter + 1` operations, then kills it with SIGKILL; resolves with the answers. */
-function runAndKill(opsFile: string, dir: string, killAfter: number, graph: GraphDriverName): Promise<('ok' | 'err')[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, opsFile, dir, graph], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const answers: ('ok' | 'err')[] = [];
-    let err = '';
-    let out = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
-        const [answer] = out.slice(0, nl).split(' ');
-        out = out.slice(nl + 1);
-        answers.push(answer as 'ok' | 'err');
-        if (answers.length === killAfter + 1) child.kill('SIGKILL');
-      }
-    });
-    child.once('exit', (code, signal) =>
-      signal === 'SIGKILL' || code === 0 ? resolve(answers) : reject(new Error(`writer exited with ${code}: ${err}`)),
-    );
-  });
+async function runAndKill(opsFile: string, dir: string, killAfter: number, graph: GraphDriverName): Promise<('ok' | 'err')[]> {
+  const answers: ('ok' | 'err')[] = [];
+  await killWriterWhen(writer, [opsFile, dir, graph], (line) => answers.push(line.split(' ')[0] as 'ok' | 'err') === killAfter + 1);
+  return answers;
 }
 
 describe.each(GRAPH_DRIVERS)('kill -9 during random writes (graph: %s)', (graph) => {

@@ -10,6 +10,7 @@ import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { reembedInPlace, type ReembedHost, type ReembedReport } from '../ops/reembed.js';
 import { indexStore } from '../ops/indexStore.js';
 import { AccessGate } from './accessGate.js';
+import { runInGroups } from './groupCommit.js';
 import * as reads from './reads.js';
 import * as writes from './writes.js';
 import type { ForgetMode } from './writes.js';
@@ -124,6 +125,18 @@ export class MemoryEngine {
   /** The team memory folder the index follows, in team mode (docs/team.md). */
   private team: TeamFolder | undefined;
   private readonly serialized = <T>(work: () => Promise<T>) => this.gate.serialized(work);
+  /** A write whose upsert may share one commit with the others queued with it (engine/groupCommit.ts). */
+  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[]) =>
+    this.gate.grouped(
+      work,
+      (queued) =>
+        runInGroups(
+          () => this.stores,
+          () => this.model,
+          queued,
+        ),
+      texts,
+    );
 
   private queryEmbedder: Embedder;
   private readonly cache: ContextCache;
@@ -257,19 +270,19 @@ export class MemoryEngine {
 
   /** Upserts a memory document given as an object in the memory file format. */
   ingestDocument(doc: MemoryDocumentRecord, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
-    return this.serialized(() =>
+    return this.grouped(() =>
       writes.writeDocument(this.stores, this.embedder, 'ingestDocument', doc, options, writes.INGEST_DOCUMENT_OPTIONS),
     );
   }
 
   /** Upserts entries given in the memory file format (snake_case fields). */
   upsert(entries: EntryRecord[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
-    return this.serialized(() => writes.writeDocument(this.stores, this.embedder, 'upsert', { entries }, options, ['signal']));
+    return this.grouped(() => writes.writeDocument(this.stores, this.embedder, 'upsert', { entries }, options, ['signal']));
   }
 
   /** Adds relations given in the memory file format ({ type, from, to, … }). */
   link(relations: RelationRecord[], options: { signal?: AbortSignal } = {}): Promise<IngestReport> {
-    return this.serialized(async () => {
+    return (this.team ? this.serialized : this.grouped)(async () => {
       const team = this.team;
       // In team mode links from entries of the folder go to their files (relations checked first, as a memory file).
       if (team && Array.isArray(relations)) {
@@ -356,6 +369,7 @@ export class MemoryEngine {
    * a memory file; remembering the same core and title again updates the entry.
    */
   remember(input: RememberInput): Promise<RememberResult> {
+    if (!this.team) return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input));
     return this.serialized(() => {
       const team = this.team;
       if (!team) return writes.remember(this.stores, this.embedder, input);
@@ -373,7 +387,7 @@ export class MemoryEngine {
     id: string,
     options: { reason?: string; mode?: ForgetMode } = {},
   ): Promise<{ id: string; mode: ForgetMode; retractionId?: string }> {
-    return this.serialized(async () => {
+    return (this.team ? this.serialized : this.grouped)(async () => {
       const team = this.team;
       if (!team) return writes.forget(this.stores, this.embedder, id, options);
       const { mode, reason } = writes.checkForget(id, options);

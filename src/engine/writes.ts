@@ -5,7 +5,7 @@
  */
 import { resolve, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
-import { indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
+import { embeddingText, indexDocument, type IngestOptions, type IngestReport } from '../ingest/indexer.js';
 import { loadMemoryFile } from '../ingest/loadMemoryFile.js';
 import { sourceKeyOf } from '../ingest/sourceKey.js';
 import { invalidInput, MemcoreError, requireFolder } from '../model/errors.js';
@@ -87,6 +87,12 @@ export function checkRemember(input: RememberInput): void {
   if (input.autoLink !== undefined && typeof input.autoLink !== 'boolean') throw invalidInput('remember: autoLink must be true or false');
 }
 
+/** The text `remember` will embed, when its input has one to tell (a group embeds its writes' texts at once). */
+export function rememberedText(input: RememberInput): string[] | undefined {
+  const { title, content } = (input ?? {}) as Partial<RememberInput>;
+  return typeof title === 'string' && typeof content === 'string' ? [embeddingText({ title, content })] : undefined;
+}
+
 export async function remember(stores: Stores, embedder: Embedder, input: RememberInput): Promise<RememberResult> {
   checkRemember(input);
   return rememberEntry(stores, embedder, input);
@@ -137,6 +143,7 @@ export async function backup(
   onProgress: ((done: number, total: number) => void) | undefined,
 ): Promise<BackupManifest> {
   await stores.graph.checkpoint();
+  await stores.embeddingCache.flush(); // a cache row written in the background lands before the copy
   const s = await stats(stores, embedder);
   const relations = Object.values(s.relations).reduce((a, b) => a + b, 0);
   const counts = { entries: s.entries, codeLocations: s.codeLocations, goldenPaths: s.goldenPaths, relations };

@@ -162,8 +162,16 @@ function asciiWords(text: string): Set<string> | undefined {
 /**
  * Links among `corpus` (every entry, stored and new); only links that touch one of `focus` (the
  * entries being written) are returned, since the others were found when their entries were.
+ * `corpusSize`: the entries the mention share is taken of, when `corpus` holds only those that
+ * can take part (default its length).
  */
-export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<string>, options: AutoLinkOptions = {}): Relation[] {
+export function findLinks(
+  corpus: TextEntry[],
+  code: CodeLocation[],
+  focus: Set<string>,
+  options: AutoLinkOptions = {},
+  corpusSize: number = corpus.length,
+): Relation[] {
   const minLength = options.minLength ?? DEFAULTS.autoLink.minLength;
   // Patterns: case-folded unless short or written in capitals (acronyms, symbols), which must match exactly.
   // `folded` is what the automaton matches; `text` is what an exact pattern must read in the original.
@@ -268,7 +276,7 @@ export function findLinks(corpus: TextEntry[], code: CodeLocation[], focus: Set<
     }
   }
 
-  const limit = Math.max(5, Math.floor((options.maxMentionShare ?? DEFAULTS.autoLink.maxMentionShare) * corpus.length));
+  const limit = Math.max(5, Math.floor((options.maxMentionShare ?? DEFAULTS.autoLink.maxMentionShare) * corpusSize));
   const seen = new Set<string>();
   const links: Relation[] = [];
   for (const [pattern, by] of mentions) {

@@ -3,9 +3,9 @@ import type { Embedder } from '../embed/embedder.js';
 import { project } from '../embed/matryoshka.js';
 import { MemoryFileError, throwIfAborted } from '../model/errors.js';
 import type { EntryInput, ExternalReference, MemoryDocument } from '../model/memoryFile.js';
-import type { MemoryEntry } from '../model/types.js';
+import type { CodeLocation, MemoryEntry } from '../model/types.js';
 import type { StoredEntry } from '../store/lance/entriesTable.js';
-import { findLinks, type AutoLinkOptions } from './autoLink.js';
+import { findLinks, linkableName, type AutoLinkOptions } from './autoLink.js';
 import { refuseSupersedesCycles } from './supersedesCycles.js';
 import { serializeStored, type Stores } from '../store/stores.js';
 import { capText } from '../embed/chunkText.js';
@@ -123,15 +123,71 @@ async function withAutoLinks(
   options: AutoLinkOptions,
 ): Promise<{ doc: MemoryDocument; links: number }> {
   const fromDoc = new Map(doc.entries.map((e) => [e.id, e] as const));
-  const stored = (await stores.table.linkTexts()).filter((e) => !fromDoc.has(e.id));
-  const corpus = [...stored, ...doc.entries].map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
   const docCode = new Set(doc.codeLocations.map((c) => c.id));
   const code = [...(await stores.graph.allCodeLocations()).filter((c) => !docCode.has(c.id)), ...doc.codeLocations];
+  const focus = new Set(fromDoc.keys());
+  const focused = doc.entries.length <= FOCUSED_LINK_ENTRIES ? await focusedCorpus(stores, doc, code, focus, options) : undefined;
+  const stored = focused?.stored ?? (await stores.table.linkTexts()).filter((e) => !fromDoc.has(e.id));
+  const corpus = [...stored, ...doc.entries].map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
   const stated = new Set(doc.relations.map((r) => `${r.type}\u0000${r.from}\u0000${r.to}`));
-  const links = findLinks(corpus, code, new Set(fromDoc.keys()), options).filter(
+  const links = findLinks(corpus, focused?.code ?? code, focus, options, focused?.size ?? corpus.length).filter(
     (r) => !stated.has(`${r.type}\u0000${r.from}\u0000${r.to}`),
   );
   return { doc: { ...doc, relations: [...doc.relations, ...links] }, links: links.length };
+}
+
+/** A write of at most this many entries auto-links against the stored entries that can take part, not all. */
+const FOCUSED_LINK_ENTRIES = 16;
+/** Past this many such entries, reading every entry costs about as much: the whole store is read. */
+const FOCUSED_LINK_MAX_STORED = 2_000;
+
+/**
+ * The stored entries a small write's links can involve, found in the indexes held in memory: the
+ * entries its texts name (the name index), the entries whose text holds every word of one of the
+ * names or code paths involved (the keyword index: they may mention it, and a name mentioned by
+ * too many entries links nothing, so they are counted), with `size`, the whole store's count,
+ * that the mention share is taken of, and the code locations the write's texts mention (the only
+ * ones it can link to). A lone `remember` at 100K entries read all of them before
+ * (seconds). Undefined when the indexes cannot narrow it down (a name of common words only).
+ * Unlike the whole-store pass, a name that more than 10 entries share is not looked for in the
+ * write's text (the name index does not list it), and a mention of a name inside a longer name
+ * of an entry not read here still counts.
+ */
+async function focusedCorpus(
+  stores: Stores,
+  doc: MemoryDocument,
+  code: CodeLocation[],
+  focus: Set<string>,
+  options: AutoLinkOptions,
+): Promise<{ stored: MemoryEntry[]; size: number; code: CodeLocation[] } | undefined> {
+  const [keywords, names] = await Promise.all([stores.keywords(), stores.names()]);
+  const named = new Set(doc.entries.flatMap((e) => names.occurrences(e.content).map((o) => o.id)).filter((id) => !focus.has(id)));
+  const namedRows = (await stores.read([...named])).map((r) => r.entry);
+  const texts = [...doc.entries, ...namedRows].flatMap((e) => [e.title, ...e.aliases]);
+  // The code the new texts mention (its paths and symbols are matched exactly, so a text that
+  // mentions one holds it as a substring: a cheap test first), and so the ones whose mentions count.
+  const own = doc.entries.map((e) => ({ id: e.id, title: e.title, aliases: e.aliases, content: e.content }));
+  const patternsOf = (c: CodeLocation) => [c.symbol ?? '', c.filePath, c.filePath.split('/').at(-1) ?? ''].filter(Boolean);
+  const near = code.filter((c) => patternsOf(c).some((p) => own.some((e) => e.content.includes(p))));
+  const mentioned = new Set(
+    findLinks(own, near, focus, options, Number.MAX_SAFE_INTEGER)
+      .filter((r) => r.type === 'REFERENCES_CODE')
+      .map((r) => r.to),
+  );
+  const mentionedCode = near.filter((c) => mentioned.has(c.id));
+  for (const c of mentionedCode) texts.push(...patternsOf(c));
+  const ids = new Set(named);
+  for (const text of new Set(texts)) {
+    if (!linkableName(text, options.minLength)) continue;
+    const holding = keywords.holdingAll(text, FOCUSED_LINK_MAX_STORED);
+    if (!holding) return undefined;
+    for (const id of holding) if (!focus.has(id)) ids.add(id);
+    if (ids.size > FOCUSED_LINK_MAX_STORED) return undefined;
+  }
+  const rest = [...ids].filter((id) => !named.has(id));
+  const stored = [...namedRows, ...(await stores.read(rest)).map((r) => r.entry)];
+  const existing = await stores.graph.existingIds('entry', [...focus]);
+  return { stored, size: keywords.size + focus.size - existing.size, code: mentionedCode };
 }
 
 /** The parts a write records; auto-links (relations no part states) join the part of their `from` entry. */
@@ -253,15 +309,25 @@ export async function indexDocument(
 
   const texts = toEmbed.map((t) => embeddingText(t.input));
   const useCache = embedder.cacheVectors !== false;
-  const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
+  // A group of writes may have embedded (and cached) them in one call already (engine/groupCommit.ts).
+  const cached = useCache
+    ? await stores.embeddingCache.get(texts.filter((t) => !stores.embeddedAhead(t)))
+    : new Map<string, Float32Array>();
   const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
   // Embedded a slice at a time, each saved to the cache as it comes back: a killed or aborted
   // ingest resumes where it stopped, re-embedding at most one slice.
   const started = performance.now();
   for (let i = 0; i < missing.length; i += EMBED_SLICE) {
     const slice = missing.slice(i, i + EMBED_SLICE);
-    const fresh = await embedder.embed(slice, signal);
-    if (useCache) await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
+    const ahead = slice.map((text) => stores.embeddedAhead(text));
+    const embeddedAhead = ahead.every((v) => v !== undefined);
+    const fresh = embeddedAhead ? ahead : await embedder.embed(slice, signal);
+    if (useCache && !embeddedAhead) {
+      const saved = stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
+      // Each slice of a long embedding is saved before the next (a killed run resumes from it); a
+      // short one's save runs beside the write.
+      if (missing.length > EMBED_SLICE) await saved;
+    }
     slice.forEach((text, j) => cached.set(text, fresh[j]!));
     options.onProgress?.(embedProgress(Math.min(i + EMBED_SLICE, missing.length), missing.length, (performance.now() - started) / 1000));
   }
@@ -313,7 +379,8 @@ export async function indexDocument(
       ...(removal ? { remove: removal } : {}),
       ...(plan?.manifests.length ? { manifests: plan.manifests } : {}),
     },
-    { blobs, upserted: toWrite },
+    // Auto-linked writes committed in one group link to each other's entries there (store/writeGroup.ts).
+    { blobs, upserted: toWrite, ...(options.autoLink ? { autoLink: options.autoLink === true ? {} : options.autoLink } : {}) },
   );
   return withFeedback(stores, doc, report);
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { MemcoreError } from '../../model/errors.js';
@@ -26,14 +26,26 @@ export class Journal<Intent> {
 
   constructor(private readonly dir: string) {}
 
-  /** Journals an intent; returns its name, or throws a STORE error when the folder cannot take it (nothing was written then). */
+  /**
+   * Journals an intent, durably: the file's data and then the folder's entry for it are synced to
+   * disk before this returns, so a write acknowledged after it survives a power cut, not only a
+   * killed process. Returns its name, or throws a STORE error when the folder cannot take it
+   * (nothing was written then).
+   */
   async begin(intent: Intent, blobs: readonly Float32Array[] = []): Promise<string> {
     const name = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${this.counter++}.journal`;
     const tmp = join(this.dir, `${name}.tmp`);
     try {
       await mkdir(this.dir, { recursive: true });
-      await writeFile(tmp, encodeIntent(JSON.stringify(intent), blobs));
+      const file = await open(tmp, 'w');
+      try {
+        await file.writeFile(encodeIntent(JSON.stringify(intent), blobs));
+        await file.datasync();
+      } finally {
+        await file.close();
+      }
       await rename(tmp, join(this.dir, name));
+      await syncFolder(this.dir);
     } catch (e) {
       await rm(tmp, { force: true }).catch(() => undefined);
       throw journalFailure(this.dir, 'cannot write the intent of this write, so nothing was written', e);
@@ -73,6 +85,21 @@ export class Journal<Intent> {
       }
     }
     return out;
+  }
+}
+
+/** Makes a rename in `dir` durable (where the platform lets a folder be opened and synced). */
+async function syncFolder(dir: string): Promise<void> {
+  let folder;
+  try {
+    folder = await open(dir, 'r');
+  } catch {
+    return; // Windows cannot open a folder: its renames are as durable as it makes them
+  }
+  try {
+    await folder.sync().catch(() => undefined);
+  } finally {
+    await folder.close();
   }
 }
 

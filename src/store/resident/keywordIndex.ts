@@ -670,6 +670,44 @@ export class KeywordIndex {
     return { terms: terms.map(({ term, df, idf }) => ({ term, df, idf })), size, matched };
   }
 
+  /**
+   * The live documents holding every term of `text` (as analysed), found from the postings of its
+   * rarest term: the entries whose text can contain `text` (auto-linking's candidates, read
+   * instead of every entry). Undefined when `text` has no term to look up, or when more than `max`
+   * documents hold them all.
+   */
+  holdingAll(text: string, max: number): string[] | undefined {
+    const termIds: number[] = [];
+    for (const t of new Set(analyze(text))) {
+      const termId = this.termIds.get(t);
+      if (termId === undefined || this.documentFrequency[termId] === 0) return [];
+      termIds.push(termId);
+    }
+    if (termIds.length === 0) return undefined;
+    termIds.sort((a, b) => this.documentFrequency[a]! - this.documentFrequency[b]!);
+    if (this.documentFrequency[termIds[0]!]! > max * 4) return undefined;
+    const { slots, n } = this.termPostings(termIds[0]!).all;
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const slot = slots[i]!;
+      const id = this.ids[slot];
+      if (id === undefined) continue; // a removed document's posting
+      const { terms } = this.documentOf(slot);
+      const holds = termIds.every((termId, k) => {
+        if (k === 0) return true;
+        let lo = 0;
+        for (let hi = terms.length - 1; lo < hi;) {
+          const mid = (lo + hi) >> 1;
+          if (terms[mid]! < termId) lo = mid + 1;
+          else hi = mid;
+        }
+        return terms[lo] === termId;
+      });
+      if (holds && out.push(id) > max) return undefined;
+    }
+    return out;
+  }
+
   /** The terms some live document holds. */
   vocabulary(): string[] {
     return [...this.termIds].filter(([, id]) => this.documentFrequency[id]! > 0).map(([term]) => term);
