@@ -77,7 +77,10 @@ export interface Snapshotting<T> {
 const SNAPSHOT_DIR = 'snapshots';
 const CHANGE_LOG = 'changes.jsonl';
 /** The structures written to snapshot files: the entry columns, the keyword and name indexes, the entry edges and the code links. */
-const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency', 'code-links'] as const;
+export const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency', 'code-links'] as const;
+export type SnapshotKey = (typeof SNAPSHOT_KEYS)[number];
+/** Kept in step by the graph store (`followedByOwner`): their snapshots are used only at their own generation. */
+const OWNER_FOLLOWED_KEYS: ReadonlySet<string> = new Set<SnapshotKey>(['adjacency', 'code-links']);
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
@@ -235,10 +238,11 @@ export class Residents {
     follow?: (value: T, change: StoreChange) => void,
   ): Promise<T> {
     const started = performance.now();
-    const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string) => {
-      this.loads.set(key, { loadedFrom, ms: performance.now() - started, ...(note ? { note } : {}) });
+    const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string, caughtUp?: ResidentLoad['caughtUp']) => {
+      this.loads.set(key, { loadedFrom, ms: performance.now() - started, ...(note ? { note } : {}), ...(caughtUp ? { caughtUp } : {}) });
       return value;
     };
+    let caughtUp: { entries: number } | undefined;
     const path = this.snapshotPath(key);
     let note: string | undefined = this.lazyFailures.get(key);
     this.lazyFailures.delete(key);
@@ -255,9 +259,12 @@ export class Residents {
         else if (found.generation === generation) {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'snapshot');
-        } else if (follow && (await snapshot.settled?.(value), await this.bringUpToDate(value, follow, found.generation, generation))) {
+        } else if (
+          follow &&
+          (await snapshot.settled?.(value), (caughtUp = await this.bringUpToDate(value, follow, found.generation, generation)))
+        ) {
           this.watchLazyParts(key, path, snapshot, value);
-          return done(value, 'caught-up');
+          return done(value, 'caught-up', undefined, { fromGeneration: found.generation, entries: caughtUp.entries });
         } else
           note = `${path} is of generation ${found.generation}, the store of ${generation}, and the change log does not bring it up to date; rebuilt from the stores`;
       }
@@ -294,16 +301,21 @@ export class Residents {
    * entries written since are read again (with their vectors), as a write of this process would
    * hand them over. False when the log does not reach.
    */
-  private async bringUpToDate<T>(value: T, follow: (value: T, change: StoreChange) => void, from: number, to: number): Promise<boolean> {
+  private async bringUpToDate<T>(
+    value: T,
+    follow: (value: T, change: StoreChange) => void,
+    from: number,
+    to: number,
+  ): Promise<{ entries: number } | undefined> {
     const net = await changesBetween(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
-    if (!net) return false;
+    if (!net) return undefined;
     const stored = net.upserted.length > 0 ? await this.folder.readStored(net.upserted) : [];
     const found = new Set(stored.map((s) => s.entry.id));
     follow(value, {
       upserted: stored,
       deleted: [...net.deleted, ...net.upserted.filter((id) => !found.has(id))],
     });
-    return true;
+    return { entries: net.upserted.length + net.deleted.length };
   }
 
   /**
@@ -383,8 +395,38 @@ export class Residents {
       change === 'all'
         ? { generation, all: true }
         : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
+    this.wrote = true;
     await mkdir(join(this.folder.dir, SNAPSHOT_DIR), { recursive: true });
     await appendChange(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
+  }
+
+  /** Whether this process wrote the store since it opened it (the writer leaves the snapshots current on close). */
+  wrote = false;
+
+  /**
+   * The structures whose snapshot file a fresh reader could not use as it is or catch up cheaply,
+   * and that this process does not hold at the store's generation (those `writeSnapshots` writes
+   * anyway): no file, a file past the store or under a gap in the change log, an entry edges or
+   * code links file of another generation (the log holds ids, not edges), or more than
+   * `maxCatchUpEntries` entries to read again. What the writer loads and writes before it exits.
+   */
+  async snapshotsBehind(maxCatchUpEntries: number): Promise<SnapshotKey[]> {
+    const generation = await this.folder.currentGeneration();
+    if (generation === 0) return [];
+    const behind: SnapshotKey[] = [];
+    for (const key of SNAPSHOT_KEYS) {
+      const held = this.held.get(key);
+      if (held?.snapshot && held.generation === generation) continue;
+      const written = this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)));
+      if (written === generation) continue;
+      if (written === undefined || written > generation || OWNER_FOLLOWED_KEYS.has(key)) {
+        behind.push(key);
+        continue;
+      }
+      const net = await changesBetween(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), written, generation);
+      if (!net || net.upserted.length + net.deleted.length > maxCatchUpEntries) behind.push(key);
+    }
+    return behind;
   }
 
   /** Carries the structures that were current before a write over to the generation after it. */
