@@ -84,7 +84,7 @@ export async function releaseStores(dir: string): Promise<void> {
   openStores.delete(dir);
   const stores = await shared.stores.catch(() => undefined);
   // A process that wrote leaves the snapshots a fresh reader needs (best effort: a reader builds what is missing).
-  if (stores?.residents.wrote) await leaveSnapshotsCurrent(stores).catch(() => undefined);
+  if (stores?.residents.wrote) await leaveSnapshotsCurrent(stores, { all: stores.residents.bulkWrote }).catch(() => undefined);
   await stores?.close();
 }
 

@@ -24,8 +24,14 @@ export interface SnapshotsLeft {
  * (`Residents.snapshotsBehind`), measures the values the first query would otherwise measure (the
  * relevance floor, the stage-1 calibration: ~1.2 s at 100K), and writes every file not current.
  */
-export async function leaveSnapshotsCurrent(stores: Stores, opts: { maxCatchUpEntries?: number } = {}): Promise<SnapshotsLeft> {
-  const behind = await stores.residents.snapshotsBehind(opts.maxCatchUpEntries ?? DEFAULTS.store.snapshotCatchUpMaxEntries);
+export async function leaveSnapshotsCurrent(
+  stores: Stores,
+  opts: {
+    /** Leave a reader nothing to catch up (after a bulk write); by default up to DEFAULTS.store.snapshotCatchUpMaxEntries entries. */
+    all?: boolean;
+  } = {},
+): Promise<SnapshotsLeft> {
+  const behind = await stores.residents.snapshotsBehind(opts.all ? undefined : DEFAULTS.store.snapshotCatchUpMaxEntries);
   await stores.loadResidentOf(behind);
   // Derived values kept in the snapshots, for the structures held at this generation (loaded here or before).
   const keywords = await stores.residents.current<KeywordIndex>('keywords');

@@ -113,7 +113,7 @@ export async function reembedInPlace(
     let embedded = await copyInto(target, next, await host.exportAll(stores), onProgress);
     // Before writes are held back: the first reader of the new folder loads snapshots, not builds (the catch-up's few writes are followed).
     onProgress?.('writing snapshots …');
-    await leaveSnapshotsCurrent(target);
+    await leaveSnapshotsCurrent(target, { all: true });
     return await gate.serialized(async () => {
       onProgress?.('catching up with writes made meanwhile, then swapping folders …');
       const doc = await host.exportAll(stores);

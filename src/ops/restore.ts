@@ -57,7 +57,7 @@ async function checkRestored(dir: string, manifest: BackupManifest): Promise<voi
       );
     }
     // Best effort: the restore stands without them (the first reader builds what is missing).
-    await leaveSnapshotsCurrent(stores).catch(() => undefined);
+    await leaveSnapshotsCurrent(stores, { all: true }).catch(() => undefined);
   } finally {
     await stores.close();
   }

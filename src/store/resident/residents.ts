@@ -170,8 +170,7 @@ export class Residents {
     const catchUp =
       cached && cached.generation < generation && follow && snapshot
         ? cached.value.then(async (value) => {
-            await snapshot.settled?.(value);
-            return (await this.bringUpToDate(value, follow, cached.generation, generation))
+            return (await this.bringUpToDate(value, follow, cached.generation, generation, snapshot.settled))
               ? value
               : this.loadResident(key, build, snapshot, generation, follow);
           })
@@ -259,10 +258,7 @@ export class Residents {
         else if (found.generation === generation) {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'snapshot');
-        } else if (
-          follow &&
-          (await snapshot.settled?.(value), (caughtUp = await this.bringUpToDate(value, follow, found.generation, generation)))
-        ) {
+        } else if (follow && (caughtUp = await this.bringUpToDate(value, follow, found.generation, generation, snapshot.settled))) {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'caught-up', undefined, { fromGeneration: found.generation, entries: caughtUp.entries });
         } else
@@ -299,16 +295,20 @@ export class Residents {
   /**
    * Applies the change log's net change from `from` to `to` to a structure held at `from`: the
    * entries written since are read again (with their vectors), as a write of this process would
-   * hand them over. False when the log does not reach.
+   * hand them over, once the value's lazy parts are in (`settled`; not read for a change of no
+   * entries: a rating, a write of the graph alone). Undefined when the log does not reach.
    */
   private async bringUpToDate<T>(
     value: T,
     follow: (value: T, change: StoreChange) => void,
     from: number,
     to: number,
+    settled?: (value: T) => Promise<void>,
   ): Promise<{ entries: number } | undefined> {
     const net = await changesBetween(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
     if (!net) return undefined;
+    if (net.upserted.length + net.deleted.length === 0) return { entries: 0 };
+    await settled?.(value);
     const stored = net.upserted.length > 0 ? await this.folder.readStored(net.upserted) : [];
     const found = new Set(stored.map((s) => s.entry.id));
     follow(value, {
@@ -402,15 +402,18 @@ export class Residents {
 
   /** Whether this process wrote the store since it opened it (the writer leaves the snapshots current on close). */
   wrote = false;
+  /** Whether one of those writes was a bulk write (ingest, import, import-code): then every snapshot is left current, none to a catch-up. */
+  bulkWrote = false;
 
   /**
    * The structures whose snapshot file a fresh reader could not use as it is or catch up cheaply,
    * and that this process does not hold at the store's generation (those `writeSnapshots` writes
    * anyway): no file, a file past the store or under a gap in the change log, an entry edges or
    * code links file of another generation (the log holds ids, not edges), or more than
-   * `maxCatchUpEntries` entries to read again. What the writer loads and writes before it exits.
+   * `maxCatchUpEntries` entries to read again (undefined: any file of another generation). What
+   * the writer loads and writes before it exits.
    */
-  async snapshotsBehind(maxCatchUpEntries: number): Promise<SnapshotKey[]> {
+  async snapshotsBehind(maxCatchUpEntries: number | undefined): Promise<SnapshotKey[]> {
     const generation = await this.folder.currentGeneration();
     if (generation === 0) return [];
     const behind: SnapshotKey[] = [];
@@ -419,7 +422,7 @@ export class Residents {
       if (held?.snapshot && held.generation === generation) continue;
       const written = this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)));
       if (written === generation) continue;
-      if (written === undefined || written > generation || OWNER_FOLLOWED_KEYS.has(key)) {
+      if (written === undefined || written > generation || OWNER_FOLLOWED_KEYS.has(key) || maxCatchUpEntries === undefined) {
         behind.push(key);
         continue;
       }
