@@ -31,6 +31,8 @@ await m.buildTaskContext('first query in a fresh process', { cores: cores.split(
 const firstQueryMs = performance.now() - started;
 const rssMb = process.memoryUsage().rss / 1024 ** 2;
 // How each structure held in memory was loaded: from its snapshot, caught up from the change log, or built.
-const resident = Object.fromEntries(Object.entries((await m.stats()).resident).map(([key, load]) => [key, load.loadedFrom]));
+const resident = Object.fromEntries(
+  Object.entries((await m.stats()).resident).map(([key, load]) => [key, `${load.loadedFrom} ${Math.round(load.ms)} ms`]),
+);
 await m.close();
 console.log(JSON.stringify({ openMs, firstQueryMs, rssMb, resident }));

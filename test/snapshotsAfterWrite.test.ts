@@ -14,7 +14,7 @@ import { openMemory, type ContextBundle, type ResidentLoad } from '../src/index.
 import { SNAPSHOT_KEYS } from '../src/store/resident/residents.js';
 import { snapshotGeneration } from '../src/store/snapshot/snapshotFile.js';
 import { cliProcesses, cliWithFakeEmbedder } from './cliProcess.js';
-import { EXAMPLE_FILE, shopRepo, tempDir } from './helpers.js';
+import { EXAMPLE_FILE, shopRepo, tempDir, wordHashEmbedder } from './helpers.js';
 
 const { memcore, env } = cliWithFakeEmbedder();
 /** The CLI once the folder moved to the fake server's other model (`reembed`). */
@@ -134,6 +134,43 @@ describe('snapshots after a write', () => {
     await run(['restore', join(root, 'backup'), '--db', restored], afterReembed.memcore);
     await expectCurrent(restored, 'fake-two');
   }, 180_000);
+
+  it('the library: the last close after ingestDocument leaves every snapshot current, after upsert a catch-up of what it wrote', async () => {
+    const dir = join(await tempDir(), 'db');
+    const entries = Array.from({ length: 40 }, (_, i) => ({
+      id: `n${i}`,
+      core_id: 'notes',
+      title: `Note ${i}`,
+      content: `token note ${i}`,
+    }));
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await m.ingestDocument({ entries: entries.slice(0, 30) });
+    await m.close();
+    const ingested = await storeGeneration(dir);
+    expect(await snapshotGenerations(dir)).toEqual(Object.fromEntries(SNAPSHOT_KEYS.map((k) => [k, ingested])));
+
+    const writer = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await writer.upsert(entries.slice(30));
+    await writer.close();
+    const upserted = await storeGeneration(dir);
+    expect(await snapshotGenerations(dir)).toEqual({
+      columns: ingested,
+      keywords: ingested,
+      names: ingested,
+      adjacency: upserted,
+      'code-links': upserted,
+    });
+    const reader = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      expect((await reader.keywordSearch('note 35', { limit: 40 })).map((h) => h.entry.id)).toContain('n35');
+      expect((await reader.stats()).resident.keywords).toMatchObject({
+        loadedFrom: 'caught-up',
+        caughtUp: { fromGeneration: ingested, entries: 10 },
+      });
+    } finally {
+      await reader.close();
+    }
+  });
 
   it('a small write leaves the entry snapshots to the change log, and a reader catches up rather than rebuilds', async () => {
     const db = join(await tempDir(), 'db');
