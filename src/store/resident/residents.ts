@@ -309,13 +309,30 @@ export class Residents {
     if (!net) return undefined;
     if (net.upserted.length + net.deleted.length === 0) return { entries: 0 };
     await settled?.(value);
-    const stored = net.upserted.length > 0 ? await this.folder.readStored(net.upserted) : [];
+    const stored = net.upserted.length > 0 ? await this.readStoredBetween(from, to, net.upserted) : [];
     const found = new Set(stored.map((s) => s.entry.id));
     follow(value, {
       upserted: stored,
       deleted: [...net.deleted, ...net.upserted.filter((id) => !found.has(id))],
     });
     return { entries: net.upserted.length + net.deleted.length };
+  }
+
+  /** The rows the last catch-up read, by generations: the structures caught up over the same stretch share one read. */
+  private lastCatchUpRead: { stretch: string; rows: Promise<StoredEntry[]> } | undefined;
+
+  private readStoredBetween(from: number, to: number, ids: readonly string[]): Promise<StoredEntry[]> {
+    const stretch = `${from}:${to}`;
+    if (this.lastCatchUpRead?.stretch !== stretch) {
+      const rows = this.folder.readStored(ids);
+      this.lastCatchUpRead = { stretch, rows };
+      rows.catch(() => undefined);
+      // Let go of the rows (and their vectors) once the loads are over.
+      this.whenQuietFor(0, () => {
+        if (this.lastCatchUpRead?.rows === rows) this.lastCatchUpRead = undefined;
+      });
+    }
+    return this.lastCatchUpRead!.rows;
   }
 
   /**
