@@ -10,6 +10,7 @@ import { columnRow, EntryColumns } from '../src/store/resident/entryColumns.js';
 import { entryRecord } from '../src/store/resident/entryRecord.js';
 import { KeywordIndex } from '../src/store/resident/keywordIndex.js';
 import { analyze } from '../src/text/analyze.js';
+import { snapshotGeneration } from '../src/store/snapshot/snapshotFile.js';
 import { syntheticEntries, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('keyword index (BM25 in memory)', () => {
@@ -591,14 +592,21 @@ describe('snapshots of the structures held in memory', () => {
     await first.buildTaskContext(task);
     await first.close();
     // A process that writes without loading them: the change log carries its writes.
+    const codeLinksFile = join(dir, 'snapshots', 'code-links.snap');
+    const olderCodeLinks = await readFile(codeLinksFile);
     const writer = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     await writeMore(writer);
+    const written = writer.unsafeExposeInternals().stores.meta.generation;
     await writer.close();
+    // Its close left the code links current (the log holds ids, not edges: no reader could catch them up) ...
+    expect(await snapshotGeneration(codeLinksFile)).toBe(written);
+    // ... which a writer killed before its close would not have done.
+    await writeFile(codeLinksFile, olderCodeLinks);
     const third = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
     try {
       await third.buildTaskContext(task);
-      // the writer's graph writes loaded the edges from their snapshot and followed them; it never
-      // loaded the code links, whose snapshot is then of an older generation than the store
+      // the writer's graph writes loaded the edges from their snapshot and followed them; the
+      // code links' snapshot is of an older generation than the store
       expect(loads(third)).toEqual({
         columns: 'caught-up',
         keywords: 'caught-up',

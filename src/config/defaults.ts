@@ -21,6 +21,15 @@ export const DEFAULTS = {
      */
     snapshotAfterIdleMaxEntries: 250_000,
     /**
+     * A process that wrote leaves on close every snapshot a fresh reader would otherwise build: one
+     * missing, or one the change log brings up to date only by reading more than this many entries
+     * again. Fewer are left to the reader's catch-up, which cost ~1.5 s more than a load for 200
+     * entries at 20K (a busy machine), against writing every file at each `remember` (1–2 s at
+     * 100K): a judgment. A bulk write (ingest, import, import-code, reembed, restore) leaves none
+     * (docs/storage.md, "Snapshots").
+     */
+    snapshotCatchUpMaxEntries: 10_000,
+    /**
      * The largest store whose stage 1 is a scan of 8-bit small vectors in memory (132 bytes an
      * entry at 128-d, a quarter of the 8-bit full vectors held anyway). The scan grows with the
      * store, ~0.8 ms per 100K entries, and finds the true nearest small vectors; past it,

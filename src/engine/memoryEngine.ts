@@ -265,14 +265,29 @@ export class MemoryEngine {
   /** Reads a memory file (.json, .jsonl, .yaml) and upserts everything in it. All or nothing. */
   ingest(file: string, options: IngestOptions = {}): Promise<IngestReport> {
     if (typeof file !== 'string' || file === '') return Promise.reject(invalidInput('ingest needs a file path'));
-    return this.serialized(() => writes.ingestFile(this.stores, this.embedder, file, options));
+    return this.serialized(() => this.bulk(() => writes.ingestFile(this.stores, this.embedder, file, options)));
   }
 
   /** Upserts a memory document given as an object in the memory file format. */
   ingestDocument(doc: MemoryDocumentRecord, options: IngestOptions & { source?: string } = {}): Promise<IngestReport> {
-    return this.grouped(() =>
-      writes.writeDocument(this.stores, this.embedder, 'ingestDocument', doc, options, writes.INGEST_DOCUMENT_OPTIONS),
+    // bulk() outside grouped(): the group's commit comes after the work returns.
+    return this.bulk(() =>
+      this.grouped(() => writes.writeDocument(this.stores, this.embedder, 'ingestDocument', doc, options, writes.INGEST_DOCUMENT_OPTIONS)),
     );
+  }
+
+  /**
+   * A bulk write (ingest, import, import-code): once it wrote, the folder's last close leaves every
+   * snapshot current, so that the next process's first query loads rather than builds or catches up.
+   */
+  private async bulk<T>(write: () => Promise<T>): Promise<T> {
+    const stores = this.stores;
+    const before = stores.meta.generation;
+    try {
+      return await write();
+    } finally {
+      if (stores.meta.generation !== before) stores.residents.bulkWrote = true;
+    }
   }
 
   /** Upserts entries given in the memory file format (snake_case fields). */
@@ -303,7 +318,7 @@ export class MemoryEngine {
   importMarkdown(paths: string[], options: ImportMarkdownOptions = {}): Promise<ImportReport> {
     return this.serialized(async () => {
       checkImportMarkdown(paths, options);
-      return importMarkdown(this.stores, this.embedder, paths, options);
+      return this.bulk(() => importMarkdown(this.stores, this.embedder, paths, options));
     });
   }
 
@@ -316,7 +331,7 @@ export class MemoryEngine {
   importCode(repo: string, options: ImportCodeOptions): Promise<ImportCodeReport> {
     return this.serialized(async () => {
       checkImportCode(repo, options);
-      return importCode(this.stores, this.embedder, repo, options);
+      return this.bulk(() => importCode(this.stores, this.embedder, repo, options));
     });
   }
 

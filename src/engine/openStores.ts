@@ -10,6 +10,7 @@ import { OPENAI_EMBEDDER_OPTIONS, openAIEmbedder, type OpenAIEmbedderOptions } f
 import { invalidInput, MemcoreError } from '../model/errors.js';
 import { checkOptionNames } from '../model/options.js';
 import { Stores } from '../store/stores.js';
+import { leaveSnapshotsCurrent } from '../ops/freshSnapshots.js';
 import type { GraphDriverName } from '../store/graph/drivers.js';
 import { CACHE_OPTIONS, type ContextCacheOptions } from '../cache/contextCache.js';
 import { resolveConfig } from '../config/config.js';
@@ -82,6 +83,8 @@ export async function releaseStores(dir: string): Promise<void> {
   if (!shared || --shared.engines > 0) return;
   openStores.delete(dir);
   const stores = await shared.stores.catch(() => undefined);
+  // A process that wrote leaves the snapshots a fresh reader needs (best effort: a reader builds what is missing).
+  if (stores?.residents.wrote) await leaveSnapshotsCurrent(stores, { all: stores.residents.bulkWrote }).catch(() => undefined);
   await stores?.close();
 }
 

@@ -237,6 +237,8 @@ export interface ResidentLoad {
   ms: number;
   /** Why a snapshot file was not used, when one was there. */
   note?: string;
+  /** Loaded from a snapshot of an older generation and brought up to date from the change log: from which generation, and how many entries it read again or dropped. */
+  caughtUp?: { fromGeneration: number; entries: number };
 }
 
 export type SearchRunsOn = 'memory' | 'lancedb';

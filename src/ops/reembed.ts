@@ -12,6 +12,7 @@ import type { Embedder } from '../embed/embedder.js';
 import { indexDocument } from '../ingest/indexer.js';
 import { validateMemoryDocument, type MemoryDocumentRecord } from '../model/memoryFile.js';
 import { Stores } from '../store/stores.js';
+import { leaveSnapshotsCurrent } from './freshSnapshots.js';
 import type { AccessGate } from '../engine/accessGate.js';
 
 export interface ReembedReport {
@@ -110,6 +111,9 @@ export async function reembedInPlace(
   let targetOpen = true;
   try {
     let embedded = await copyInto(target, next, await host.exportAll(stores), onProgress);
+    // Before writes are held back: the first reader of the new folder loads snapshots, not builds (the catch-up's few writes are followed).
+    onProgress?.('writing snapshots …');
+    await leaveSnapshotsCurrent(target, { all: true });
     return await gate.serialized(async () => {
       onProgress?.('catching up with writes made meanwhile, then swapping folders …');
       const doc = await host.exportAll(stores);

@@ -4,6 +4,7 @@ import { MemcoreError } from '../model/errors.js';
 import { checkOptionNames } from '../model/options.js';
 import { restoreInto, verifyBackup, type BackupManifest } from './backup.js';
 import { Stores } from '../store/stores.js';
+import { leaveSnapshotsCurrent } from './freshSnapshots.js';
 
 export interface RestoreOptions {
   /** The database folder to restore into. Default `./.memcore`. */
@@ -30,7 +31,12 @@ export async function restoreMemory(src: string, options: RestoreOptions = {}): 
   return manifest;
 }
 
-/** Opens the restored copy (it embeds nothing) and compares what it holds with the manifest. */
+/**
+ * Opens the restored copy (it embeds nothing) and compares what it holds with the manifest; then
+ * writes its snapshots (a backup leaves them out), so that the first reader loads rather than
+ * builds them. Under the default limits (`residentMaxEntries`, `scanMaxEntries`): a reader opened
+ * under others builds its entry columns.
+ */
 async function checkRestored(dir: string, manifest: BackupManifest): Promise<void> {
   const embedder: Embedder = {
     id: manifest.embedder.id,
@@ -38,7 +44,7 @@ async function checkRestored(dir: string, manifest: BackupManifest): Promise<voi
     truncatable: false,
     embed: () => Promise.reject(new MemcoreError('a restore check does not embed', 'EMBEDDING')),
   };
-  const stores = await Stores.open(dir, embedder, { residentMaxEntries: 0, scanMaxEntries: 0 });
+  const stores = await Stores.open(dir, embedder);
   try {
     const entries = (await stores.table.read({})).length;
     const graph = await stores.graph.counts();
@@ -50,6 +56,8 @@ async function checkRestored(dir: string, manifest: BackupManifest): Promise<voi
         'STORE',
       );
     }
+    // Best effort: the restore stands without them (the first reader builds what is missing).
+    await leaveSnapshotsCurrent(stores, { all: true }).catch(() => undefined);
   } finally {
     await stores.close();
   }

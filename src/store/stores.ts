@@ -21,7 +21,7 @@ import { EmbeddingCacheTable } from './lance/embeddingCacheTable.js';
 import { metaPath, missingMeta, holdsStores, readMeta, writeMeta, type StoreMeta } from './meta.js';
 import { damagedFile, ensureFolderGitignore, parseStoreFile } from './storeFiles.js';
 import { writeManifests, type RecordRemoval, type SourceManifest } from './sourceManifests.js';
-import { Residents, type StoreChange } from './resident/residents.js';
+import { Residents, SNAPSHOT_KEYS, type SnapshotKey, type StoreChange } from './resident/residents.js';
 import { openCodeSearch, type CodeSearchIndex } from './codeSearchIndex.js';
 import { Effectiveness, readSignals, writeSignals, type EffectivenessOptions, type FeedbackSignal } from '../feedback/effectiveness.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -496,7 +496,18 @@ export class Stores implements MemoryIndex {
    * 0.86–0.89 s one by one, 0.90–0.92 s at once, and ~50 MB more RSS).
    */
   async loadResident(): Promise<void> {
-    await Promise.all([this.columns(), this.keywords(), this.names(), this.graph.warm()]);
+    await this.loadResidentOf(SNAPSHOT_KEYS);
+  }
+
+  /** Loads the structures that `keys` name (snapshot keys; the graph's two load together). */
+  async loadResidentOf(keys: readonly SnapshotKey[]): Promise<void> {
+    const graph = keys.includes('adjacency') || keys.includes('code-links');
+    await Promise.all([
+      keys.includes('columns') && this.columns(),
+      keys.includes('keywords') && this.keywords(),
+      keys.includes('names') && this.names(),
+      graph && this.graph.warm(),
+    ]);
   }
 
   /** Every entry's title and aliases, keyed for the mentions a task makes (see NameIndex). */

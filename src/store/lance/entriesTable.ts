@@ -682,6 +682,8 @@ translateNativeErrors(EntriesTable, 'the entries table', [
   'upsert',
   'delete',
   'read',
+  'vectorsOf',
+  'tally',
   'sampleVectors',
   'columnRows',
   'searchTexts',

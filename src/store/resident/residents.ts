@@ -77,7 +77,10 @@ export interface Snapshotting<T> {
 const SNAPSHOT_DIR = 'snapshots';
 const CHANGE_LOG = 'changes.jsonl';
 /** The structures written to snapshot files: the entry columns, the keyword and name indexes, the entry edges and the code links. */
-const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency', 'code-links'] as const;
+export const SNAPSHOT_KEYS = ['columns', 'keywords', 'names', 'adjacency', 'code-links'] as const;
+export type SnapshotKey = (typeof SNAPSHOT_KEYS)[number];
+/** Kept in step by the graph store (`followedByOwner`): their snapshots are used only at their own generation. */
+const OWNER_FOLLOWED_KEYS: ReadonlySet<string> = new Set<SnapshotKey>(['adjacency', 'code-links']);
 /**
  * A long-lived process writes the snapshots of what it holds this long after its last write
  * (and on close): a burst of writes costs one snapshot, and no write waits for one. Only for
@@ -167,8 +170,7 @@ export class Residents {
     const catchUp =
       cached && cached.generation < generation && follow && snapshot
         ? cached.value.then(async (value) => {
-            await snapshot.settled?.(value);
-            return (await this.bringUpToDate(value, follow, cached.generation, generation))
+            return (await this.bringUpToDate(value, follow, cached.generation, generation, snapshot.settled))
               ? value
               : this.loadResident(key, build, snapshot, generation, follow);
           })
@@ -235,10 +237,11 @@ export class Residents {
     follow?: (value: T, change: StoreChange) => void,
   ): Promise<T> {
     const started = performance.now();
-    const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string) => {
-      this.loads.set(key, { loadedFrom, ms: performance.now() - started, ...(note ? { note } : {}) });
+    const done = (value: T, loadedFrom: ResidentLoad['loadedFrom'], note?: string, caughtUp?: ResidentLoad['caughtUp']) => {
+      this.loads.set(key, { loadedFrom, ms: performance.now() - started, ...(note ? { note } : {}), ...(caughtUp ? { caughtUp } : {}) });
       return value;
     };
+    let caughtUp: { entries: number } | undefined;
     const path = this.snapshotPath(key);
     let note: string | undefined = this.lazyFailures.get(key);
     this.lazyFailures.delete(key);
@@ -255,9 +258,9 @@ export class Residents {
         else if (found.generation === generation) {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'snapshot');
-        } else if (follow && (await snapshot.settled?.(value), await this.bringUpToDate(value, follow, found.generation, generation))) {
+        } else if (follow && (caughtUp = await this.bringUpToDate(value, follow, found.generation, generation, snapshot.settled))) {
           this.watchLazyParts(key, path, snapshot, value);
-          return done(value, 'caught-up');
+          return done(value, 'caught-up', undefined, { fromGeneration: found.generation, entries: caughtUp.entries });
         } else
           note = `${path} is of generation ${found.generation}, the store of ${generation}, and the change log does not bring it up to date; rebuilt from the stores`;
       }
@@ -292,18 +295,44 @@ export class Residents {
   /**
    * Applies the change log's net change from `from` to `to` to a structure held at `from`: the
    * entries written since are read again (with their vectors), as a write of this process would
-   * hand them over. False when the log does not reach.
+   * hand them over, once the value's lazy parts are in (`settled`; not read for a change of no
+   * entries: a rating, a write of the graph alone). Undefined when the log does not reach.
    */
-  private async bringUpToDate<T>(value: T, follow: (value: T, change: StoreChange) => void, from: number, to: number): Promise<boolean> {
+  private async bringUpToDate<T>(
+    value: T,
+    follow: (value: T, change: StoreChange) => void,
+    from: number,
+    to: number,
+    settled?: (value: T) => Promise<void>,
+  ): Promise<{ entries: number } | undefined> {
     const net = await changesBetween(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), from, to);
-    if (!net) return false;
-    const stored = net.upserted.length > 0 ? await this.folder.readStored(net.upserted) : [];
+    if (!net) return undefined;
+    if (net.upserted.length + net.deleted.length === 0) return { entries: 0 };
+    await settled?.(value);
+    const stored = net.upserted.length > 0 ? await this.readStoredBetween(from, to, net.upserted) : [];
     const found = new Set(stored.map((s) => s.entry.id));
     follow(value, {
       upserted: stored,
       deleted: [...net.deleted, ...net.upserted.filter((id) => !found.has(id))],
     });
-    return true;
+    return { entries: net.upserted.length + net.deleted.length };
+  }
+
+  /** The rows the last catch-up read, by generations: the structures caught up over the same stretch share one read. */
+  private lastCatchUpRead: { stretch: string; rows: Promise<StoredEntry[]> } | undefined;
+
+  private readStoredBetween(from: number, to: number, ids: readonly string[]): Promise<StoredEntry[]> {
+    const stretch = `${from}:${to}`;
+    if (this.lastCatchUpRead?.stretch !== stretch) {
+      const rows = this.folder.readStored(ids);
+      this.lastCatchUpRead = { stretch, rows };
+      rows.catch(() => undefined);
+      // Let go of the rows (and their vectors) once the loads are over.
+      this.whenQuietFor(0, () => {
+        if (this.lastCatchUpRead?.rows === rows) this.lastCatchUpRead = undefined;
+      });
+    }
+    return this.lastCatchUpRead!.rows;
   }
 
   /**
@@ -383,8 +412,41 @@ export class Residents {
       change === 'all'
         ? { generation, all: true }
         : { generation, upserted: change.upserted.map((s) => s.entry.id), deleted: [...change.deleted] };
+    this.wrote = true;
     await mkdir(join(this.folder.dir, SNAPSHOT_DIR), { recursive: true });
     await appendChange(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), record);
+  }
+
+  /** Whether this process wrote the store since it opened it (the writer leaves the snapshots current on close). */
+  wrote = false;
+  /** Whether one of those writes was a bulk write (ingest, import, import-code): then every snapshot is left current, none to a catch-up. */
+  bulkWrote = false;
+
+  /**
+   * The structures whose snapshot file a fresh reader could not use as it is or catch up cheaply,
+   * and that this process does not hold at the store's generation (those `writeSnapshots` writes
+   * anyway): no file, a file past the store or under a gap in the change log, an entry edges or
+   * code links file of another generation (the log holds ids, not edges), or more than
+   * `maxCatchUpEntries` entries to read again (undefined: any file of another generation). What
+   * the writer loads and writes before it exits.
+   */
+  async snapshotsBehind(maxCatchUpEntries: number | undefined): Promise<SnapshotKey[]> {
+    const generation = await this.folder.currentGeneration();
+    if (generation === 0) return [];
+    const behind: SnapshotKey[] = [];
+    for (const key of SNAPSHOT_KEYS) {
+      const held = this.held.get(key);
+      if (held?.snapshot && held.generation === generation) continue;
+      const written = this.snapshotGenerations.get(key) ?? (await snapshotGeneration(this.snapshotPath(key)));
+      if (written === generation) continue;
+      if (written === undefined || written > generation || OWNER_FOLLOWED_KEYS.has(key) || maxCatchUpEntries === undefined) {
+        behind.push(key);
+        continue;
+      }
+      const net = await changesBetween(join(this.folder.dir, SNAPSHOT_DIR, CHANGE_LOG), written, generation);
+      if (!net || net.upserted.length + net.deleted.length > maxCatchUpEntries) behind.push(key);
+    }
+    return behind;
   }
 
   /** Carries the structures that were current before a write over to the generation after it. */
