@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Native bindings (Kuzu, LanceDB) are safest in separate processes.
     pool: 'forks',
+    // Compiles src/ once for the processes tests spawn (test/testBuild.ts).
+    globalSetup: ['test/globalSetup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -17,6 +17,7 @@ import { GRAPH_DRIVERS, type GraphDriverName } from '../src/store/graph/drivers.
 import { readMeta } from '../src/store/meta.js';
 import { hashEmbedder, type WriteOp } from './fixtures/writer.js';
 import { tempDir } from './helpers.js';
+import { scriptArgs } from './cliProcess.js';
 
 const writer = fileURLToPath(new URL('./fixtures/writer.ts', import.meta.url));
 const IDS = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -63,7 +64,7 @@ const op: fc.Arbitrary<WriteOp> = fc.oneof(
 /** Runs the writer until it has answered `killAfter + 1` operations, then kills it with SIGKILL; resolves with the answers. */
 function runAndKill(opsFile: string, dir: string, killAfter: number, graph: GraphDriverName): Promise<('ok' | 'err')[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, opsFile, dir, graph], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, scriptArgs(writer, [opsFile, dir, graph]), { stdio: ['ignore', 'pipe', 'pipe'] });
     const answers: ('ok' | 'err')[] = [];
     let err = '';
     let out = '';
