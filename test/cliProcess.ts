@@ -23,13 +23,15 @@ export function runnable(source: string): string {
   return `${to}/${relative(from, source).replace(/\.ts$/, '.js')}`;
 }
 
+/** node's options that let a process load what `runnable` names: tsx under MEMCORE_TEST_TSX=1, none otherwise. */
+export const loaderArgs: string[] = FROM_SOURCE ? ['--import', import.meta.resolve('tsx')] : [];
+
 /** node's arguments that run `source` (a .ts file of src/ or test/fixtures/) with `args`. */
-export const scriptArgs = (source: string, args: string[]): string[] =>
-  FROM_SOURCE ? ['--import', import.meta.resolve('tsx'), source, ...args] : [runnable(source), ...args];
+export const scriptArgs = (source: string, args: string[]): string[] => [...loaderArgs, runnable(source), ...args];
 
 /** The CLI's entry point as a process runs it (the compiled src/cli/main.ts). */
 export const CLI = runnable(fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)));
-export const nodeArgs = (args: string[]) => scriptArgs(fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)), args);
+export const nodeArgs = (args: string[]): string[] => [...loaderArgs, CLI, ...args];
 
 export interface ServeReady {
   pid: number;
