@@ -5,20 +5,31 @@
  * the program in a child of its own, out of reach of kill -9).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { relative } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { FIXTURES_BUILD, TEST_BUILD } from './testBuild.js';
+import { FIXTURES_DIR, TEST_BUILD } from './testBuild.js';
 
 const FROM_SOURCE = process.env.MEMCORE_TEST_TSX === '1';
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
+/** The build this test file spawns from, the one current when it loaded (dist-test is a link that a later run may move). */
+const BUILD = (() => {
+  if (FROM_SOURCE) return '';
+  try {
+    return realpathSync(TEST_BUILD);
+  } catch {
+    throw new Error(`${TEST_BUILD} is missing: run the tests with vitest, whose globalSetup (test/globalSetup.ts) builds it`);
+  }
+})();
+
 /** The file a process runs for a module of src/ or test/fixtures/: its compiled copy, or itself under MEMCORE_TEST_TSX=1. */
 export function runnable(source: string): string {
   if (FROM_SOURCE) return source;
-  const [from, to] = source.startsWith(SRC) ? [SRC, TEST_BUILD] : source.startsWith(FIXTURES) ? [FIXTURES, FIXTURES_BUILD] : [];
+  const [from, to] = source.startsWith(SRC) ? [SRC, BUILD] : source.startsWith(FIXTURES) ? [FIXTURES, join(BUILD, FIXTURES_DIR)] : [];
   if (from === undefined || !source.endsWith('.ts')) throw new Error(`${source}: not a module of src/ or test/fixtures/`);
   return `${to}/${relative(from, source).replace(/\.ts$/, '.js')}`;
 }
