@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { EXAMPLE_FILE, tempDir } from './helpers.js';
+import { nodeArgs } from './cliProcess.js';
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -203,11 +203,9 @@ describe('memcore CLI', () => {
 
   it('runs as a real process and exits cleanly after writes', async () => {
     const db = await tempDir();
-    const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-    const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
     const file = join(db, 'm.json');
     await writeFile(file, JSON.stringify({ core_id: 'c', entries: [{ id: 'a', title: 'alpha', content: 'beta' }] }));
-    const { stdout } = await promisify(execFile)(process.execPath, [tsx, cli, 'ingest', file, '--db', join(db, 'store'), '--json']);
+    const { stdout } = await promisify(execFile)(process.execPath, nodeArgs(['ingest', file, '--db', join(db, 'store'), '--json']));
     expect(JSON.parse(stdout)).toMatchObject([{ entries: { added: 1 } }]);
   });
 });

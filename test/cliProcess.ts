@@ -1,14 +1,48 @@
 /**
- * The CLI as real processes, as users run it: one `node --import tsx` process per command (tsx's
- * own CLI would start the program in a child of its own, out of reach of kill -9).
+ * The CLI as real processes, as users run it: one `node` process per command, running the source
+ * tree as compiled for this test run (test/testBuild.ts, built by test/globalSetup.ts), or with
+ * MEMCORE_TEST_TSX=1 the TypeScript itself through `node --import tsx` (tsx's own CLI would start
+ * the program in a child of its own, out of reach of kill -9).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
+import { FIXTURES_DIR, TEST_BUILD } from './testBuild.js';
 
-export const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-export const nodeArgs = (args: string[]) => ['--import', 'tsx', CLI, ...args];
+const FROM_SOURCE = process.env.MEMCORE_TEST_TSX === '1';
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
+
+/** The build this test file spawns from, the one current when it loaded (dist-test is a link that a later run may move). */
+const BUILD = (() => {
+  if (FROM_SOURCE) return '';
+  try {
+    return realpathSync(TEST_BUILD);
+  } catch {
+    throw new Error(`${TEST_BUILD} is missing: run the tests with vitest, whose globalSetup (test/globalSetup.ts) builds it`);
+  }
+})();
+
+/** The file a process runs for a module of src/ or test/fixtures/: its compiled copy, or itself under MEMCORE_TEST_TSX=1. */
+export function runnable(source: string): string {
+  if (FROM_SOURCE) return source;
+  const [from, to] = source.startsWith(SRC) ? [SRC, BUILD] : source.startsWith(FIXTURES) ? [FIXTURES, join(BUILD, FIXTURES_DIR)] : [];
+  if (from === undefined || !source.endsWith('.ts')) throw new Error(`${source}: not a module of src/ or test/fixtures/`);
+  return `${to}/${relative(from, source).replace(/\.ts$/, '.js')}`;
+}
+
+/** node's options that let a process load what `runnable` names: tsx under MEMCORE_TEST_TSX=1, none otherwise. */
+export const loaderArgs: string[] = FROM_SOURCE ? ['--import', import.meta.resolve('tsx')] : [];
+
+/** node's arguments that run `source` (a .ts file of src/ or test/fixtures/) with `args`. */
+export const scriptArgs = (source: string, args: string[]): string[] => [...loaderArgs, runnable(source), ...args];
+
+/** The CLI's entry point as a process runs it (the compiled src/cli/main.ts). */
+export const CLI = runnable(fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)));
+export const nodeArgs = (args: string[]): string[] => [...loaderArgs, CLI, ...args];
 
 export interface ServeReady {
   pid: number;

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -183,9 +183,19 @@ describe('memcore ui', () => {
   it('starts its server on the port serve takes (7077), on a free one when that is taken, and says where MCP is', async () => {
     const db = join(await tempDir(), 'store');
     expect((await cli.memcore(['ingest', EXAMPLE_FILE, '--db', db])).code).toBe(EXIT.ok);
-    // Hold 7077 (unless another process already does): either way it is taken for this server.
-    const holder = createServer();
-    await new Promise<void>((done) => holder.once('error', () => done()).listen(7077, '127.0.0.1', () => done()));
+    // Hold 7077: taken for this server. Another process holding it (a server of another test run
+    // on the machine) could let it go before `ui` starts, so this waits for it, up to a minute,
+    // and only then takes the other process's hold as the taken port.
+    const hold = () =>
+      new Promise<Server | undefined>((done) => {
+        const server = createServer();
+        server.once('error', () => done(undefined)).listen(7077, '127.0.0.1', () => done(server));
+      });
+    let holder = await hold();
+    for (let waited = 0; !holder && waited < 60_000; waited += 250) {
+      await new Promise((r) => setTimeout(r, 250));
+      holder = await hold();
+    }
     try {
       const r = await cli.memcore(['ui', '--db', db]);
       expect(r.code, r.stderr).toBe(EXIT.ok);
@@ -208,7 +218,7 @@ describe('memcore ui', () => {
       const again = await cli.memcore(['ui', '--db', db, '--json']);
       expect(JSON.parse(again.stdout)).toMatchObject({ mcp: mcp![1], startedServer: null });
     } finally {
-      holder.close();
+      holder?.close();
     }
   }, 180_000);
 });

@@ -83,6 +83,24 @@ export function phraseEmbedder(vectors: [phrase: string, vector: number[]][], di
   };
 }
 
+/**
+ * `embedder` with its vectors kept by text for the test file: a file that builds several stores of
+ * the same entries on a real model (the local one takes seconds per few hundred texts, many more
+ * on a loaded machine) embeds each text once. Same id, dimensions and vectors as the model.
+ */
+export function memoEmbedder(embedder: Embedder): Embedder {
+  const known = new Map<string, Float32Array>();
+  return {
+    ...embedder,
+    async embed(texts, signal) {
+      const missing = [...new Set(texts.filter((t) => !known.has(t)))];
+      if (missing.length > 0) (await embedder.embed(missing, signal)).forEach((v, i) => known.set(missing[i]!, v));
+      // copies: a caller may keep or change what it is given
+      return texts.map((t) => Float32Array.from(known.get(t)!));
+    },
+  };
+}
+
 /** `n` distinct, plausible memory entries built from a vocabulary (deterministic). */
 export function syntheticEntries(n: number, coreId = 'synthetic'): { id: string; core_id: string; title: string; content: string }[] {
   const subjects = [

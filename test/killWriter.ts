@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
+import { scriptArgs } from './cliProcess.js';
 
 /**
- * Runs a writer process (a tsx script and its arguments), hands each line it prints to `onLine`,
+ * Runs a writer process (a .ts script of test/fixtures/, run compiled, and its arguments), hands each line it prints to `onLine`,
  * and kills it with SIGKILL once `onLine` says so; resolves when it is gone (killed, or done with
  * exit code 0), rejects with its stderr otherwise. The crash property tests' writers print a line
  * per acknowledged write.
  */
 export function killWriterWhen(script: string, args: string[], onLine: (line: string) => boolean): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, scriptArgs(script, args), { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     let out = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

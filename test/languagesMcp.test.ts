@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect, it } from 'vitest';
-import { CLI, cliWithFakeEmbedder } from './cliProcess.js';
+import { cliWithFakeEmbedder, nodeArgs } from './cliProcess.js';
 import { gitIn, tempDir } from './helpers.js';
 
 const { memcore, env } = cliWithFakeEmbedder();
@@ -35,12 +35,12 @@ it('maps a Go change to its symbols and the entries on them through MCP', async 
   await writeFile(join(repo, 'main.go'), GO(20));
   gitIn(repo, 'commit', '-qam', 'second');
 
-  // the server runs in the repository (git runs where the server is); tsx is found from here
+  // the server runs in the repository (git runs where the server is)
   const client = new Client({ name: 'memcore-test', version: '1.0.0' });
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: ['--import', import.meta.resolve('tsx'), CLI, 'mcp', '--db', db],
+      args: nodeArgs(['mcp', '--db', db]),
       env: env(),
       cwd: repo,
       stderr: 'pipe',

@@ -4,11 +4,13 @@
  * has embedded once) before any caller gets it, in threads and in processes started together.
  */
 import { execFile } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadReadyModel } from '../src/embed/localEmbedder.js';
 import { LocalModelPool } from '../src/embed/localModelPool.js';
 import { localEmbedder } from '../src/index.js';
+import { loaderArgs, runnable } from './cliProcess.js';
 
 const run = promisify(execFile);
 
@@ -43,15 +45,15 @@ describe('the first load of the local model', () => {
   }, 300_000);
 
   it('loads in four processes started together, each embedding its first text', async () => {
+    // the library as the test run compiled it (test/testBuild.ts)
+    const index = pathToFileURL(runnable(fileURLToPath(new URL('../src/index.ts', import.meta.url)))).href;
     const script = [
-      "const { localEmbedder } = await import('./src/index.ts');",
+      `const { localEmbedder } = await import(${JSON.stringify(index)});`,
       "const [v] = await localEmbedder({ workers: 1 }).embed(['first load in a process']);",
       'console.log(v.length);',
     ].join('\n');
     const runs = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() }),
-      ),
+      Array.from({ length: 4 }, () => run(process.execPath, [...loaderArgs, '--input-type=module', '-e', script], { cwd: process.cwd() })),
     );
     for (const r of runs) expect(r.stdout.trim()).toBe('512');
   }, 300_000);

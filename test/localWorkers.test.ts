@@ -5,11 +5,11 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { localEmbedder } from '../src/index.js';
 import { tempDir } from './helpers.js';
+import { nodeArgs } from './cliProcess.js';
 
 describe('the local model on worker threads', () => {
   it('gives the vectors the caller thread gives, in order, for a call of many batches', async () => {
@@ -35,13 +35,10 @@ describe('the local model on worker threads', () => {
         entries: Array.from({ length: 150 }, (_, i) => ({ id: `e${i}`, title: `Entry ${i}`, content: `Note ${i} on token rotation.` })),
       }),
     );
-    const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
     // An idle worker holding the process open would leave this call waiting until the test times out.
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', cli, 'ingest', file, '--db', join(dir, 'db'), '--json'],
-      { env: { ...process.env, MEMCORE_EMBED_WORKERS: '2' } },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, nodeArgs(['ingest', file, '--db', join(dir, 'db'), '--json']), {
+      env: { ...process.env, MEMCORE_EMBED_WORKERS: '2' },
+    });
     expect(JSON.parse(stdout)).toMatchObject([{ entries: { added: 150 }, embedded: 150 }]);
   });
 });

@@ -4,7 +4,7 @@
  * The embedder is a real HTTP server speaking the OpenAI API (test/openaiServer.ts), so that a
  * child process starts in a second rather than loading the local model.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
-import { EXAMPLE_FILE, tempDir } from './helpers.js';
+import { EXAMPLE_FILE, tempDir, tempDirForFile } from './helpers.js';
 import { cliProcesses, fakeEmbedderEnv, nodeArgs } from './cliProcess.js';
 
 const { memcore, serve, killAll } = cliProcesses(() => env);
@@ -46,9 +46,16 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 }
 const text = (r: ToolResult) => r.content.map((c) => c.text).join('\n');
 
+/** The example memory, ingested by one `memcore ingest` process for the file; each test gets a copy of that folder. */
+let exampleIngested: Promise<string> | undefined;
 async function exampleStore(): Promise<string> {
+  exampleIngested ??= (async () => {
+    const db = join(await tempDirForFile(), 'store');
+    expect((await memcore(['ingest', EXAMPLE_FILE, '--db', db])).code).toBe(EXIT.ok);
+    return db;
+  })();
   const db = join(await tempDir(), 'store');
-  expect((await memcore(['ingest', EXAMPLE_FILE, '--db', db])).code).toBe(EXIT.ok);
+  await cp(await exampleIngested, db, { recursive: true });
   return db;
 }
 

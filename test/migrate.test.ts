@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { MemoryDocumentRecord } from '../src/model/memoryFile.js';
 import { graphFileName, type GraphDriverName } from '../src/store/graph/drivers.js';
 import { readMeta } from '../src/store/meta.js';
-import { nodeArgs } from './cliProcess.js';
+import { nodeArgs, scriptArgs } from './cliProcess.js';
 import { tempDir } from './helpers.js';
 
 /** Every relation type, with weights, kinds, relevances, steps with key concepts, and absent optional fields. */
@@ -71,7 +71,7 @@ const memcore = (args: string[], env?: Record<string, string>) => run(nodeArgs(a
 
 /** What a folder holds, as its export and a context bundle show it (read in a process of its own). */
 async function contents(dir: string): Promise<unknown> {
-  const r = await run(['--import', 'tsx', folderTool, 'contents', dir, TASK]);
+  const r = await run(scriptArgs(folderTool, ['contents', dir, TASK]));
   expect(r.stderr).toBe('');
   // Scores to 4 places: feedback's effect on them decays with the time since the rating.
   return JSON.parse(r.stdout, (key, value: unknown) =>
@@ -83,7 +83,7 @@ async function folderWith(graph: GraphDriverName): Promise<string> {
   const dir = join(await tempDir(), 'db');
   const file = `${dir}.yaml`;
   await writeFile(file, MEMORY);
-  const r = await run(['--import', 'tsx', folderTool, 'ingest', dir, file, graph]);
+  const r = await run(scriptArgs(folderTool, ['ingest', dir, file, graph]));
   expect(r.stderr).toBe('');
   expect((await readMeta(dir))?.graph).toBe(graph);
   return dir;
@@ -145,7 +145,7 @@ describe('memcore migrate --graph', () => {
     expect(existsSync(join(dir, 'nothing-here'))).toBe(false);
 
     // Another process holding the folder keeps it as it is.
-    const holder = spawn(process.execPath, ['--import', 'tsx', folderTool, 'hold', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, scriptArgs(folderTool, ['hold', dir]), { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
       const busy = await memcore(['migrate', '--db', dir, '--graph', 'ladybug']);
@@ -192,10 +192,9 @@ describe('a Kuzu folder where the kuzu package is not installed', () => {
     const kuzuDir = await folderWith('kuzu');
     // The package made unresolvable for the child process, as on an install without it.
     const hideKuzu = fileURLToPath(new URL('./fixtures/hideKuzu.mjs', import.meta.url));
-    const [loader, tsx, ...cli] = nodeArgs([]);
     // MEMCORE_GRAPH: a new folder on LadybugDB whatever the default (config/defaults.ts) is.
     const withoutKuzu = (args: string[]) =>
-      run([loader!, tsx!, '--import', hideKuzu, ...cli, ...args], { MEMCORE_EMBEDDER: 'local', MEMCORE_GRAPH: 'ladybug' });
+      run(['--import', hideKuzu, ...nodeArgs(args)], { MEMCORE_EMBEDDER: 'local', MEMCORE_GRAPH: 'ladybug' });
     const refused = await withoutKuzu(['migrate', '--graph', 'ladybug', '--db', kuzuDir]);
     expect(refused.code).toBe(6);
     expect(refused.stderr).toMatch(/graph is a Kuzu database, and the package kuzu that opens it is not installed: run `npm install kuzu`/);

@@ -9,12 +9,11 @@ import { promisify } from 'node:util';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { embeddingsReply, startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { tempDir } from './helpers.js';
+import { nodeArgs } from './cliProcess.js';
 
-const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 let server: FakeOpenAI | undefined;
 afterAll(async () => server?.close());
 
@@ -62,7 +61,7 @@ describe('a killed ingest or import', () => {
       };
       const ingest = (onSpawn?: (kill: () => void) => void) =>
         new Promise<{ code: number | null; signal: string | null; stdout: string }>((resolve) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', cli, command, file, '--db', join(dir, 'db'), '--json'], {
+          const child = spawn(process.execPath, nodeArgs([command, file, '--db', join(dir, 'db'), '--json']), {
             env,
             stdio: ['ignore', 'pipe', 'pipe'],
           });
@@ -108,7 +107,7 @@ describe('a killed ingest or import', () => {
       expect(report!.embedded).toBe(1000 - report!.fromCache);
       expect(sent).toBe(report!.embedded);
 
-      const doctor = await promisify(execFile)(process.execPath, ['--import', 'tsx', cli, 'doctor', '--db', join(dir, 'db'), '--json'], {
+      const doctor = await promisify(execFile)(process.execPath, nodeArgs(['doctor', '--db', join(dir, 'db'), '--json']), {
         env,
       });
       expect(JSON.parse(doctor.stdout)).toMatchObject({ healthy: true });

@@ -1,9 +1,26 @@
-import { describe, expect, it } from 'vitest';
-import { openMemory, type Embedder, type MemoryEngine, type SearchHit } from '../src/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { localEmbedder, openMemory, type Embedder, type MemoryEngine, type SearchHit } from '../src/index.js';
 import { fitPca, project } from '../src/embed/matryoshka.js';
 import { bridgeWords, keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import { defaultStage1Candidates, stage1Calibration } from '../src/retrieve/stage1Calibration.js';
-import { EXAMPLE_FILE, gaussianEmbedder, phraseEmbedder, syntheticEntries, tempDir, tempDirForFile, wordHashEmbedder } from './helpers.js';
+import {
+  EXAMPLE_FILE,
+  gaussianEmbedder,
+  memoEmbedder,
+  phraseEmbedder,
+  syntheticEntries,
+  tempDir,
+  tempDirForFile,
+  wordHashEmbedder,
+} from './helpers.js';
+
+// The local model, each text embedded once for the file: the Matryoshka, filter and refit tests
+// store the same synthetic entries in several folders.
+const localModel = memoEmbedder(localEmbedder());
+// The local model's whole share of the file, once, before any test: the filtered store's 1,000
+// entries hold the 450 texts the other tests store. On a loaded machine this takes minutes; each
+// test after it, seconds.
+beforeAll(() => filteredStoreDir(), 600_000);
 
 // Stage 1 scans small vectors in memory up to scanMaxEntries, and searches LanceDB past it (0 here);
 // the entries are read from memory up to residentMaxEntries, and from LanceDB past it.
@@ -78,7 +95,7 @@ describe('matryoshkaSearch default stage-1 candidates', () => {
 describe.each(STAGE1_MODES)('two-stage Matryoshka search, stage 1 %s (local model, fitted PCA projection)', (_, resident, holds) => {
   it('returns the same top-10 as an exact full-dimension search', async () => {
     const dir = await tempDir();
-    const m = await openMemory({ path: dir, ...resident });
+    const m = await openMemory({ path: dir, embedder: localModel, ...resident });
     try {
       await m.upsert(syntheticEntries(300));
       const columns = await m.unsafeExposeInternals().stores.columns();
@@ -109,7 +126,7 @@ describe.each(STAGE1_MODES)('two-stage Matryoshka search, stage 1 %s (local mode
       // the refit re-derived every small vector: the stage 1 in this process is the one a fresh open gives
       const narrow = await Promise.all(queries.map((q) => m.matryoshkaSearch(q, { limit: 10, candidates: 12 })));
       await m.close();
-      const reopened = await openMemory({ path: dir, ...resident });
+      const reopened = await openMemory({ path: dir, embedder: localModel, ...resident });
       try {
         expect(narrow).toEqual(await Promise.all(queries.map((q) => reopened.matryoshkaSearch(q, { limit: 10, candidates: 12 }))));
       } finally {
@@ -126,7 +143,7 @@ let filteredStore: Promise<string> | undefined;
 function filteredStoreDir(): Promise<string> {
   filteredStore ??= (async () => {
     const dir = await tempDirForFile();
-    const m = await openMemory({ path: dir });
+    const m = await openMemory({ path: dir, embedder: localModel });
     try {
       await m.upsert(
         syntheticEntries(1000).map((e, i) => ({
@@ -149,7 +166,7 @@ describe.each(STAGE1_MODES)('two-stage search under filters, stage 1 %s', (_, re
   // scan applies the filter itself. Either way the hits must be those of an exact search with the
   // same filter.
   it('returns what an exact filtered search returns, whether the filter is permissive, selective, or passes few of the nearest', async () => {
-    const m = await openMemory({ path: await filteredStoreDir(), ...resident });
+    const m = await openMemory({ path: await filteredStoreDir(), embedder: localModel, ...resident });
     try {
       const cases: [string, { cores?: string[]; tags?: string[] }, number][] = [
         ['webhook delivery needs a timeout', { cores: ['a'] }, 100], // 88% pass: filtered in memory
@@ -618,7 +635,7 @@ describe('small-vector length', () => {
 
 describe('refitting the small-vector projection', () => {
   it('fits on an even sample of the stored vectors and re-derives every small vector in batches, as one pass over all of them would', async () => {
-    const m = await openMemory({ path: await tempDir() });
+    const m = await openMemory({ path: await tempDir(), embedder: localModel });
     try {
       await m.upsert(syntheticEntries(450));
       const stores = m.unsafeExposeInternals().stores;

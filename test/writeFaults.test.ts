@@ -7,20 +7,17 @@
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/cli/main.js';
 import { startFakeOpenAI, type FakeOpenAI } from './openaiServer.js';
 import { tempDir, tryRun } from './helpers.js';
+import { nodeArgs } from './cliProcess.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { graphFileName } from '../src/store/graph/drivers.js';
 
 /** The graph file of a folder made with the default graph database. */
 const GRAPH_FILE = graphFileName(DEFAULTS.store.graph);
 const GRAPH_FILE_PATTERN = GRAPH_FILE.replace('.', '\\.');
-
-const cli = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url));
 
 let server: FakeOpenAI | undefined;
 afterAll(async () => server?.close());
@@ -36,7 +33,7 @@ async function memcore(args: string[]): Promise<{ code: number | null; signal: s
     MEMCORE_EMBED_DIMENSIONS: '8',
   };
   return new Promise((resolve) => {
-    execFile(process.execPath, [tsx, cli, ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, nodeArgs(args), { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const e = error as (Error & { code?: number; signal?: string }) | null;
       resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, signal: e?.signal ?? null, stdout, stderr });
     });
