@@ -13,6 +13,10 @@
  *   (on-topic there: their gold passages are all in the store), the rest passages no question
  *   needs; every store is asked the off-topic tasks too. Kept under --cache-dir, so a re-run
  *   embeds nothing. Skipped with a note when the eval data is not there.
+ * - Stores of --sizes over 994 entries: the example memory, every HotpotQA passage, then 2Wiki and
+ *   SciFact passages and their sentences (one entry each) up to the size; on-topic there: the 70
+ *   example tasks and the first --queries HotpotQA questions. Embedded with word-hash vectors
+ *   (bench/synthetic.ts), since the local model would take hours on them.
  * - With --db-root: the stores `memcore eval <set> --keep-db <root>/<set>` leaves (hotpotqa ≈ 1K
  *   entries, locomo ≈ 3K, 2wiki ≈ 6K, scifact ≈ 5K), each with its first --queries questions
  *   on-topic and the same off-topic tasks.
@@ -61,6 +65,7 @@ const values = benchOptions(
     Number(v.queries) <= 10_000,
 );
 const queriesPerStore = Number(values.queries);
+const sizes = values.sizes === 'none' ? [] : values.sizes!.split(',').map(Number);
 /** Stores up to this size are built of HotpotQA passages alone (it has 994) and embedded by the local model. */
 const SMALL_STORE_MAX = 994;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -152,10 +157,7 @@ if (values.sizes === 'none') {
   const gold = new Set(file.queries.flatMap((q) => q.gold));
   const filler = passages.filter((p) => !gold.has(p.id!));
   const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
-  for (const size of values
-    .sizes!.split(',')
-    .map(Number)
-    .filter((s) => s <= SMALL_STORE_MAX)) {
+  for (const size of sizes.filter((s) => s <= SMALL_STORE_MAX)) {
     // Stores of `size` entries until --queries questions are on-topic in one of them: each holds the
     // gold passages of the next questions that fit, then passages no question needs.
     const parts: Row[] = [];
@@ -200,13 +202,7 @@ if (values.sizes === 'none') {
 //    up with the other eval sets' passages (2Wiki, SciFact), then their sentences, one entry each.
 //    Embedded with word-hash vectors (bench/synthetic.ts): the local model would take hours here, and
 //    the judgement reads the words; the vectors only choose which candidates it looks at.
-const large =
-  values.sizes === 'none'
-    ? []
-    : values
-        .sizes!.split(',')
-        .map(Number)
-        .filter((s) => s > SMALL_STORE_MAX);
+const large = sizes.filter((s) => s > SMALL_STORE_MAX);
 if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsSync(join(dataRoot, set)))) {
   notes.push(`no eval data at ${dataRoot}: the stores of ${large.join(', ')} entries were skipped (--data-root)`);
 } else if (large.length > 0) {
@@ -221,9 +217,10 @@ if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsS
       .filter((s) => s.split(/\s+/u).length >= 4)
       .map((content, i) => ({ id: `${p.id} #${i + 1}`, core_id: p.core_id, title: p.title, content, entry_type: 'fact' as const })),
   );
+  const own = [...example.entries, ...(hotpot!.entries as EntryRecord[])];
+  const on = [...onTopicExample, ...hotpot!.queries.slice(0, queriesPerStore).map((q) => ({ text: q.text }))];
   const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
   for (const size of large) {
-    const own = [...example.entries, ...(hotpot!.entries as EntryRecord[])];
     // A title both sets hold is one entry (the HotpotQA one).
     const taken = new Set(own.map((e) => e.id));
     const fill = [...passages, ...sentences].filter((e) => !taken.has(e.id) && taken.add(e.id!)).slice(0, Math.max(0, size - own.length));
@@ -237,8 +234,7 @@ if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsS
           await memory.ingestDocument({ entries: batch }, { source: `${dir}#${i}`, autoLink: false });
         }
       }
-      const on = [...onTopicExample, ...hotpot!.queries.slice(0, queriesPerStore).map((q) => ({ text: q.text }))];
-      rows.push(await measure(`example memory + HotpotQA + ${fill.length} other passages and sentences (word-hash vectors)`, memory, on));
+      rows.push(await measure(`example memory, HotpotQA, 2Wiki and SciFact (word-hash vectors)`, memory, on));
     } finally {
       await memory.close();
     }
