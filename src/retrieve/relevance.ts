@@ -167,23 +167,16 @@ export function judgeRelevance(
   const floor = opts.floor ?? relevanceFloor(index);
   const specificDf = Math.max(SPECIFIC_MIN_ENTRIES, SPECIFIC_SHARE * size);
   const specific = held.filter((t) => t.df <= specificDf).map((t) => t.term);
+  // The rarest match among the candidates that hold two or more of the task's words (module comment).
   const dispersion = lengthDispersion(index);
-  let chance = 1;
-  for (const c of judged) {
-    const holds = matched.get(c.id);
-    if (!holds || holds.length < 2) continue;
-    const vector = c.why.find((r) => r.kind === 'vector');
-    const rank = vector?.kind === 'vector' ? vector.rank : undefined;
-    chance = Math.min(
-      chance,
-      matchChance(
-        holds.map((i) => terms[i]!.df),
-        size,
-        dispersion,
-        rank,
-      ),
-    );
-  }
+  const chance = Math.min(
+    1,
+    ...judged.flatMap((c) => {
+      const dfs = (matched.get(c.id) ?? []).map((i) => terms[i]!.df);
+      const vector = c.why.find((r) => r.kind === 'vector');
+      return dfs.length < 2 ? [] : [matchChance(dfs, size, dispersion, vector?.kind === 'vector' ? vector.rank : undefined)];
+    }),
+  );
   const strength: MatchStrength =
     share > floor && known >= KNOWN_WEIGHT_NEEDED && together >= 2 && chance * size < CHANCE_MATCHES
       ? 'strong'

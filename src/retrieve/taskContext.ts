@@ -294,7 +294,7 @@ export async function buildTaskContext(
 function relevanceNote(j: RelevanceJudgement): string {
   const chance =
     j.share > j.floor && j.chance < 1
-      ? `, but a match as good comes by chance to ${(j.chance * 100).toPrecision(2)}% of unrelated tasks in a store of this size`
+      ? `, but chance gives ${(j.chance * 100).toPrecision(2)}% of unrelated tasks a match as good, too many in a store of this size`
       : `, not above the ${(j.floor * 100).toFixed(0)}% chance reaches in this store`;
   const match = `the best keyword match covers ${(j.share * 100).toFixed(0)}% of the weight of its words this memory holds${chance}`;
   const held = j.known < 1 ? ` (they carry ${(j.known * 100).toFixed(0)}% of its words' weight)` : '';
