@@ -19,9 +19,9 @@
  *   store its vector rank leaves (rank / entries; 1 when no vector search found it). It must be
  *   under CHANCE_MATCHES / entries: a larger store holds more topics, and an unrelated task's
  *   words are those of some topic, not random ones, so the odds that one of its topics gives an
- *   everyday task two or three words together grow with its entries. "Golden retriever" meets a
- *   dog breed's passage among 1,000 Wikipedia passages; "error" and "logs" meet in one of 44
- *   lessons of a project.
+ *   everyday task two or three words together grow with its entries. "Write" and "note" meet in
+ *   a passage among 1,000 of Wikipedia (× 994 = 238: weak); "error" and "logs" in the lesson the
+ *   vectors rank first among 44 of a project (× 44 = 1.2: strong).
  * - `none` (nothing relevant): strong evidence the task is about something else — no entry among
  *   the best candidates holds two of its words together, and either not one of its words is
  *   specific to this store's entries (held by at most a quarter of them, or two in a tiny store), so
