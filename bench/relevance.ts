@@ -13,6 +13,10 @@
  *   (on-topic there: their gold passages are all in the store), the rest passages no question
  *   needs; every store is asked the off-topic tasks too. Kept under --cache-dir, so a re-run
  *   embeds nothing. Skipped with a note when the eval data is not there.
+ * - Stores of --sizes over 994 entries: the example memory, every HotpotQA passage, then 2Wiki and
+ *   SciFact passages and their sentences (one entry each) up to the size; on-topic there: the 70
+ *   example tasks and the first --queries HotpotQA questions. Embedded with word-hash vectors
+ *   (bench/synthetic.ts), since the local model would take hours on them.
  * - With --db-root: the stores `memcore eval <set> --keep-db <root>/<set>` leaves (hotpotqa ≈ 1K
  *   entries, locomo ≈ 3K, 2wiki ≈ 6K, scifact ≈ 5K), each with its first --queries questions
  *   on-topic and the same off-topic tasks.
@@ -28,12 +32,14 @@ import YAML from 'yaml';
 import { ADAPTERS, DEFAULT_DATA_ROOT } from '../src/eval/adapters/index.js';
 import { openMemory, type ContextBundle, type MemoryEngine } from '../src/index.js';
 import type { EntryRecord } from '../src/model/memoryFile.js';
-import { benchOptions } from './synthetic.js';
+import { benchOptions, wordHashEmbedder } from './synthetic.js';
 
 const USAGE = `usage: npm run bench:relevance -- [--sizes 10,100] [--data-root <dir>] [--cache-dir <dir>] [--db-root <dir>] [--queries 60] [--out <name>]
 
-  --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; at most 994; none: no such stores)
-                      (several stores of a size, until --queries questions are on-topic)
+  --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; none: no such stores)
+                      (up to 994: several stores of a size, until --queries questions are on-topic;
+                      above: one store of the example memory, HotpotQA and 2Wiki/SciFact passages and
+                      sentences, word-hash vectors; at most 100000)
   --data-root <dir>   the eval data (default ../shared/eval-data beside the repository)
   --cache-dir <dir>   where the built stores are kept (default <tmp>/memcore-bench-relevance)
   --db-root <dir>     also the stores memcore eval <set> --keep-db <dir>/<set> left
@@ -52,12 +58,16 @@ const values = benchOptions(
     out: { type: 'string' },
   },
   (v) =>
-    (v.sizes === 'none' || (/^\d+(,\d+)*$/.test(v.sizes ?? '') && v.sizes!.split(',').every((s) => Number(s) >= 2 && Number(s) <= 994))) &&
+    (v.sizes === 'none' ||
+      (/^\d+(,\d+)*$/.test(v.sizes ?? '') && v.sizes!.split(',').every((s) => Number(s) >= 2 && Number(s) <= 100_000))) &&
     Number.isInteger(Number(v.queries)) &&
     Number(v.queries) >= 1 &&
     Number(v.queries) <= 10_000,
 );
 const queriesPerStore = Number(values.queries);
+const sizes = values.sizes === 'none' ? [] : values.sizes!.split(',').map(Number);
+/** Stores up to this size are built of HotpotQA passages alone (it has 994) and embedded by the local model. */
+const SMALL_STORE_MAX = 994;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 interface Task {
@@ -147,7 +157,7 @@ if (values.sizes === 'none') {
   const gold = new Set(file.queries.flatMap((q) => q.gold));
   const filler = passages.filter((p) => !gold.has(p.id!));
   const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
-  for (const size of values.sizes!.split(',').map(Number)) {
+  for (const size of sizes.filter((s) => s <= SMALL_STORE_MAX)) {
     // Stores of `size` entries until --queries questions are on-topic in one of them: each holds the
     // gold passages of the next questions that fit, then passages no question needs.
     const parts: Row[] = [];
@@ -188,7 +198,50 @@ if (values.sizes === 'none') {
   }
 }
 
-// 3. Kept eval databases.
+// 3. Large stores (over the 994 HotpotQA passages): the example memory and every HotpotQA passage, filled
+//    up with the other eval sets' passages (2Wiki, SciFact), then their sentences, one entry each.
+//    Embedded with word-hash vectors (bench/synthetic.ts): the local model would take hours here, and
+//    the judgement reads the words; the vectors only choose which candidates it looks at.
+const large = sizes.filter((s) => s > SMALL_STORE_MAX);
+if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsSync(join(dataRoot, set)))) {
+  notes.push(`no eval data at ${dataRoot}: the stores of ${large.join(', ')} entries were skipped (--data-root)`);
+} else if (large.length > 0) {
+  const [hotpot, wiki, sci] = await Promise.all(
+    ['hotpotqa', '2wiki', 'scifact'].map((set) => ADAPTERS[set]!.build({ data: join(dataRoot, set) })),
+  );
+  const example = YAML.parse(readFileSync(here('../examples/memory/orders-api.yaml'), 'utf8')) as { entries: EntryRecord[] };
+  const passages = [...(wiki!.entries as EntryRecord[]), ...(sci!.entries as EntryRecord[])];
+  const sentences = passages.flatMap((p) =>
+    (p.content ?? '')
+      .split(/(?<=[.!?])\s+/u)
+      .filter((s) => s.split(/\s+/u).length >= 4)
+      .map((content, i) => ({ id: `${p.id} #${i + 1}`, core_id: p.core_id, title: p.title, content, entry_type: 'fact' as const })),
+  );
+  const own = [...example.entries, ...(hotpot!.entries as EntryRecord[])];
+  const on = [...onTopicExample, ...hotpot!.queries.slice(0, queriesPerStore).map((q) => ({ text: q.text }))];
+  const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
+  for (const size of large) {
+    // A title both sets hold is one entry (the HotpotQA one).
+    const taken = new Set(own.map((e) => e.id));
+    const fill = [...passages, ...sentences].filter((e) => !taken.has(e.id) && taken.add(e.id!)).slice(0, Math.max(0, size - own.length));
+    if (own.length + fill.length < size) notes.push(`the eval data gives ${own.length + fill.length} entries, not ${size}`);
+    const dir = join(cacheRoot, `large-${size}`);
+    const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 }, embedder: wordHashEmbedder(512) });
+    try {
+      if ((await memory.stats()).entries === 0) {
+        for (let i = 0; i < own.length + fill.length; i += 5_000) {
+          const batch = [...own, ...fill].slice(i, i + 5_000);
+          await memory.ingestDocument({ entries: batch }, { source: `${dir}#${i}`, autoLink: false });
+        }
+      }
+      rows.push(await measure(`example memory, HotpotQA, 2Wiki and SciFact (word-hash vectors)`, memory, on));
+    } finally {
+      await memory.close();
+    }
+  }
+}
+
+// 4. Kept eval databases.
 if (values['db-root']) {
   for (const set of Object.keys(ADAPTERS)) {
     const dir = join(values['db-root'], set);

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { NO_RELEVANT_MEMORY, WEAK_MATCHES } from '../src/format/formatContext.js';
 import { formatContext, openMemory } from '../src/index.js';
 import { KeywordIndex } from '../src/store/resident/keywordIndex.js';
-import { judgeRelevance, relevanceFloor } from '../src/retrieve/relevance.js';
+import { CHANCE_MATCHES, judgeRelevance, matchChance, relevanceFloor } from '../src/retrieve/relevance.js';
+import { mulberry32 } from '../src/embed/matryoshka.js';
 import { keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import type { Hit } from '../src/retrieve/candidate.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
@@ -107,6 +108,69 @@ describe('no relevant memory is an answer', () => {
       expect(judge('How do I tune a guitar to drop D'), `${size}`).toBe('none');
       expect(judge('Plan a three day trip to Lisbon on a budget'), `${size}`).toBe('none');
     }
+  });
+
+  it('asks more of two words meeting in one entry the larger the store: chance there gives everyday tasks such matches', () => {
+    // Everyday words spread over a store the way a large general store holds them: each document 8
+    // of 400 words, the first ones far more often (as text uses words), so two everyday words of a
+    // task meet in some document; and one document of the store's own, rare words.
+    const everyday = Array.from({ length: 400 }, (_, i) => `word${i}x`);
+    const store = (size: number, seed: number) => {
+      const random = mulberry32(seed);
+      const docs = Array.from({ length: size - 1 }, (_, i) => ({
+        id: `d${i}`,
+        text: Array.from({ length: 8 }, () => everyday[Math.floor(everyday.length * random() ** 2)]!).join(' '),
+        group: 'g',
+      }));
+      return new KeywordIndex([...docs, { id: 'ledger', text: 'the refund ledger reconciles chargebacks nightly', group: 'g' }]);
+    };
+    const hits = (index: KeywordIndex, task: string, vectorRank?: number): Hit[] =>
+      index.search(keywordQuery(task), { limit: 20 }).map((h, rank) => ({
+        id: h.id,
+        similarity: 0.5,
+        why: [
+          { kind: 'keyword', rank, score: 1, bm25: h.score },
+          ...(vectorRank !== undefined && rank === 0 ? [{ kind: 'vector' as const, rank: vectorRank, similarity: 0.5 }] : []),
+        ],
+      }));
+    const large = store(5_000, 7);
+    // two everyday words that some document holds together: judged "strong" by shares alone
+    const [a, b] = [everyday[40]!, everyday[41]!];
+    const everydayTask = `${a} and ${b} for the weekend`;
+    const off = judgeRelevance(large, keywordQuery(everydayTask), hits(large, everydayTask), {});
+    expect(off.share).toBeGreaterThan(off.floor);
+    expect(off.chance * large.size).toBeGreaterThan(CHANCE_MATCHES);
+    expect(off.strength).toBe('weak'); // marked, not hidden: the store does hold the words together
+    // the store's own rare words stay a strong match at any size, with or without a vector rank
+    for (const index of [large, store(40, 7)]) {
+      expect(
+        judgeRelevance(index, keywordQuery('reconcile the refund ledger'), hits(index, 'reconcile the refund ledger'), {}).strength,
+      ).toBe('strong');
+    }
+    // In a small store, two of its words that meet in the entry the vectors rank first are a strong
+    // match; without that agreement, or in a store a hundred times larger, the same shares are not.
+    const dfs = [3, 4];
+    expect(matchChance(dfs, 44, [1, 1], 1) * 44).toBeLessThan(CHANCE_MATCHES);
+    expect(matchChance(dfs, 44, [1, 1], undefined) * 44).toBeGreaterThan(matchChance(dfs, 44, [1, 1], 1) * 44);
+    // the same shares of a store a hundred times larger: a hundred times the chance, counted a hundred times more often
+    expect(matchChance([300, 400], 4_400, [1, 1], 1) * 4_400).toBeCloseTo(matchChance(dfs, 44, [1, 1], 1) * 44 * 100, 6);
+    // long entries make words meet more often: the dispersion multiplies the chance
+    expect(matchChance(dfs, 44, [1, 2.5], undefined)).toBeCloseTo(2.5 * matchChance(dfs, 44, [1, 1], undefined), 9);
+  });
+
+  it('measures how unevenly long the entries are, for the chance that words meet in one', () => {
+    const even = new KeywordIndex(
+      Array.from({ length: 20 }, (_, i) => ({ id: `e${i}`, text: `alpha${i} beta${i} gamma${i} delta${i}`, group: 'g' })),
+    );
+    expect(even.lengthDispersion(3).map((x) => Number(x.toFixed(9)))).toEqual([1, 1, 1]);
+    const uneven = new KeywordIndex([
+      ...Array.from({ length: 10 }, (_, i) => ({ id: `s${i}`, text: `alpha${i} beta${i}`, group: 'g' })),
+      ...Array.from({ length: 10 }, (_, i) => ({ id: `l${i}`, text: `one${i} two${i} three${i} four${i} five${i} six${i}`, group: 'g' })),
+    ]);
+    // lengths 2 and 6: mean 4, mean square 20, mean cube 112
+    expect(uneven.lengthDispersion(3).map((x) => Number(x.toFixed(9)))).toEqual([1, 20 / 16, 112 / 64]);
+    uneven.remove(['l0', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9']);
+    expect(uneven.lengthDispersion(2).map((x) => Number(x.toFixed(9)))).toEqual([1, 1]); // removed documents do not count
   });
 
   it('logs the tasks memory could not answer, groups similar ones, and keeps them for the retention', async () => {

@@ -193,7 +193,7 @@ export interface ContextBundle {
    */
   degraded?: 'vectors'[];
   /**
-   * No entry is named by the task and no keyword match beats chance in this store: the entries are
+   * No entry is named by the task and no keyword match is more than chance gives in this store: the entries are
    * the closest there are, not known to be relevant (`relevanceFloor`). See `matchStrength`.
    */
   lowConfidence?: true;

@@ -131,7 +131,9 @@ export interface SearchOptions extends SearchFilterOptions {
    * When no entry is named by the task (or on code a change touches), the share of the task's
    * keyword weight its best keyword hit must match for the bundle to count as relevant; below it
    * the bundle is `lowConfidence` and its prompt block says there is no relevant memory. Default:
-   * the share chance reaches in this store, measured on it (retrieve/relevance.ts). `false`: never.
+   * the share chance reaches in this store, measured on it (retrieve/relevance.ts); the other
+   * tests there (words held together, how often chance gives such a match in a store this size)
+   * apply whatever the floor. `false`: never.
    */
   relevanceFloor?: number | false;
   /**

@@ -11,6 +11,17 @@
  *   The words the store holds must also carry at least a third of the task's weight (a word no
  *   entry holds counting at the weight of the rarest), and one entry must hold two of them
  *   together: one known word of a cake recipe, or the "day" of a trip plan, is not a match.
+ *   And that entry must be a match chance would rarely give an unrelated task in a store of this
+ *   size (`matchChance`): the expected number of entries that would hold the words together if
+ *   each word were spread over the store at its document frequency (entries × the product of the
+ *   words' shares of entries, times how much likelier long entries make it: the mean of (distinct
+ *   terms)^h over its mean^h, h the words held, from the store's index), times the share of the
+ *   store its vector rank leaves (rank / entries; 1 when no vector search found it). It must be
+ *   under CHANCE_MATCHES / entries: a larger store holds more topics, and an unrelated task's
+ *   words are those of some topic, not random ones, so the odds that one of its topics gives an
+ *   everyday task two or three words together grow with its entries. "Write" and "note" meet in
+ *   a passage among 1,000 of Wikipedia (× 994 = 238: weak); "error" and "logs" in the lesson the
+ *   vectors rank first among 44 of a project (× 44 = 1.2: strong).
  * - `none` (nothing relevant): strong evidence the task is about something else — no entry among
  *   the best candidates holds two of its words together, and either not one of its words is
  *   specific to this store's entries (held by at most a quarter of them, or two in a tiny store), so
@@ -22,8 +33,8 @@
  *   from `none` towards `weak`, never an on-topic task towards `none`.
  * - `weak`: neither; the few best entries are given, marked as weak matches.
  *
- * Cosine similarity is not used: with the local model, off-topic questions reach the same
- * similarities as on-topic ones.
+ * Cosine similarity is not used as a level (with the local model, off-topic questions reach the
+ * same similarities as on-topic ones); only the vector rank of the entry the words meet in is.
  */
 import { mulberry32 } from '../embed/matryoshka.js';
 import type { KeywordIndex } from '../store/memoryIndex.js';
@@ -47,6 +58,15 @@ const JUDGED_CANDIDATES = 50;
 const KNOWN_WEIGHT_NEEDED = 1 / 3;
 /** Below this share, the task is mostly words this store has never seen: nothing relevant. */
 const KNOWN_WEIGHT_NONE = 0.2;
+/**
+ * A keyword match is strong only when, of as many unrelated tasks as the store holds entries, chance
+ * would give fewer than this many a match as good (chance × entries below it).
+ */
+export const CHANCE_MATCHES = 7;
+/** The most held words a chance is computed from (the rarest): more only make it smaller. */
+const CHANCE_WORDS = 12;
+/** Where the length dispersion is kept with the index (and its snapshot). */
+const DISPERSION_KEY = 'relevanceDispersion';
 
 /** How surely a bundle bears on its task: see the module comment. */
 export type MatchStrength = 'strong' | 'weak' | 'none';
@@ -61,6 +81,33 @@ export interface RelevanceJudgement {
   known: number;
   /** The task's words that are specific to this store (held by few of its entries). */
   specific: string[];
+  /**
+   * How often chance gives an unrelated task a match as good as the best here (see the module
+   * comment): the expected entries holding the words together, times the share of the store the
+   * entry's vector rank leaves (1 when no vector search found it). 1 or more when no candidate
+   * holds two of the task's words.
+   */
+  chance: number;
+}
+
+/** For h held words, how much likelier they meet by chance because entries differ in length (KeywordIndex.lengthDispersion). */
+export function lengthDispersion(index: KeywordIndex): number[] {
+  const known = index.derived.get(DISPERSION_KEY) as { dispersion: number[]; size: number } | undefined;
+  if (known && Math.abs(index.size - known.size) <= RECALIBRATE_AFTER * known.size) return known.dispersion;
+  const dispersion = index.lengthDispersion(CHANCE_WORDS);
+  index.derived.set(DISPERSION_KEY, { dispersion, size: index.size });
+  return dispersion;
+}
+
+/**
+ * The chance of a match as good as `held` (the task's words one entry holds, with their document
+ * frequencies) in a store of `size` entries, for an entry at vector rank `rank` (undefined: no
+ * vector search found it): see the module comment.
+ */
+export function matchChance(held: readonly number[], size: number, dispersion: readonly number[], rank: number | undefined): number {
+  const rarest = [...held].sort((a, b) => a - b).slice(0, CHANCE_WORDS);
+  const together = rarest.reduce((p, df) => p * Math.min(1, df / size), size) * (dispersion[rarest.length - 1] ?? 1);
+  return together * (rank === undefined ? 1 : Math.min(1, rank / size));
 }
 
 /** The share of a task's keyword weight that chance reaches in this store (see the module comment). */
@@ -92,13 +139,14 @@ export function judgeRelevance(
   candidates: readonly Hit[],
   opts: { floor?: number; groups?: readonly string[] },
 ): RelevanceJudgement {
-  const sure: RelevanceJudgement = { strength: 'strong', share: 1, floor: 0, known: 1, specific: [] };
+  const sure: RelevanceJudgement = { strength: 'strong', share: 1, floor: 0, known: 1, specific: [], chance: 0 };
   if (candidates.some((c) => c.why.some((r) => r.kind === 'mention' || r.kind === 'code'))) return sure;
   if (!index) return { ...sure, share: 0 }; // keywords off: nothing to judge by
   const scope = opts.groups ? { groups: opts.groups } : {};
+  const judged = candidates.slice(0, JUDGED_CANDIDATES);
   const { terms, size, matched } = index.termsMatched(
     task,
-    candidates.slice(0, JUDGED_CANDIDATES).map((c) => c.id),
+    judged.map((c) => c.id),
     scope,
   );
   // The most of the task's words one entry holds together: two or more is a match, not a stray word.
@@ -119,11 +167,21 @@ export function judgeRelevance(
   const floor = opts.floor ?? relevanceFloor(index);
   const specificDf = Math.max(SPECIFIC_MIN_ENTRIES, SPECIFIC_SHARE * size);
   const specific = held.filter((t) => t.df <= specificDf).map((t) => t.term);
+  // The rarest match among the candidates that hold two or more of the task's words (module comment).
+  const dispersion = lengthDispersion(index);
+  const chance = Math.min(
+    1,
+    ...judged.flatMap((c) => {
+      const dfs = (matched.get(c.id) ?? []).map((i) => terms[i]!.df);
+      const vector = c.why.find((r) => r.kind === 'vector');
+      return dfs.length < 2 ? [] : [matchChance(dfs, size, dispersion, vector?.kind === 'vector' ? vector.rank : undefined)];
+    }),
+  );
   const strength: MatchStrength =
-    share > floor && known >= KNOWN_WEIGHT_NEEDED && together >= 2
+    share > floor && known >= KNOWN_WEIGHT_NEEDED && together >= 2 && chance * size < CHANCE_MATCHES
       ? 'strong'
       : together <= 1 && (specific.length === 0 || (specific.length === 1 && known < KNOWN_WEIGHT_NONE))
         ? 'none'
         : 'weak';
-  return { strength, share, floor, known, specific };
+  return { strength, share, floor, known, specific, chance };
 }

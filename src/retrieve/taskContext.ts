@@ -292,7 +292,11 @@ export async function buildTaskContext(
 
 /** Why a bundle is low-confidence, for its notes. */
 function relevanceNote(j: RelevanceJudgement): string {
-  const match = `the best keyword match covers ${(j.share * 100).toFixed(0)}% of the weight of its words this memory holds, not above the ${(j.floor * 100).toFixed(0)}% chance reaches in this store`;
+  const chance =
+    j.share > j.floor && j.chance < 1
+      ? `, but chance gives ${(j.chance * 100).toPrecision(2)}% of unrelated tasks a match as good, too many in a store of this size`
+      : `, not above the ${(j.floor * 100).toFixed(0)}% chance reaches in this store`;
+  const match = `the best keyword match covers ${(j.share * 100).toFixed(0)}% of the weight of its words this memory holds${chance}`;
   const held = j.known < 1 ? ` (they carry ${(j.known * 100).toFixed(0)}% of its words' weight)` : '';
   return j.strength === 'none'
     ? `low confidence, nothing relevant: no entry is named by the task, none of its words is specific to this memory, and ${match}${held}`

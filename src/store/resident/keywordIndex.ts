@@ -708,6 +708,24 @@ export class KeywordIndex {
     return out;
   }
 
+  /**
+   * How much likelier words are to meet in one document by chance because documents differ in
+   * length (retrieve/relevance.ts): for h = 1 … `orders`, the mean of (distinct terms)^h over the
+   * mean^h, across the live documents. 1 when every document holds as many distinct terms.
+   */
+  lengthDispersion(orders: number): number[] {
+    const moments = new Float64Array(orders + 1);
+    let n = 0;
+    for (let slot = 0; slot < this.ids.length; slot++) {
+      if (this.ids[slot] === undefined) continue;
+      const length = this.documentOf(slot).terms.length;
+      n++;
+      for (let h = 1, power = length; h <= orders; h++, power *= length) moments[h]! += power;
+    }
+    const mean = n > 0 ? moments[1]! / n : 0;
+    return Array.from({ length: orders }, (_, i) => (mean > 0 ? moments[i + 1]! / n / mean ** (i + 1) : 1));
+  }
+
   /** The terms some live document holds. */
   vocabulary(): string[] {
     return [...this.termIds].filter(([, id]) => this.documentFrequency[id]! > 0).map(([term]) => term);
