@@ -6,7 +6,7 @@
  * or catches up from the change log on the few entries written since.
  */
 import { DEFAULTS } from '../config/defaults.js';
-import { relevanceFloor } from '../retrieve/relevance.js';
+import { lengthDispersion, relevanceFloor } from '../retrieve/relevance.js';
 import { stage1CandidatesFor } from '../retrieve/stage1Calibration.js';
 import type { EntryColumns, KeywordIndex } from '../store/memoryIndex.js';
 import type { SnapshotKey } from '../store/resident/residents.js';
@@ -22,7 +22,7 @@ export interface SnapshotsLeft {
 /**
  * Brings every snapshot a fresh reader needs to the store's generation: loads what is behind
  * (`Residents.snapshotsBehind`), measures the values the first query would otherwise measure (the
- * relevance floor, the stage-1 calibration: ~1.2 s at 100K), and writes every file not current.
+ * relevance floor and the length dispersion its chance test uses, the stage-1 calibration: ~1.2 s at 100K), and writes every file not current.
  */
 export async function leaveSnapshotsCurrent(
   stores: Stores,
@@ -35,7 +35,10 @@ export async function leaveSnapshotsCurrent(
   await stores.loadResidentOf(behind);
   // Derived values kept in the snapshots, for the structures held at this generation (loaded here or before).
   const keywords = await stores.residents.current<KeywordIndex>('keywords');
-  if (keywords) relevanceFloor(keywords);
+  if (keywords) {
+    relevanceFloor(keywords);
+    lengthDispersion(keywords);
+  }
   if (await stores.residents.current<EntryColumns>('columns')) await stage1CandidatesFor(stores, 10);
   return { behind, written: await stores.residents.writeSnapshots() };
 }
