@@ -92,11 +92,19 @@ export interface RelevanceJudgement {
 
 /** For h held words, how much likelier they meet by chance because entries differ in length (KeywordIndex.lengthDispersion). */
 export function lengthDispersion(index: KeywordIndex): number[] {
-  const known = index.derived.get(DISPERSION_KEY) as { dispersion: number[]; size: number } | undefined;
-  if (known && Math.abs(index.size - known.size) <= RECALIBRATE_AFTER * known.size) return known.dispersion;
-  const dispersion = index.lengthDispersion(CHANCE_WORDS);
-  index.derived.set(DISPERSION_KEY, { dispersion, size: index.size });
-  return dispersion;
+  return keptWhileSizeHolds(index, DISPERSION_KEY, 'dispersion', () => index.lengthDispersion(CHANCE_WORDS));
+}
+
+/**
+ * A value measured over the whole index, kept with it (and in its snapshot, as `{ [field], size }`)
+ * until the store's size moves by more than RECALIBRATE_AFTER.
+ */
+function keptWhileSizeHolds<T>(index: KeywordIndex, key: string, field: string, measure: () => T): T {
+  const known = index.derived.get(key) as ({ size: number } & Record<string, unknown>) | undefined;
+  if (known && field in known && Math.abs(index.size - known.size) <= RECALIBRATE_AFTER * known.size) return known[field] as T;
+  const value = measure();
+  index.derived.set(key, { [field]: value, size: index.size });
+  return value;
 }
 
 /**
@@ -112,8 +120,10 @@ export function matchChance(held: readonly number[], size: number, dispersion: r
 
 /** The share of a task's keyword weight that chance reaches in this store (see the module comment). */
 export function relevanceFloor(index: KeywordIndex): number {
-  const known = index.derived.get(FLOOR_KEY) as { floor: number; size: number } | undefined;
-  if (known && Math.abs(index.size - known.size) <= RECALIBRATE_AFTER * known.size) return known.floor;
+  return keptWhileSizeHolds(index, FLOOR_KEY, 'floor', () => measureRelevanceFloor(index));
+}
+
+function measureRelevanceFloor(index: KeywordIndex): number {
   const vocabulary = index.vocabulary();
   const random = mulberry32(0x5eed);
   const shares: number[] = [];
@@ -124,9 +134,7 @@ export function relevanceFloor(index: KeywordIndex): number {
     shares.push(best && weight > 0 ? best.score / weight : 0);
   }
   shares.sort((a, b) => a - b);
-  const floor = shares.length === 0 ? 0 : shares[Math.min(shares.length - 1, Math.floor(0.99 * shares.length))]!;
-  index.derived.set(FLOOR_KEY, { floor, size: index.size });
-  return floor;
+  return shares.length === 0 ? 0 : shares[Math.min(shares.length - 1, Math.floor(0.99 * shares.length))]!;
 }
 
 /**
