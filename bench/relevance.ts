@@ -14,7 +14,8 @@
  *   needs; every store is asked the off-topic tasks too. Kept under --cache-dir, so a re-run
  *   embeds nothing. Skipped with a note when the eval data is not there.
  * - Stores of --sizes over 994 entries: the example memory, every HotpotQA passage, then 2Wiki and
- *   SciFact passages and their sentences (one entry each) up to the size; on-topic there: the 70
+ *   SciFact passages and their sentences (one entry each) up to the size (~80K), then LoCoMo's
+ *   dialog turns, HotpotQA's sentences and windows of two adjacent sentences; on-topic there: the 70
  *   example tasks and the first --queries HotpotQA questions. Embedded with word-hash vectors
  *   (bench/synthetic.ts), since the local model would take hours on them.
  * - With --db-root: the stores `memcore eval <set> --keep-db <root>/<set>` leaves (hotpotqa ≈ 1K
@@ -39,7 +40,7 @@ const USAGE = `usage: npm run bench:relevance -- [--sizes 10,100] [--data-root <
   --sizes <list>      sizes of the stores built from HotpotQA passages (default 10,100; none: no such stores)
                       (up to 994: several stores of a size, until --queries questions are on-topic;
                       above: one store of the example memory, HotpotQA and 2Wiki/SciFact passages and
-                      sentences, word-hash vectors; at most 100000)
+                      sentences, then LoCoMo turns and sentence windows; word-hash vectors; at most 100000)
   --data-root <dir>   the eval data (default ../shared/eval-data beside the repository)
   --cache-dir <dir>   where the built stores are kept (default <tmp>/memcore-bench-relevance)
   --db-root <dir>     also the stores memcore eval <set> --keep-db <dir>/<set> left
@@ -211,19 +212,48 @@ if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsS
   );
   const example = YAML.parse(readFileSync(here('../examples/memory/orders-api.yaml'), 'utf8')) as { entries: EntryRecord[] };
   const passages = [...(wiki!.entries as EntryRecord[]), ...(sci!.entries as EntryRecord[])];
+  const sentencesOf = (p: EntryRecord) => (p.content ?? '').split(/(?<=[.!?])\s+/u).filter((s) => s.split(/\s+/u).length >= 4);
   const sentences = passages.flatMap((p) =>
-    (p.content ?? '')
-      .split(/(?<=[.!?])\s+/u)
-      .filter((s) => s.split(/\s+/u).length >= 4)
-      .map((content, i) => ({ id: `${p.id} #${i + 1}`, core_id: p.core_id, title: p.title, content, entry_type: 'fact' as const })),
+    sentencesOf(p).map((content, i) => ({
+      id: `${p.id} #${i + 1}`,
+      core_id: p.core_id,
+      title: p.title,
+      content,
+      entry_type: 'fact' as const,
+    })),
   );
+  // Past what passages and their sentences give (~80K): LoCoMo's dialog turns, HotpotQA's
+  // sentences, then windows of two adjacent sentences (as an overlapping chunker would cut them).
+  // Appended after the rest, so the smaller stores hold what they held before.
+  const locomo = existsSync(join(dataRoot, 'locomo')) ? (await ADAPTERS.locomo!.build({ data: join(dataRoot, 'locomo') })).entries : [];
+  const hotpotSentences = (hotpot!.entries as EntryRecord[]).flatMap((p) =>
+    sentencesOf(p).map((content, i) => ({
+      id: `${p.id} #${i + 1}`,
+      core_id: p.core_id,
+      title: p.title,
+      content,
+      entry_type: 'fact' as const,
+    })),
+  );
+  const windows = [...passages, ...(hotpot!.entries as EntryRecord[])].flatMap((p) => {
+    const all = sentencesOf(p);
+    return all.slice(1).map((second, i) => ({
+      id: `${p.id} #${i + 1}-${i + 2}`,
+      core_id: p.core_id,
+      title: p.title,
+      content: `${all[i]!} ${second}`,
+      entry_type: 'fact' as const,
+    }));
+  });
   const own = [...example.entries, ...(hotpot!.entries as EntryRecord[])];
   const on = [...onTopicExample, ...hotpot!.queries.slice(0, queriesPerStore).map((q) => ({ text: q.text }))];
   const cacheRoot = values['cache-dir'] ?? join(tmpdir(), 'memcore-bench-relevance');
   for (const size of large) {
     // A title both sets hold is one entry (the HotpotQA one).
     const taken = new Set(own.map((e) => e.id));
-    const fill = [...passages, ...sentences].filter((e) => !taken.has(e.id) && taken.add(e.id!)).slice(0, Math.max(0, size - own.length));
+    const fill = [...passages, ...sentences, ...(locomo as EntryRecord[]), ...hotpotSentences, ...windows]
+      .filter((e) => !taken.has(e.id) && taken.add(e.id!))
+      .slice(0, Math.max(0, size - own.length));
     if (own.length + fill.length < size) notes.push(`the eval data gives ${own.length + fill.length} entries, not ${size}`);
     const dir = join(cacheRoot, `large-${size}`);
     const memory = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 }, embedder: wordHashEmbedder(512) });
@@ -234,7 +264,7 @@ if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsS
           await memory.ingestDocument({ entries: batch }, { source: `${dir}#${i}`, autoLink: false });
         }
       }
-      rows.push(await measure(`example memory, HotpotQA, 2Wiki and SciFact (word-hash vectors)`, memory, on));
+      rows.push(await measure(`example memory and the eval sets' passages (word-hash vectors)`, memory, on));
     } finally {
       await memory.close();
     }
