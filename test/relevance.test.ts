@@ -60,16 +60,80 @@ describe('no relevant memory is an answer', () => {
           expected.some((title) => block.includes(title)),
           `${task}\n${block}`,
         ).toBe(true);
-        // a weak match keeps only the few best, and says they are weak
+        // a weak match says its entries are weak, and keeps those the evidence cut keeps, as without the judgement
         if (bundle.matchStrength === 'weak') {
           expect(block).toContain(WEAK_MATCHES);
-          expect(bundle.entries.length).toBeLessThanOrEqual(3);
+          const unjudged = await m.buildTaskContext(task, { relevanceFloor: false });
+          expect(bundle.entries.map((e) => e.entry.id)).toEqual(unjudged.entries.map((e) => e.entry.id));
         }
       }
       for (const task of ['Bake a chocolate cake with whipped cream', 'How do I tune a guitar to drop D', 'Knit a scarf for a beginner']) {
         const bundle = await m.buildTaskContext(task);
         expect(bundle.entries.length === 0 || bundle.matchStrength === 'none', task).toBe(true);
         if (bundle.entries.length > 0) expect(formatContext(bundle)).toBe(`<memory>\n${NO_RELEVANT_MEMORY}\n</memory>`);
+      }
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('keeps the cut bundle of a weak match: a conversation question naming a speaker', async () => {
+    // One conversation, one core (as LoCoMo's eval stores it): every turn holds its speaker's name,
+    // and Melanie talks about camping in 14 turns. "What did Melanie take camping?" shares the
+    // name (held by half the turns) and "camping" with them: a match chance gives a store of 300
+    // turns, so a weak one; the answer is one of the camping turns, which score alike.
+    const everyday = 'work kids dog weekend dinner friends movie book coffee garden music school park lunch weather morning'.split(' ');
+    const camping = [
+      'camping gear is expensive',
+      'the camping site was full',
+      'camping in the mountains was cold',
+      'we went camping by the lake',
+      'camping food tastes better',
+      'camping with the dog is fun',
+      'the kids want to go camping again',
+      'we roasted marshmallows while camping',
+      'rain ruined our camping weekend',
+      'my sister loves camping too',
+      'camping under the stars with my husband',
+      'my first camping trip as a child',
+      'we bought a new camping stove',
+      'I packed the tent and the lantern for camping',
+    ];
+    const turns = Array.from({ length: 300 }, (_, i) => ({
+      speaker: i % 2 === 0 ? 'Melanie' : 'Caroline',
+      text: `I was thinking about ${Array.from({ length: 6 }, (_, j) => everyday[(i * 5 + j * 3 + (i >> 4)) % everyday.length]).join(' and ')}`,
+    }));
+    camping.forEach((text, k) => turns.splice(5 + k * 21, 0, { speaker: 'Melanie', text }));
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingestDocument(
+        {
+          entries: turns.map((t, i) => ({
+            id: `conv/D${i}`,
+            core_id: 'conv',
+            title: `${t.speaker}, session ${Math.floor(i / 30) + 1}`,
+            content: `${t.speaker}: ${t.text}`,
+            entry_type: 'fact',
+          })),
+        },
+        { source: 'conversation', autoLink: false },
+      );
+      const question = 'What did Melanie take camping?';
+      const bundle = await m.buildTaskContext(question, { cores: ['conv'] });
+      expect(bundle.matchStrength).toBe('weak');
+      expect(formatContext(bundle)).toContain(WEAK_MATCHES);
+      // the bundle ends where the evidence does, as it would without the judgement: the camping turns,
+      // close in score, not the 3 best of them (which of them answers is not for the words to say)
+      const unjudged = await m.buildTaskContext(question, { cores: ['conv'], relevanceFloor: false });
+      expect(unjudged.matchStrength).toBeUndefined();
+      expect(bundle.entries.map((e) => e.entry.id)).toEqual(unjudged.entries.map((e) => e.entry.id));
+      expect(bundle.entries.length).toBeGreaterThan(3);
+      expect(bundle.entries.every((e) => e.entry.content.includes('camping'))).toBe(true);
+      expect(bundle.entries.map((e) => e.entry.content)).toContain('Melanie: I packed the tent and the lantern for camping');
+      // off-topic questions to the same conversation are still "nothing relevant"
+      for (const task of ['How do I tune a guitar to drop D', 'Plan a three day trip to Lisbon on a budget']) {
+        const off = await m.buildTaskContext(task, { cores: ['conv'] });
+        expect(off.entries.length === 0 || off.matchStrength === 'none', task).toBe(true);
       }
     } finally {
       await m.close();

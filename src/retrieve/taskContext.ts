@@ -249,10 +249,11 @@ export async function buildTaskContext(
     lap(recipe.reranker?.kind === 'llm' ? 'llm' : 'rerank');
   } else {
     // A reranker decides what matters itself; without one, the bundle ends where the evidence does.
+    // A weak match ends there too: the doubt is about the task, the same for every entry, and the
+    // mark says so; where the entries' evidence ends is the cut's to say (docs/pipeline.md).
     const withEvidence = recipe.budget.evidenceCut ? cutAtEvidence(scored, EVIDENCE_CUT) : scored;
     entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), withEvidence, {
-      maxEntries:
-        recipe.budget.evidenceCut && weak && judged.strength === 'weak' ? Math.min(maxEntries, EVIDENCE_CUT.weakMatchEntries) : maxEntries,
+      maxEntries,
       maxTokens,
       signal,
     });
@@ -300,7 +301,7 @@ function relevanceNote(j: RelevanceJudgement): string {
   const held = j.known < 1 ? ` (they carry ${(j.known * 100).toFixed(0)}% of its words' weight)` : '';
   return j.strength === 'none'
     ? `low confidence, nothing relevant: no entry is named by the task, none of its words is specific to this memory, and ${match}${held}`
-    : `low confidence, weak matches: no entry is named by the task and ${match}${held}; it shares words specific to this memory (${j.specific.slice(0, 5).join(', ')}), so the best few entries are kept`;
+    : `low confidence, weak matches: no entry is named by the task and ${match}${held}; it shares words specific to this memory (${j.specific.slice(0, 5).join(', ')}), so its best entries are kept, marked as weak`;
 }
 
 /** The reranker's choice; on its failure (not the caller's abort), the offered order with a note. */
