@@ -199,8 +199,8 @@ export interface ContextBundle {
   lowConfidence?: true;
   /**
    * With `lowConfidence`, how weak (retrieve/relevance.ts): `weak` — the task shares words specific
-   * to this memory, so the entries are kept up to where their evidence ends (as for a strong
-   * match) and the prompt format gives them as weak matches; `none` — strong evidence the task is about something else: the prompt format says no
+   * to this memory, so the few best entries are kept (those up to where their evidence ends when
+   * the task is scoped to `cores`) and the prompt format gives them as weak matches; `none` — strong evidence the task is about something else: the prompt format says no
    * project memory is relevant (the entries stay in the bundle for a program).
    */
   matchStrength?: 'weak' | 'none';

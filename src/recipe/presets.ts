@@ -94,9 +94,10 @@ const CONTEXT_DEFAULTS = {
  * are kept, then an entry ends the bundle when it scores under `relativeScore` of the best or
  * `gap` of the best under the entry before it. Measured on bench/relevance/orders-api-tasks.yaml
  * (70 tasks, local model, maxEntries 12): gold kept 95.2% → 89.2%, tokens 588 → 265 a bundle
- * (docs/evaluation.md). A weak-match bundle (matchStrength 'weak') is cut the same way.
+ * (docs/evaluation.md). A weak-match bundle (matchStrength 'weak') keeps `weakMatchEntries`, unless
+ * the task is scoped to cores: then it is cut the same way (docs/pipeline.md, "No relevant memory").
  */
-export const EVIDENCE_CUT = { relativeScore: 0.6, gap: 0.2, minEntries: 3 } as const;
+export const EVIDENCE_CUT = { relativeScore: 0.6, gap: 0.2, minEntries: 3, weakMatchEntries: 3 } as const;
 
 /** Defaults of a context's expansion and scoring (presets `find` and `context`). */
 const CONTEXT_SHAPE = {

@@ -31,8 +31,8 @@
  *   even when misspelt, padded or paraphrased. This holds at any store size: "specific" is a share
  *   of the store, and a larger store only holds more of a task's words, which moves a verdict
  *   from `none` towards `weak`, never an on-topic task towards `none`.
- * - `weak`: neither; the entries are given, cut where their evidence ends as a strong match's are,
- *   marked as weak matches.
+ * - `weak`: neither; the few best entries are given (a task scoped to cores: those up to where
+ *   their evidence ends, as for a strong match), marked as weak matches.
  *
  * Cosine similarity is not used as a level (with the local model, off-topic questions reach the
  * same similarities as on-topic ones); only the vector rank of the entry the words meet in is.

@@ -249,11 +249,12 @@ export async function buildTaskContext(
     lap(recipe.reranker?.kind === 'llm' ? 'llm' : 'rerank');
   } else {
     // A reranker decides what matters itself; without one, the bundle ends where the evidence does.
-    // A weak match ends there too: the doubt is about the task, the same for every entry, and the
-    // mark says so; where the entries' evidence ends is the cut's to say (docs/pipeline.md).
+    // A weak match keeps the few best, unless the caller scoped the task to cores: then it was asked
+    // of them, the doubt is which entries, not whether, and the cut decides (docs/pipeline.md).
     const withEvidence = recipe.budget.evidenceCut ? cutAtEvidence(scored, EVIDENCE_CUT) : scored;
+    const fewBest = recipe.budget.evidenceCut && weak && judged.strength === 'weak' && !filter.cores;
     entries = await readWithinBudget(async (ids) => (await index.read(ids)).map((r) => r.entry), withEvidence, {
-      maxEntries,
+      maxEntries: fewBest ? Math.min(maxEntries, EVIDENCE_CUT.weakMatchEntries) : maxEntries,
       maxTokens,
       signal,
     });
