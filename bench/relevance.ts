@@ -98,16 +98,20 @@ interface Row {
   marked: number;
   /** Off-topic tasks judged nothing relevant (or an empty bundle). */
   offNone: number;
+  /** Entries in the weak-match bundles of on-topic and of off-topic tasks (summed; over onWeak, offWeak for a mean). */
+  onWeakEntries: number;
+  offWeak: number;
+  offWeakEntries: number;
   hiddenTasks: string[];
 }
 
 async function measure(store: string, memory: MemoryEngine, on: Task[]): Promise<Row> {
   const count = async (tasks: Task[], own: boolean) => {
-    const verdicts: { text: string; verdict: Verdict }[] = [];
+    const verdicts: { text: string; verdict: Verdict; entries: number }[] = [];
     for (const t of tasks) {
       // Cores only for a store's own questions: another store's cores are not the task's.
       const bundle = await memory.buildTaskContext(t.text, own && t.cores ? { cores: t.cores } : {});
-      verdicts.push({ text: t.text, verdict: verdictOf(bundle) });
+      verdicts.push({ text: t.text, verdict: verdictOf(bundle), entries: bundle.entries.length });
     }
     return verdicts;
   };
@@ -122,6 +126,9 @@ async function measure(store: string, memory: MemoryEngine, on: Task[]): Promise
     offTopic: offTopic.length,
     marked: offV.filter((v) => v.verdict !== 'strong').length,
     offNone: offV.filter((v) => v.verdict === 'none').length,
+    onWeakEntries: onV.reduce((n, v) => n + (v.verdict === 'weak' ? v.entries : 0), 0),
+    offWeak: offV.filter((v) => v.verdict === 'weak').length,
+    offWeakEntries: offV.reduce((n, v) => n + (v.verdict === 'weak' ? v.entries : 0), 0),
     hiddenTasks: onV.filter((v) => v.verdict === 'none').map((v) => v.text),
   };
   process.stderr.write(
@@ -194,6 +201,9 @@ if (values.sizes === 'none') {
       offTopic: parts.reduce((n, r) => n + r.offTopic, 0),
       marked: parts.reduce((n, r) => n + r.marked, 0),
       offNone: parts.reduce((n, r) => n + r.offNone, 0),
+      onWeakEntries: parts.reduce((n, r) => n + r.onWeakEntries, 0),
+      offWeak: parts.reduce((n, r) => n + r.offWeak, 0),
+      offWeakEntries: parts.reduce((n, r) => n + r.offWeakEntries, 0),
       hiddenTasks: parts.flatMap((r) => r.hiddenTasks),
     });
   }
@@ -288,11 +298,13 @@ if (values['db-root']) {
 
 const pct = (n: number, of: number) => (of === 0 ? '–' : ((100 * n) / of).toFixed(1));
 console.log('\non-topic tasks hidden (nothing relevant or an empty bundle) and off-topic tasks marked (weak or nothing relevant), %\n');
-console.log('| store | entries | on-topic | hidden | weak | off-topic | marked | nothing relevant |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log('(weak bundle: its mean entries, on-topic / off-topic tasks)\n');
+console.log('| store | entries | on-topic | hidden | weak | off-topic | marked | nothing relevant | weak bundle |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+const mean = (n: number, of: number) => (of === 0 ? '–' : (n / of).toFixed(1));
 for (const r of rows)
   console.log(
-    `| ${r.store} | ${r.entries} | ${r.onTopic} | ${pct(r.hidden, r.onTopic)} | ${pct(r.onWeak, r.onTopic)} | ${r.offTopic} | ${pct(r.marked, r.offTopic)} | ${pct(r.offNone, r.offTopic)} |`,
+    `| ${r.store} | ${r.entries} | ${r.onTopic} | ${pct(r.hidden, r.onTopic)} | ${pct(r.onWeak, r.onTopic)} | ${r.offTopic} | ${pct(r.marked, r.offTopic)} | ${pct(r.offNone, r.offTopic)} | ${mean(r.onWeakEntries, r.onWeak)} / ${mean(r.offWeakEntries, r.offWeak)} |`,
   );
 for (const r of rows)
   if (r.hiddenTasks.length > 0) console.log(`\n${r.store}, hidden: ${r.hiddenTasks.map((t) => JSON.stringify(t)).join(', ')}`);
