@@ -210,7 +210,8 @@ if (values.sizes === 'none') {
 }
 
 // 3. Large stores (over the 994 HotpotQA passages): the example memory and every HotpotQA passage, filled
-//    up with the other eval sets' passages (2Wiki, SciFact), then their sentences, one entry each.
+//    up with the other eval sets' passages (2Wiki, SciFact), then their sentences, one entry each,
+//    then LoCoMo's turns, HotpotQA's sentences and two-sentence windows (past ~80K).
 //    Embedded with word-hash vectors (bench/synthetic.ts): the local model would take hours here, and
 //    the judgement reads the words; the vectors only choose which candidates it looks at.
 const large = sizes.filter((s) => s > SMALL_STORE_MAX);
@@ -223,28 +224,20 @@ if (large.length > 0 && !['hotpotqa', '2wiki', 'scifact'].every((set) => existsS
   const example = YAML.parse(readFileSync(here('../examples/memory/orders-api.yaml'), 'utf8')) as { entries: EntryRecord[] };
   const passages = [...(wiki!.entries as EntryRecord[]), ...(sci!.entries as EntryRecord[])];
   const sentencesOf = (p: EntryRecord) => (p.content ?? '').split(/(?<=[.!?])\s+/u).filter((s) => s.split(/\s+/u).length >= 4);
-  const sentences = passages.flatMap((p) =>
+  const sentenceEntries = (p: EntryRecord) =>
     sentencesOf(p).map((content, i) => ({
       id: `${p.id} #${i + 1}`,
       core_id: p.core_id,
       title: p.title,
       content,
       entry_type: 'fact' as const,
-    })),
-  );
+    }));
+  const sentences = passages.flatMap(sentenceEntries);
   // Past what passages and their sentences give (~80K): LoCoMo's dialog turns, HotpotQA's
   // sentences, then windows of two adjacent sentences (as an overlapping chunker would cut them).
   // Appended after the rest, so the smaller stores hold what they held before.
   const locomo = existsSync(join(dataRoot, 'locomo')) ? (await ADAPTERS.locomo!.build({ data: join(dataRoot, 'locomo') })).entries : [];
-  const hotpotSentences = (hotpot!.entries as EntryRecord[]).flatMap((p) =>
-    sentencesOf(p).map((content, i) => ({
-      id: `${p.id} #${i + 1}`,
-      core_id: p.core_id,
-      title: p.title,
-      content,
-      entry_type: 'fact' as const,
-    })),
-  );
+  const hotpotSentences = (hotpot!.entries as EntryRecord[]).flatMap(sentenceEntries);
   const windows = [...passages, ...(hotpot!.entries as EntryRecord[])].flatMap((p) => {
     const all = sentencesOf(p);
     return all.slice(1).map((second, i) => ({

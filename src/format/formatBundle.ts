@@ -41,7 +41,7 @@ export function formatBundle(bundle: ContextBundle): string {
     ...(bundle.lowConfidence
       ? [
           bundle.matchStrength === 'weak'
-            ? 'Weak matches: no entry is known to bear on the task; these few share some of its words.'
+            ? 'Weak matches: no entry is known to bear on the task; these share some of its words.'
             : 'Low confidence: no entry is known to be relevant; these are the closest.',
         ]
       : []),

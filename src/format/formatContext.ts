@@ -26,8 +26,7 @@ export const PROMPT_HEADER = "Reference only — may be outdated; prefer the cod
 export const NO_RELEVANT_MEMORY = 'No project memory is relevant to this task: its closest entries match only words common in this memory.';
 
 /** What a bundle of weak matches (matchStrength 'weak') says above its entries. */
-export const WEAK_MATCHES =
-  'Weak matches only: no entry is known to bear on this task; these few share some of its words and may not apply.';
+export const WEAK_MATCHES = 'Weak matches only: no entry is known to bear on this task; these share some of its words and may not apply.';
 
 function entrySource(e: ScoredEntry): string {
   const parts = [e.entry.entryType, e.entry.coreId, `${e.entry.confidence} confidence`];
