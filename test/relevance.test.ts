@@ -79,7 +79,7 @@ describe('no relevant memory is an answer', () => {
   it('keeps the cut bundle of a weak match asked of a core: a conversation question naming a speaker', async () => {
     // One conversation, one core (as LoCoMo's eval stores it): every turn holds its speaker's name,
     // and Melanie talks about camping in 14 turns. "What did Melanie take camping?" shares the
-    // name (held by half the turns) and "camping" with them: a match chance gives a store of 300
+    // name (held by half the turns) and "camping" with them: a match chance gives a store of 314
     // turns, so a weak one; the answer is one of the camping turns, which score alike. Asked of
     // the conversation's core, the bundle is cut where the evidence ends; asked of the whole
     // memory, whether it bears on the question at all is in doubt, and the few best are kept.

@@ -200,8 +200,9 @@ export interface ContextBundle {
   /**
    * With `lowConfidence`, how weak (retrieve/relevance.ts): `weak` — the task shares words specific
    * to this memory, so the few best entries are kept (those up to where their evidence ends when
-   * the task is scoped to `cores`) and the prompt format gives them as weak matches; `none` — strong evidence the task is about something else: the prompt format says no
-   * project memory is relevant (the entries stay in the bundle for a program).
+   * the task is scoped to `cores`) and the prompt format gives them as weak matches; `none` —
+   * strong evidence the task is about something else: the prompt format says no project memory
+   * is relevant (the entries stay in the bundle for a program).
    */
   matchStrength?: 'weak' | 'none';
 }
