@@ -10,6 +10,7 @@ import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { reembedInPlace, type ReembedHost, type ReembedReport } from '../ops/reembed.js';
 import { indexStore } from '../ops/indexStore.js';
 import { AccessGate } from './accessGate.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { runInGroups } from './groupCommit.js';
 import * as reads from './reads.js';
 import * as writes from './writes.js';
@@ -113,6 +114,8 @@ export interface MemoryFolderStatus extends TeamPaths {
   problems: FileProblem[];
   /** What the last sync read and indexed. */
   lastSync: TeamSyncReport | undefined;
+  /** Entries indexed without their text's vector yet: it is computed in the background (docs/memory-file.md). */
+  pendingVectors: number;
 }
 
 export class MemoryEngine {
@@ -164,15 +167,20 @@ export class MemoryEngine {
   /** @internal Makes the index follow a team memory folder (openMemory does it in team mode). */
   async followFolder(team: TeamFolder): Promise<TeamSyncReport> {
     this.team = team;
+    // Vectors computed in the background are written by a catch-up of their own, not by the next call.
+    team.onVectors = () => void this.catchUp().catch(() => undefined);
     return this.serialized(() => team.sync(this.stores, this.embedder));
   }
 
-  /** Brings the index up to the memory folder when a file changed (a stat per directory when none did). */
-  private async catchUp(): Promise<void> {
+  /**
+   * Brings the index up to the memory folder when a file changed (a stat per directory when none
+   * did). Texts that take longer than `team.embedWaitMs` to embed are left to the background.
+   */
+  private async catchUp(embedWaitMs: number = DEFAULTS.team.embedWaitMs): Promise<void> {
     const team = this.team;
     if (!team?.changed()) return;
     await this.serialized(async () => {
-      if (team.changed()) await team.sync(this.stores, this.embedder);
+      if (team.changed()) await team.sync(this.stores, this.embedder, { embedWaitMs });
     });
   }
 
@@ -183,7 +191,7 @@ export class MemoryEngine {
   async memoryFolder(): Promise<MemoryFolderStatus | null> {
     await this.catchUp();
     const team = this.team;
-    return team ? { ...team.paths, problems: team.problems, lastSync: team.lastSync } : null;
+    return team ? { ...team.paths, problems: team.problems, lastSync: team.lastSync, pendingVectors: team.pendingVectors } : null;
   }
 
   /**
@@ -469,8 +477,13 @@ export class MemoryEngine {
     const report = await checkOpenStores(this.stores);
     const problems = this.team?.problems ?? [];
     if (!this.team) return report;
+    const pending = this.team.pendingVectors;
     const findings = [
       ...report.findings,
+      // Not a fault: the vectors of a pull's texts are on their way (team/teamFolder.ts).
+      ...(pending > 0
+        ? [{ check: 'memory vectors', ok: true, message: `${pending} changed entries still being embedded in the background` }]
+        : []),
       ...(problems.length === 0
         ? [
             {
@@ -686,13 +699,19 @@ export class MemoryEngine {
   /** Counts of what the folder holds, the embedder, the generation, how searches run and how each structure in memory was loaded. */
   async stats(): Promise<StoreStats> {
     using _reading = await this.reading();
-    return reads.stats(this.stores, this.embedder);
+    const stats = await reads.stats(this.stores, this.embedder);
+    return this.team ? { ...stats, pendingVectors: this.team.pendingVectors } : stats;
   }
 
   /** Waits for pending writes; the stores close with the last engine open on the folder. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // The vectors still being computed are written before the folder closes (a process that exits has them all).
+    if (this.team) {
+      await this.team.settled();
+      await this.catchUp(Infinity).catch(() => undefined);
+    }
     await this.gate.writesDone();
     this.cache.clear();
     this.team?.close();

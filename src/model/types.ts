@@ -228,6 +228,11 @@ export interface StoreStats {
    * Empty until a query loads them.
    */
   resident: Record<string, ResidentLoad>;
+  /**
+   * In team mode: entries of the memory folder indexed without their text's vector yet (a pull's
+   * changed texts, embedded in the background; docs/memory-file.md). Absent otherwise.
+   */
+  pendingVectors?: number;
 }
 
 /** How a structure held in memory was loaded (StoreStats.resident). */
