@@ -139,11 +139,14 @@ export class TeamFolder {
               `${pending === 1 ? 'it answers' : 'they answer'} by ${pending === 1 ? 'its' : 'their'} words and links (and the vector of the previous text, if any)` +
               (this.embedFailure ? ` (the background embedding failed: ${this.embedFailure}; the next change or open tries again)` : ''),
           ];
-    return [...waiting, ...this.problems.map(
-      (p) =>
-        `memory file ${p.file}${p.line !== null ? `:${p.line}` : ''} skipped (${p.message}); ` +
-        (this.staleFiles.has(p.file) ? 'its last good version still answers until it is fixed' : 'it is not in memory until it is fixed'),
-    )];
+    return [
+      ...waiting,
+      ...this.problems.map(
+        (p) =>
+          `memory file ${p.file}${p.line !== null ? `:${p.line}` : ''} skipped (${p.message}); ` +
+          (this.staleFiles.has(p.file) ? 'its last good version still answers until it is fixed' : 'it is not in memory until it is fixed'),
+      ),
+    ];
   }
 
   /**
@@ -301,7 +304,8 @@ export class TeamFolder {
     if (deferring.size > 0) {
       // Saved before the index write: a crash after it leaves files the next sync indexes again.
       for (const { file, hash, result } of linked)
-        if (deferring.has(file.rel)) state.files[file.rel] = { size: file.size, mtimeMs: file.mtimeMs, hash, ids: [result.id], pending: true };
+        if (deferring.has(file.rel))
+          state.files[file.rel] = { size: file.size, mtimeMs: file.mtimeMs, hash, ids: [result.id], pending: true };
       await this.saveState(stores, state);
     }
     const deferredIds = new Set<string>();
@@ -560,7 +564,13 @@ export async function folderFindings(report: DoctorReport, paths: TeamPaths, dbD
     ...report.findings,
     // Left by a process that stopped before its background embedding wrote them: the next open does.
     ...(pending > 0
-      ? [{ check: 'memory vectors', ok: true, message: `${pending} entries indexed without their text's vector; the next open embeds them` }]
+      ? [
+          {
+            check: 'memory vectors',
+            ok: true,
+            message: `${pending} entries indexed without their text's vector; the next open embeds them`,
+          },
+        ]
       : []),
     ...(problems.length === 0
       ? [{ check: 'memory files', ok: true, message: `${files} files under ${paths.dir}, all readable` }]
