@@ -33,6 +33,12 @@ export interface TeamSyncReport {
   problems: FileProblem[];
   /** Entries written without their new text's vector: it is being computed in the background. */
   deferred: number;
+  /**
+   * Where the sync's time went, ms: listing and stating the files, reading and parsing the changed
+   * ones, checking ids and links, waiting for the model (`embedWaitMs` at most), the index write
+   * (auto-linking, LanceDB, the graph, the structures held in memory), the state file.
+   */
+  ms: { list: number; read: number; resolve: number; embed: number; index: number; state: number };
 }
 
 interface FileState {
@@ -151,10 +157,17 @@ export class TeamFolder {
 
   /**
    * Embeds `texts` into the embedding cache, a slice at a time (a crash keeps the slices done),
-   * for the files `files`; resolves false when the model failed. When it succeeded the folder is
-   * marked changed and `onVectors` called: the next sync indexes those files with their vectors.
+   * for the files `files`; resolves false when the model failed. When it succeeded after the sync
+   * stopped waiting for it (`left.behind`), the folder is marked changed and `onVectors` called:
+   * the next sync indexes those files with their vectors.
    */
-  private embedInBackground(stores: Stores, embedder: Embedder, texts: string[], files: string[]): Promise<boolean> {
+  private embedInBackground(
+    stores: Stores,
+    embedder: Embedder,
+    texts: string[],
+    files: string[],
+    left: { behind: boolean; ok?: boolean },
+  ): Promise<boolean> {
     const token = {};
     for (const rel of files) this.inFlight.set(rel, token);
     const job = (async () => {
@@ -177,7 +190,8 @@ export class TeamFolder {
     // Registered first, so it runs before what `settled` awaits.
     void job.then((ok) => {
       this.jobs.delete(job);
-      if (!ok) return;
+      left.ok = ok;
+      if (!ok || !left.behind) return;
       this.dirty = true;
       this.onVectors?.();
     });
@@ -228,6 +242,9 @@ export class TeamFolder {
    */
   async sync(stores: Stores, embedder: Embedder, options: { embedWaitMs?: number } = {}): Promise<TeamSyncReport> {
     this.dirty = false;
+    let mark = performance.now();
+    const lap = () => -mark + (mark = performance.now());
+    const ms = { list: 0, read: 0, resolve: 0, embed: 0, index: 0, state: 0 };
     const state = await this.loadState(stores);
     // git may rewrite a file in place (a checkout, a merge): its index changes with every such write.
     // Taken before the files are listed, so that a change while they are is seen by the next call.
@@ -245,7 +262,9 @@ export class TeamFolder {
       fromCache: 0,
       problems: [],
       deferred: 0,
+      ms,
     };
+    ms.list = lap();
     const problems: FileProblem[] = [];
     const fail = (file: string, e: unknown) => {
       if (e instanceof EntryFileError) problems.push({ file, line: e.line, message: e.problem });
@@ -282,6 +301,7 @@ export class TeamFolder {
       }
     }
     const gone = Object.keys(state.files).filter((rel) => !present.has(rel));
+    ms.read = lap();
 
     // An id is defined once: by the file that held it already, else the first file read.
     const owner = new Map<string, string>();
@@ -298,6 +318,7 @@ export class TeamFolder {
       ...linked.map(({ file, hash, result }) => ({ source: SOURCE_PREFIX + file.rel, hash, doc: result.document })),
       ...gone.map((rel) => ({ source: SOURCE_PREFIX + rel, doc: { entries: [], codeLocations: [], goldenPaths: [], relations: [] } })),
     ];
+    ms.resolve = lap();
     const stale = new Set(linked.filter(({ file }) => state.files[file.rel]?.pending).map(({ result }) => result.id));
     const { files: deferring, embedded } = await this.deferredFiles(stores, embedder, linked, options.embedWaitMs ?? Infinity);
     const before = new Map([...deferring].map((rel) => [rel, state.files[rel]] as const));
@@ -308,6 +329,7 @@ export class TeamFolder {
           state.files[file.rel] = { size: file.size, mtimeMs: file.mtimeMs, hash, ids: [result.id], pending: true };
       await this.saveState(stores, state);
     }
+    ms.embed = lap();
     const deferredIds = new Set<string>();
     const indexed = new Set<string>();
     if (parts.length > 0) {
@@ -339,6 +361,7 @@ export class TeamFolder {
       }
     }
 
+    ms.index = lap();
     for (const { file, hash, result } of linked) {
       if (!indexed.has(file.rel)) continue;
       state.files[file.rel] = {
@@ -372,6 +395,7 @@ export class TeamFolder {
     report.problems = problems;
     this.problems = problems;
     this.staleFiles = new Set(problems.filter((p) => state.files[p.file] !== undefined).map((p) => p.file));
+    ms.state = lap();
     this.lastSync = report;
     return report;
   }
@@ -400,12 +424,15 @@ export class TeamFolder {
     const missing = [...filesOf.keys()].filter((t) => !cached.has(t));
     if (missing.length === 0) return none;
     const files = [...new Set(missing.flatMap((t) => filesOf.get(t)!))];
-    const job = this.embedInBackground(stores, embedder, missing, files);
+    const left: { behind: boolean; ok?: boolean } = { behind: false };
+    const job = this.embedInBackground(stores, embedder, missing, files, left);
     let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([job, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)))]);
+    await Promise.race([job, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
-    // Failed in time: the index write embeds them itself (and says why it cannot).
-    if (inTime !== undefined) return { files: new Set(), embedded: inTime ? missing.length : 0 };
+    // Done in time (checked and marked in one turn, so the job's end sees which): failed, the
+    // index write embeds them itself (and says why it cannot).
+    if (left.ok !== undefined) return { files: new Set(), embedded: left.ok ? missing.length : 0 };
+    left.behind = true;
     return { files: new Set(files), embedded: 0 };
   }
 }
