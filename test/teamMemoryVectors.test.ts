@@ -1,5 +1,5 @@
 /**
- * Team memory (docs/memory-file.md, "A pull's vectors"): a running engine's catch-up with a pull
+ * Team memory (docs/team.md, "A pull's vectors"): a running engine's catch-up with a pull
  * does not hold the call for every vector. The embedder is a real HTTP server speaking the OpenAI
  * API (test/openaiServer.ts) that holds the requests holding the pull's texts until the test lets
  * them go: the window in which the new texts answer without their vectors is the test's, not a

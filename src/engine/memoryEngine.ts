@@ -114,7 +114,7 @@ export interface MemoryFolderStatus extends TeamPaths {
   problems: FileProblem[];
   /** What the last sync read and indexed. */
   lastSync: TeamSyncReport | undefined;
-  /** Entries indexed without their text's vector yet: it is computed in the background (docs/memory-file.md). */
+  /** Entries indexed without their text's vector yet: it is computed in the background (docs/team.md, "A pull's vectors"). */
   pendingVectors: number;
 }
 
