@@ -230,7 +230,7 @@ export interface StoreStats {
   resident: Record<string, ResidentLoad>;
   /**
    * In team mode: entries of the memory folder indexed without their text's vector yet (a pull's
-   * changed texts, embedded in the background; docs/memory-file.md). Absent otherwise.
+   * changed texts, embedded in the background; docs/team.md). Absent otherwise.
    */
   pendingVectors?: number;
 }
