@@ -65,7 +65,7 @@ export const DEFAULTS = {
    * for the texts it must embed, then indexes them without their vectors and embeds them in the
    * background (team/teamFolder.ts). A lone edit embeds in well under it.
    */
-  team: { embedWaitMs: 1_000 },
+  team: { embedWaitMs: 500 },
   /** The relevance filter's chat: a budget a query can afford, one retry within it. */
   llm: { timeoutMs: 8_000, maxRetries: 1 },
   /** An OpenAI-compatible embedding server. */
