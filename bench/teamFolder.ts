@@ -11,7 +11,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openMemory, type MemoryEngine } from '../src/index.js';
@@ -58,6 +58,8 @@ const entryText = (i: number, edit = '') =>
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { cwd, stdio: 'pipe' });
 
+// Every timing on a shared machine is loaded: the load average before and after goes with the results.
+const loadBefore = loadavg().map((x) => Number(x.toFixed(2)));
 const root = await mkdtemp(join(tmpdir(), 'memcore-bench-team-'));
 const repo = join(root, 'repo');
 const db = join(repo, '.memcore');
@@ -178,6 +180,7 @@ try {
     }
   }
 
+  console.log(`\nload average (1, 5, 15 min): ${loadBefore.join(' ')} before, ${loadavg().map((x) => x.toFixed(2)).join(' ')} after`);
   console.log('\n| run | ms | |\n|---|---:|---|');
   for (const r of rows) console.log(`| ${r.run} | ${r.ms < 10 ? r.ms.toFixed(3) : r.ms.toFixed(0)} | ${r.detail} |`);
   const out = join(
@@ -194,6 +197,7 @@ try {
         cores: availableParallelism(),
         node: process.version,
         at: new Date().toISOString(),
+        loadAverage: { before: loadBefore, after: loadavg().map((x) => Number(x.toFixed(2))) },
         rows,
       },
       null,
