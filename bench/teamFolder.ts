@@ -4,7 +4,7 @@
  * offline model: the first open with an empty .memcore (embedding cache cold, then warm: the
  * index removed, the cache table kept); a pull that changes `--changed` files (a checkout of a
  * branch that changed them), then the next buildTaskContext (texts that take longer than
- * team.embedWaitMs to embed are left to the background) and the time until every vector of the
+ * memory.embedWaitMs to embed are left to the background) and the time until every vector of the
  * pull is in; and with nothing changed, the per-call
  * check and a buildTaskContext; with the offline model, a cold CLI call (`memcore context`, a process)
  * through a running `memcore serve`. Prints a table and writes bench/results/team-<entries>.json.

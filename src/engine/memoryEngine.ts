@@ -10,7 +10,6 @@ import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { reembedInPlace, type ReembedHost, type ReembedReport } from '../ops/reembed.js';
 import { indexStore } from '../ops/indexStore.js';
 import { AccessGate } from './accessGate.js';
-import { DEFAULTS } from '../config/defaults.js';
 import { runInGroups } from './groupCommit.js';
 import * as reads from './reads.js';
 import * as writes from './writes.js';
@@ -95,11 +94,11 @@ export type { SearchHit } from '../model/types.js';
 
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
-  const { stores, embedder, settings, team } = await openEngineParts(options);
+  const { stores, embedder, settings, team, teamEmbedWaitMs } = await openEngineParts(options);
   const engine = new MemoryEngine(stores, embedder, settings);
   if (team) {
     try {
-      await engine.followFolder(new TeamFolder(team));
+      await engine.followFolder(new TeamFolder(team, teamEmbedWaitMs === undefined ? {} : { embedWaitMs: teamEmbedWaitMs }));
     } catch (e) {
       await engine.close();
       throw e;
@@ -174,13 +173,13 @@ export class MemoryEngine {
 
   /**
    * Brings the index up to the memory folder when a file changed (a stat per directory when none
-   * did). Texts that take longer than `team.embedWaitMs` to embed are left to the background.
+   * did). Texts that take longer than config memory.embedWaitMs to embed are left to the background.
    */
-  private async catchUp(embedWaitMs: number = DEFAULTS.team.embedWaitMs): Promise<void> {
+  private async catchUp(embedWaitMs?: number): Promise<void> {
     const team = this.team;
     if (!team?.changed()) return;
     await this.serialized(async () => {
-      if (team.changed()) await team.sync(this.stores, this.embedder, { embedWaitMs });
+      if (team.changed()) await team.sync(this.stores, this.embedder, { embedWaitMs: embedWaitMs ?? team.embedWaitMs });
     });
   }
 

@@ -12,6 +12,7 @@ import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher 
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { embeddingText, indexDocument } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
 import { MemcoreError } from '../model/errors.js';
@@ -106,8 +107,13 @@ export class TeamFolder {
 
   constructor(
     readonly paths: TeamPaths,
-    private readonly options: { autoLink?: boolean; watch?: boolean } = {},
+    private readonly options: { autoLink?: boolean; watch?: boolean; embedWaitMs?: number } = {},
   ) {}
+
+  /** How long a running engine's sync waits for the model (config memory.embedWaitMs). */
+  get embedWaitMs(): number {
+    return this.options.embedWaitMs ?? DEFAULTS.team.embedWaitMs;
+  }
 
   /** Entries indexed without their text's vector (it is being computed, or the next sync computes it). */
   get pendingVectors(): number {
