@@ -180,7 +180,8 @@ try {
     }
   }
 
-  console.log(`\nload average (1, 5, 15 min): ${loadBefore.join(' ')} before, ${loadavg().map((x) => x.toFixed(2)).join(' ')} after`);
+  const loadAfter = loadavg().map((x) => Number(x.toFixed(2)));
+  console.log(`\nload average (1, 5, 15 min): ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after`);
   console.log('\n| run | ms | |\n|---|---:|---|');
   for (const r of rows) console.log(`| ${r.run} | ${r.ms < 10 ? r.ms.toFixed(3) : r.ms.toFixed(0)} | ${r.detail} |`);
   const out = join(
@@ -197,7 +198,7 @@ try {
         cores: availableParallelism(),
         node: process.version,
         at: new Date().toISOString(),
-        loadAverage: { before: loadBefore, after: loadavg().map((x) => Number(x.toFixed(2))) },
+        loadAverage: { before: loadBefore, after: loadAfter },
         rows,
       },
       null,
