@@ -239,7 +239,6 @@ export class TeamFolder {
     for (const w of this.watchers.splice(0)) w.close();
   }
 
-  /** Brings the index up to the files. Run as a write (the engine serialises it). */
   /**
    * Brings the index up to the files. Run as a write (the engine serialises it). Texts the
    * embedding cache lacks are embedded at once, or, when that takes longer than `embedWaitMs`,
