@@ -5,7 +5,9 @@
  * modification time changed and indexing only those whose content hash changed (each file a source
  * of its own, so a file that is gone takes its records with it). `changed` is the per-call check of
  * a long-lived engine: the modification times of the folder's directories (a file added, removed,
- * renamed or checked out by git) and a file watch (a file edited in place), ~0.05 ms.
+ * renamed or checked out by git) and a file watch (a file edited in place), ~0.05 ms. A running
+ * engine's sync waits `embedWaitMs` for the model, then indexes the changed entries without their
+ * new vectors and writes those when the background embedding has them (docs/team.md).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
