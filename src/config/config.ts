@@ -40,6 +40,13 @@ export const SETTINGS: readonly Setting[] = [
     help: 'team memory folder of entry files (default memory/ at the root of the git repository holding the database); docs/team.md',
   },
   {
+    key: 'memory.embedWaitMs',
+    env: 'MEMCORE_MEMORY_EMBED_WAIT_MS',
+    kind: 'int',
+    default: DEFAULTS.team.embedWaitMs,
+    help: "how long a running engine's catch-up with the memory folder (a pull) waits for the model, the rest embedded in the background; docs/team.md",
+  },
+  {
     key: 'smallDimensions',
     env: 'MEMCORE_SMALL_DIMENSIONS',
     kind: 'int',

@@ -60,6 +60,12 @@ export const DEFAULTS = {
     halfLifeDays: 90,
   },
   gaps: { retentionDays: 90 },
+  /**
+   * The team memory folder (config memory.embedWaitMs): a running engine's catch-up with the files
+   * (a pull) waits this long for the texts it must embed, then indexes them without their vectors
+   * and embeds them in the background (team/teamFolder.ts). A lone edit embeds in well under it.
+   */
+  team: { embedWaitMs: 500 },
   /** The relevance filter's chat: a budget a query can afford, one retry within it. */
   llm: { timeoutMs: 8_000, maxRetries: 1 },
   /** An OpenAI-compatible embedding server. */

@@ -94,11 +94,11 @@ export type { SearchHit } from '../model/types.js';
 
 /** Opens (or creates) a memory database folder. Close it when done. */
 export async function openMemory(options: OpenMemoryOptions = {}): Promise<MemoryEngine> {
-  const { stores, embedder, settings, team } = await openEngineParts(options);
+  const { stores, embedder, settings, team, teamEmbedWaitMs } = await openEngineParts(options);
   const engine = new MemoryEngine(stores, embedder, settings);
   if (team) {
     try {
-      await engine.followFolder(new TeamFolder(team));
+      await engine.followFolder(new TeamFolder(team, teamEmbedWaitMs === undefined ? {} : { embedWaitMs: teamEmbedWaitMs }));
     } catch (e) {
       await engine.close();
       throw e;
@@ -113,6 +113,8 @@ export interface MemoryFolderStatus extends TeamPaths {
   problems: FileProblem[];
   /** What the last sync read and indexed. */
   lastSync: TeamSyncReport | undefined;
+  /** Entries indexed without their text's vector yet: it is computed in the background (docs/team.md, "A pull's vectors"). */
+  pendingVectors: number;
 }
 
 export class MemoryEngine {
@@ -164,15 +166,20 @@ export class MemoryEngine {
   /** @internal Makes the index follow a team memory folder (openMemory does it in team mode). */
   async followFolder(team: TeamFolder): Promise<TeamSyncReport> {
     this.team = team;
+    // Vectors computed in the background are written by a catch-up of their own, not by the next call.
+    team.onVectors = () => void this.catchUp().catch(() => undefined);
     return this.serialized(() => team.sync(this.stores, this.embedder));
   }
 
-  /** Brings the index up to the memory folder when a file changed (a stat per directory when none did). */
-  private async catchUp(): Promise<void> {
+  /**
+   * Brings the index up to the memory folder when a file changed (a stat per directory when none
+   * did). Texts that take longer than config memory.embedWaitMs to embed are left to the background.
+   */
+  private async catchUp(embedWaitMs?: number): Promise<void> {
     const team = this.team;
     if (!team?.changed()) return;
     await this.serialized(async () => {
-      if (team.changed()) await team.sync(this.stores, this.embedder);
+      if (team.changed()) await team.sync(this.stores, this.embedder, { embedWaitMs: embedWaitMs ?? team.embedWaitMs });
     });
   }
 
@@ -183,7 +190,7 @@ export class MemoryEngine {
   async memoryFolder(): Promise<MemoryFolderStatus | null> {
     await this.catchUp();
     const team = this.team;
-    return team ? { ...team.paths, problems: team.problems, lastSync: team.lastSync } : null;
+    return team ? { ...team.paths, problems: team.problems, lastSync: team.lastSync, pendingVectors: team.pendingVectors } : null;
   }
 
   /**
@@ -469,8 +476,13 @@ export class MemoryEngine {
     const report = await checkOpenStores(this.stores);
     const problems = this.team?.problems ?? [];
     if (!this.team) return report;
+    const pending = this.team.pendingVectors;
     const findings = [
       ...report.findings,
+      // Not a fault: the vectors of a pull's texts are on their way (team/teamFolder.ts).
+      ...(pending > 0
+        ? [{ check: 'memory vectors', ok: true, message: `${pending} changed entries still being embedded in the background` }]
+        : []),
       ...(problems.length === 0
         ? [
             {
@@ -686,13 +698,19 @@ export class MemoryEngine {
   /** Counts of what the folder holds, the embedder, the generation, how searches run and how each structure in memory was loaded. */
   async stats(): Promise<StoreStats> {
     using _reading = await this.reading();
-    return reads.stats(this.stores, this.embedder);
+    const stats = await reads.stats(this.stores, this.embedder);
+    return this.team ? { ...stats, pendingVectors: this.team.pendingVectors } : stats;
   }
 
   /** Waits for pending writes; the stores close with the last engine open on the folder. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // The vectors still being computed are written before the folder closes (a process that exits has them all).
+    if (this.team) {
+      await this.team.settled();
+      await this.catchUp(Infinity).catch(() => undefined);
+    }
     await this.gate.writesDone();
     this.cache.clear();
     this.team?.close();

@@ -65,7 +65,7 @@ export function configuredEmbedder(cwd?: string): Embedder {
 interface ConfigValues {
   db: string;
   repo?: string;
-  memory?: { dir?: string };
+  memory?: { dir?: string; embedWaitMs?: number };
   smallDimensions?: number;
   graph: GraphDriverName;
   residentMaxEntries: number;
@@ -98,6 +98,8 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
   embedder: Embedder;
   settings: { cache: ContextCacheOptions; llm?: LlmOptions | JsonChat; gaps: GapLogOptions; repo?: string };
   team?: TeamPaths;
+  /** config memory.embedWaitMs (team/teamFolder.ts). */
+  teamEmbedWaitMs?: number;
 }> {
   checkOptionNames('openMemory', options, OPEN_MEMORY_OPTIONS);
   checkOptionNames('openMemory.cache', options.cache, CACHE_OPTIONS);
@@ -171,7 +173,7 @@ export async function openEngineParts(options: OpenMemoryOptions): Promise<{
   const repo = config.repo === undefined ? undefined : resolve(options.cwd ?? process.cwd(), config.repo);
   const team = options.memoryDir === false ? undefined : findTeamPaths(dir, config.memory?.dir, options.cwd ?? process.cwd());
   return {
-    ...(team ? { team } : {}),
+    ...(team ? { team, ...(config.memory?.embedWaitMs !== undefined ? { teamEmbedWaitMs: config.memory.embedWaitMs } : {}) } : {}),
     stores,
     embedder,
     settings: {

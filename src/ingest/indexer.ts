@@ -31,6 +31,8 @@ export interface IngestReport {
   sync?: SyncReport;
   /** Ratings the file held that were recorded (those already held are skipped); absent when it held none. */
   feedback?: number;
+  /** Entries written without their text's vector (`deferEmbedding`): their old vector, or none. */
+  deferred?: string[];
 }
 
 export function contentHash(title: string, content: string): string {
@@ -103,6 +105,14 @@ export interface IndexDocumentOptions extends IngestOptions {
    * Auto-links join the part that holds their `from` entry.
    */
   parts?: SourcePart[];
+  /** Entries whose stored vector is not made from their stored text: embedded again even when unchanged. */
+  staleVectors?: ReadonlySet<string>;
+  /**
+   * Texts the embedding cache does not hold are not embedded: their entries keep their old vector,
+   * or get none (a zero vector, which no vector search returns), and are listed in `deferred`. The
+   * team folder (team/teamFolder.ts) embeds them in the background and writes them again.
+   */
+  deferEmbedding?: boolean;
 }
 
 /** Texts embedded, and saved to the embedding cache, at a time. */
@@ -294,13 +304,14 @@ export async function indexDocument(
     const updatedAt =
       input.updatedAt ?? (textChanged ? now : new Date(Math.max(createdAt.getTime(), old?.entry.updatedAt.getTime() ?? -Infinity)));
     const entry: MemoryEntry = { ...input, createdAt, updatedAt, contentHash: hash };
-    if (old && sameEntry(old.entry, entry)) {
+    const stale = options.staleVectors?.has(input.id) === true;
+    if (old && !stale && sameEntry(old.entry, entry)) {
       report.entries.unchanged++;
       continue;
     }
     if (old) report.entries.updated++;
     else report.entries.added++;
-    if (old && old.entry.contentHash === entry.contentHash && old.vector && old.vectorSmall) {
+    if (old && !stale && old.entry.contentHash === entry.contentHash && old.vector && old.vectorSmall) {
       toWrite.push({ entry, vector: old.vector, vectorSmall: old.vectorSmall });
     } else {
       toEmbed.push({ input, entry });
@@ -313,7 +324,7 @@ export async function indexDocument(
   const cached = useCache
     ? await stores.embeddingCache.get(texts.filter((t) => !stores.embeddedAhead(t)))
     : new Map<string, Float32Array>();
-  const missing = [...new Set(texts.filter((t) => !cached.has(t)))];
+  const missing = options.deferEmbedding ? [] : [...new Set(texts.filter((t) => !cached.has(t)))];
   // Embedded a slice at a time, each saved to the cache as it comes back: a killed or aborted
   // ingest resumes where it stopped, re-embedding at most one slice.
   const started = performance.now();
@@ -332,11 +343,18 @@ export async function indexDocument(
     options.onProgress?.(embedProgress(Math.min(i + EMBED_SLICE, missing.length), missing.length, (performance.now() - started) / 1000));
   }
   report.embedded = missing.length;
-  report.fromCache = texts.length - missing.length;
+  const deferred: string[] = [];
   toEmbed.forEach((t, i) => {
-    const vector = cached.get(texts[i]!)!;
-    toWrite.push({ entry: t.entry, vector, vectorSmall: stores.smallVector(vector) });
+    const vector = cached.get(texts[i]!);
+    if (vector) return toWrite.push({ entry: t.entry, vector, vectorSmall: stores.smallVector(vector) });
+    deferred.push(t.entry.id);
+    const old = existing.get(t.entry.id);
+    if (old?.vector && old.vectorSmall) return toWrite.push({ entry: t.entry, vector: old.vector, vectorSmall: old.vectorSmall });
+    const none = new Float32Array(embedder.dimensions);
+    return toWrite.push({ entry: t.entry, vector: none, vectorSmall: stores.smallVector(none) });
   });
+  report.fromCache = texts.length - missing.length - deferred.length;
+  if (options.deferEmbedding) report.deferred = deferred;
   // Writes are serialised in one process and Kuzu's lock keeps other processes out, so ids the
   // read above did not find are still absent: those rows can be appended.
   const newIds = toWrite.filter((s) => !existing.has(s.entry.id)).map((s) => s.entry.id);

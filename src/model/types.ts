@@ -229,6 +229,11 @@ export interface StoreStats {
    * Empty until a query loads them.
    */
   resident: Record<string, ResidentLoad>;
+  /**
+   * In team mode: entries of the memory folder indexed without their text's vector yet (a pull's
+   * changed texts, embedded in the background; docs/team.md). Absent otherwise.
+   */
+  pendingVectors?: number;
 }
 
 /** How a structure held in memory was loaded (StoreStats.resident). */

@@ -244,7 +244,10 @@ export class Stores implements MemoryIndex {
       vector: s.vector!,
       vectorSmall: s.vectorSmall!,
     }));
-    return { projection: fitPca([...stored.map((s) => s.vector), ...incoming], this.meta.smallDimensions), stored };
+    // Zero vectors (entries whose vector is still being computed, indexer.ts deferEmbedding) say nothing of the spread.
+    const sample = [...stored.map((s) => s.vector), ...incoming].filter((v) => v.some((x) => x !== 0));
+    if (sample.length < AUTO_FIT_MIN_ROWS) return undefined;
+    return { projection: fitPca(sample, this.meta.smallDimensions), stored };
   }
 
   private async saveProjection(projection: Projection): Promise<void> {

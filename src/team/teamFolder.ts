@@ -5,14 +5,17 @@
  * modification time changed and indexing only those whose content hash changed (each file a source
  * of its own, so a file that is gone takes its records with it). `changed` is the per-call check of
  * a long-lived engine: the modification times of the folder's directories (a file added, removed,
- * renamed or checked out by git) and a file watch (a file edited in place), ~0.05 ms.
+ * renamed or checked out by git) and a file watch (a file edited in place), ~0.05 ms. A running
+ * engine's sync waits `embedWaitMs` for the model, then indexes the changed entries without their
+ * new vectors and writes those when the background embedding has them (docs/team.md).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Embedder } from '../embed/embedder.js';
-import { indexDocument } from '../ingest/indexer.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { embeddingText, indexDocument } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
 import { MemcoreError } from '../model/errors.js';
 import { RELATION_ENDPOINTS, type EndpointKind, type ExternalReference, type MemoryDocument } from '../model/memoryFile.js';
@@ -31,6 +34,14 @@ export interface TeamSyncReport {
   fromCache: number;
   /** Files skipped (conflict markers, bad front matter, dangling links), with file and line. */
   problems: FileProblem[];
+  /** Entries written without their new text's vector: it is being computed in the background. */
+  deferred: number;
+  /**
+   * Where the sync's time went, ms: listing and stating the files, reading and parsing the changed
+   * ones, checking ids and links, waiting for the model (`embedWaitMs` at most), the index write
+   * (auto-linking, LanceDB, the graph, the structures held in memory), the state file.
+   */
+  ms: { list: number; read: number; resolve: number; embed: number; index: number; state: number };
 }
 
 interface FileState {
@@ -39,6 +50,12 @@ interface FileState {
   hash: string;
   /** Entry and golden path ids the file defines. */
   ids: string[];
+  /**
+   * Its entry is indexed (or about to be) without its text's vector: the file is indexed again
+   * once the vector is in the embedding cache, by this process's background work or, after a
+   * crash, by the next sync. Saved before the index write, so that no crash loses it.
+   */
+  pending?: true;
 }
 interface State {
   version: 1;
@@ -59,6 +76,18 @@ interface Listed {
 
 const SOURCE_PREFIX = 'memory:';
 const STATE_FILE = 'memory-files.json';
+/** Texts embedded, and saved to the embedding cache, at a time by the background work. */
+const BACKGROUND_SLICE = 128;
+
+/** The state file's files whose entry has no vector of its text yet (`memcore doctor` of a folder not served). */
+export async function pendingFiles(dbDir: string): Promise<number> {
+  try {
+    const state = JSON.parse(await readFile(join(dbDir, STATE_FILE), 'utf8')) as State;
+    return Object.values(state.files ?? {}).filter((f) => f.pending).length;
+  } catch {
+    return 0;
+  }
+}
 
 export class TeamFolder {
   private state: State | undefined;
@@ -70,11 +99,33 @@ export class TeamFolder {
   /** Files skipped that an earlier version of is still indexed. */
   private staleFiles = new Set<string>();
   lastSync: TeamSyncReport | undefined;
+  /** Files whose vectors a background embedding of this process is computing, by the work's token. */
+  private readonly inFlight = new Map<string, object>();
+  private readonly jobs = new Set<Promise<boolean>>();
+  /** Why the last background embedding failed, until one succeeds. */
+  private embedFailure: string | undefined;
+  /** Called when a background embedding put its vectors in the cache (the engine then syncs). */
+  onVectors: (() => void) | undefined;
 
   constructor(
     readonly paths: TeamPaths,
-    private readonly options: { autoLink?: boolean; watch?: boolean } = {},
+    private readonly options: { autoLink?: boolean; watch?: boolean; embedWaitMs?: number } = {},
   ) {}
+
+  /** How long a running engine's sync waits for the model (config memory.embedWaitMs). */
+  get embedWaitMs(): number {
+    return this.options.embedWaitMs ?? DEFAULTS.team.embedWaitMs;
+  }
+
+  /** Entries indexed without their text's vector (it is being computed, or the next sync computes it). */
+  get pendingVectors(): number {
+    return this.state ? Object.values(this.state.files).filter((f) => f.pending).length : 0;
+  }
+
+  /** Resolves when no background embedding runs. */
+  async settled(): Promise<void> {
+    while (this.jobs.size > 0) await Promise.all(this.jobs);
+  }
 
   /** True when a file may have changed since the last sync (cheap: a stat per directory). */
   changed(): boolean {
@@ -93,11 +144,66 @@ export class TeamFolder {
 
   /** Notes for a bundle: the files memory answers without, and whether an older version answers instead. */
   notes(): string[] {
-    return this.problems.map(
-      (p) =>
-        `memory file ${p.file}${p.line !== null ? `:${p.line}` : ''} skipped (${p.message}); ` +
-        (this.staleFiles.has(p.file) ? 'its last good version still answers until it is fixed' : 'it is not in memory until it is fixed'),
-    );
+    const pending = this.pendingVectors;
+    const waiting =
+      pending === 0
+        ? []
+        : [
+            `${pending} changed memory ${pending === 1 ? 'entry is' : 'entries are'} still being embedded: until ${pending === 1 ? 'its vector is' : 'their vectors are'} in, ` +
+              `${pending === 1 ? 'it answers' : 'they answer'} by ${pending === 1 ? 'its' : 'their'} words and links (and the vector of the previous text, if any)` +
+              (this.embedFailure ? ` (the background embedding failed: ${this.embedFailure}; the next change or open tries again)` : ''),
+          ];
+    return [
+      ...waiting,
+      ...this.problems.map(
+        (p) =>
+          `memory file ${p.file}${p.line !== null ? `:${p.line}` : ''} skipped (${p.message}); ` +
+          (this.staleFiles.has(p.file) ? 'its last good version still answers until it is fixed' : 'it is not in memory until it is fixed'),
+      ),
+    ];
+  }
+
+  /**
+   * Embeds `texts` into the embedding cache, a slice at a time (a crash keeps the slices done),
+   * for the files `files`; resolves false when the model failed. When it succeeded after the sync
+   * stopped waiting for it (`left.behind`), the folder is marked changed and `onVectors` called:
+   * the next sync indexes those files with their vectors.
+   */
+  private embedInBackground(
+    stores: Stores,
+    embedder: Embedder,
+    texts: string[],
+    files: string[],
+    left: { behind: boolean; ok?: boolean },
+  ): Promise<boolean> {
+    const token = {};
+    for (const rel of files) this.inFlight.set(rel, token);
+    const job = (async () => {
+      try {
+        for (let i = 0; i < texts.length; i += BACKGROUND_SLICE) {
+          const slice = texts.slice(i, i + BACKGROUND_SLICE);
+          const vectors = await embedder.embed(slice);
+          await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: vectors[j]! })));
+        }
+        this.embedFailure = undefined;
+        return true;
+      } catch (e) {
+        this.embedFailure = (e as Error).message;
+        return false;
+      } finally {
+        for (const rel of files) if (this.inFlight.get(rel) === token) this.inFlight.delete(rel);
+      }
+    })();
+    this.jobs.add(job);
+    // Registered first, so it runs before what `settled` awaits.
+    void job.then((ok) => {
+      this.jobs.delete(job);
+      left.ok = ok;
+      if (!ok || !left.behind) return;
+      this.dirty = true;
+      this.onVectors?.();
+    });
+    return job;
   }
 
   private async loadState(stores: Stores): Promise<State> {
@@ -135,9 +241,17 @@ export class TeamFolder {
     for (const w of this.watchers.splice(0)) w.close();
   }
 
-  /** Brings the index up to the files. Run as a write (the engine serialises it). */
-  async sync(stores: Stores, embedder: Embedder): Promise<TeamSyncReport> {
+  /**
+   * Brings the index up to the files. Run as a write (the engine serialises it). Texts the
+   * embedding cache lacks are embedded at once, or, when that takes longer than `embedWaitMs`,
+   * in the background: their entries are indexed at once without their new vector (the old one,
+   * or none) and again when it is in. Default: everything at once (an open, a process that exits).
+   */
+  async sync(stores: Stores, embedder: Embedder, options: { embedWaitMs?: number } = {}): Promise<TeamSyncReport> {
     this.dirty = false;
+    let mark = performance.now();
+    const lap = () => -mark + (mark = performance.now());
+    const ms = { list: 0, read: 0, resolve: 0, embed: 0, index: 0, state: 0 };
     const state = await this.loadState(stores);
     // git may rewrite a file in place (a checkout, a merge): its index changes with every such write.
     // Taken before the files are listed, so that a change while they are is seen by the next call.
@@ -154,7 +268,10 @@ export class TeamFolder {
       embedded: 0,
       fromCache: 0,
       problems: [],
+      deferred: 0,
+      ms,
     };
+    ms.list = lap();
     const problems: FileProblem[] = [];
     const fail = (file: string, e: unknown) => {
       if (e instanceof EntryFileError) problems.push({ file, line: e.line, message: e.problem });
@@ -166,7 +283,9 @@ export class TeamFolder {
     const touched: { file: Listed; hash: string }[] = [];
     for (const file of files) {
       const old = state.files[file.rel];
-      if (old && old.size === file.size && old.mtimeMs === file.mtimeMs) continue;
+      // A file whose vector is pending is read again once no background work computes it.
+      const waiting = old?.pending === true && !this.inFlight.has(file.rel);
+      if (old && old.size === file.size && old.mtimeMs === file.mtimeMs && !waiting) continue;
       report.files.read++;
       let text: string;
       try {
@@ -178,7 +297,7 @@ export class TeamFolder {
         continue;
       }
       const hash = createHash('sha256').update(text).digest('hex');
-      if (old && old.hash === hash) {
+      if (old && old.hash === hash && !old.pending) {
         touched.push({ file, hash });
         continue;
       }
@@ -189,6 +308,7 @@ export class TeamFolder {
       }
     }
     const gone = Object.keys(state.files).filter((rel) => !present.has(rel));
+    ms.read = lap();
 
     // An id is defined once: by the file that held it already, else the first file read.
     const owner = new Map<string, string>();
@@ -205,6 +325,19 @@ export class TeamFolder {
       ...linked.map(({ file, hash, result }) => ({ source: SOURCE_PREFIX + file.rel, hash, doc: result.document })),
       ...gone.map((rel) => ({ source: SOURCE_PREFIX + rel, doc: { entries: [], codeLocations: [], goldenPaths: [], relations: [] } })),
     ];
+    ms.resolve = lap();
+    const stale = new Set(linked.filter(({ file }) => state.files[file.rel]?.pending).map(({ result }) => result.id));
+    const { files: deferring, embedded } = await this.deferredFiles(stores, embedder, linked, options.embedWaitMs ?? Infinity);
+    const before = new Map([...deferring].map((rel) => [rel, state.files[rel]] as const));
+    if (deferring.size > 0) {
+      // Saved before the index write: a crash after it leaves files the next sync indexes again.
+      for (const { file, hash, result } of linked)
+        if (deferring.has(file.rel))
+          state.files[file.rel] = { size: file.size, mtimeMs: file.mtimeMs, hash, ids: [result.id], pending: true };
+      await this.saveState(stores, state);
+    }
+    ms.embed = lap();
+    const deferredIds = new Set<string>();
     const indexed = new Set<string>();
     if (parts.length > 0) {
       const write = async (some: SourcePart[]) => {
@@ -215,7 +348,10 @@ export class TeamFolder {
           sync: true,
           autoLink: this.options.autoLink ?? true,
           inputName: some.length === 1 ? some[0]!.source.slice(SOURCE_PREFIX.length) : 'memory folder',
+          staleVectors: stale,
+          deferEmbedding: deferring.size > 0,
         });
+        for (const id of r.deferred ?? []) deferredIds.add(id);
         report.entries.added += r.entries.added;
         report.entries.updated += r.entries.updated;
         report.entries.unchanged += r.entries.unchanged;
@@ -232,11 +368,28 @@ export class TeamFolder {
       }
     }
 
+    ms.index = lap();
     for (const { file, hash, result } of linked) {
       if (!indexed.has(file.rel)) continue;
-      state.files[file.rel] = { size: file.size, mtimeMs: file.mtimeMs, hash, ids: [result.id] };
+      state.files[file.rel] = {
+        size: file.size,
+        mtimeMs: file.mtimeMs,
+        hash,
+        ids: [result.id],
+        ...(deferredIds.has(result.id) ? { pending: true as const } : {}),
+      };
       report.files.indexed++;
     }
+    // A file marked before the write that the write refused: as it was.
+    for (const [rel, old] of before) {
+      if (indexed.has(rel)) continue;
+      if (old) state.files[rel] = old;
+      else delete state.files[rel];
+    }
+    report.deferred = deferredIds.size;
+    // Embedded here in time, then found in the cache by the index write.
+    report.embedded += embedded;
+    report.fromCache = Math.max(0, report.fromCache - embedded);
     for (const { file, hash } of touched)
       state.files[file.rel] = { ...state.files[file.rel]!, size: file.size, mtimeMs: file.mtimeMs, hash };
     for (const rel of gone) {
@@ -244,13 +397,50 @@ export class TeamFolder {
       delete state.files[rel];
       report.files.removed++;
     }
-    if (report.files.indexed + report.files.removed + touched.length > 0) await this.saveState(stores, state);
+    if (report.files.indexed + report.files.removed + touched.length + before.size > 0) await this.saveState(stores, state);
     report.files.skipped = problems.length;
     report.problems = problems;
     this.problems = problems;
     this.staleFiles = new Set(problems.filter((p) => state.files[p.file] !== undefined).map((p) => p.file));
+    ms.state = lap();
     this.lastSync = report;
     return report;
+  }
+
+  /**
+   * The files to index without their new vector: when the texts the cache lacks take longer than
+   * `waitMs` to embed, they are left to the background (which goes on; a file is pending until
+   * its vector is in). Empty when they came in time (the index write then finds them in the cache).
+   */
+  private async deferredFiles(
+    stores: Stores,
+    embedder: Embedder,
+    linked: { file: Listed; result: ParsedEntryFile }[],
+    waitMs: number,
+  ): Promise<{ files: Set<string>; embedded: number }> {
+    const none = { files: new Set<string>(), embedded: 0 };
+    if (!Number.isFinite(waitMs) || embedder.cacheVectors === false) return none;
+    const filesOf = new Map<string, string[]>();
+    for (const { file, result } of linked)
+      for (const e of result.document.entries) {
+        const text = embeddingText(e);
+        filesOf.set(text, [...(filesOf.get(text) ?? []), file.rel]);
+      }
+    if (filesOf.size === 0) return none;
+    const cached = await stores.embeddingCache.get([...filesOf.keys()]);
+    const missing = [...filesOf.keys()].filter((t) => !cached.has(t));
+    if (missing.length === 0) return none;
+    const files = [...new Set(missing.flatMap((t) => filesOf.get(t)!))];
+    const left: { behind: boolean; ok?: boolean } = { behind: false };
+    const job = this.embedInBackground(stores, embedder, missing, files, left);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([job, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+    // Done in time (checked and marked in one turn, so the job's end sees which): failed, the
+    // index write embeds them itself (and says why it cannot).
+    if (left.ok !== undefined) return { files: new Set(), embedded: left.ok ? missing.length : 0 };
+    left.behind = true;
+    return { files: new Set(files), embedded: 0 };
   }
 }
 
@@ -401,10 +591,21 @@ export async function checkFolder(
 }
 
 /** `memcore doctor` of a folder not served: the memory folder's files checked too (without the store, links resolve in the folder). */
-export async function folderFindings(report: DoctorReport, paths: TeamPaths): Promise<DoctorReport> {
+export async function folderFindings(report: DoctorReport, paths: TeamPaths, dbDir?: string): Promise<DoctorReport> {
   const { files, problems } = await checkFolder(paths);
+  const pending = dbDir === undefined ? 0 : await pendingFiles(dbDir);
   const findings = [
     ...report.findings,
+    // Left by a process that stopped before its background embedding wrote them: the next open does.
+    ...(pending > 0
+      ? [
+          {
+            check: 'memory vectors',
+            ok: true,
+            message: `${pending} entries indexed without their text's vector; the next open embeds them`,
+          },
+        ]
+      : []),
     ...(problems.length === 0
       ? [{ check: 'memory files', ok: true, message: `${files} files under ${paths.dir}, all readable` }]
       : problems.map((p) => ({

@@ -20,7 +20,7 @@ const doctorCommand: Command = {
       report = await doctor(dir, { repair: v.repair === true, ...(v.repair === true ? { embedder: configuredEmbedder(cwd) } : {}) });
       const { folderFindings } = await import('../../team/teamFolder.js');
       const paths = teamPathsFor(dir, cwd);
-      if (paths) report = await folderFindings(report, paths);
+      if (paths) report = await folderFindings(report, paths, dir);
     }
     print(io, v.json === true, report, () =>
       [

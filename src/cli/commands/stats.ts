@@ -26,6 +26,7 @@ const statsCommand: Command = {
           .join(', ')}`,
         `embedder: ${s.embedder.id} (${s.embedder.dimensions}-d)`,
         `generation: ${s.generation}`,
+        ...(s.pendingVectors ? [`vectors pending: ${s.pendingVectors} changed entries still being embedded`] : []),
         `search runs on: exact ${s.search.exact}, stage 1 ${s.search.stage1}, entries ${s.search.entries}`,
         ...(Object.keys(s.resident).length > 0
           ? [
