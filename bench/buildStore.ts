@@ -63,7 +63,7 @@ async function flushRelations(all: boolean): Promise<void> {
 }
 
 try {
-  for (const part of syntheticParts(size, {}, RELATION_BATCH)) {
+  for (const part of syntheticParts(size, { vectors: writeEntries }, RELATION_BATCH)) {
     if (part.kind === 'code' && writeEntries) {
       await m.ingestDocument({ code_locations: part.code_locations }, { source: 'code' });
     } else if (part.kind === 'entries' && writeEntries) {

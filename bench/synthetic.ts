@@ -41,7 +41,15 @@ export type SyntheticPart =
   | { kind: 'paths'; golden_paths: GoldenPathRecord[]; relations: RelationRecord[] }
   | { kind: 'queries'; queries: SyntheticStore['queries'] };
 
-type SyntheticOptions = { dimensions?: number; clusters?: number; queries?: number; seed?: number; hub?: boolean };
+type SyntheticOptions = {
+  dimensions?: number;
+  clusters?: number;
+  queries?: number;
+  seed?: number;
+  hub?: boolean;
+  /** false: the entries' vectors are not made (their random numbers are drawn all the same, so the rest is the same store). */
+  vectors?: boolean;
+};
 
 /**
  * `hub` (default true): every entry also links to `e0`, as every lesson in a real store links to
@@ -110,7 +118,8 @@ export function* syntheticParts(n: number, opts: SyntheticOptions = {}, chunk = 
       importance: 1 + (i % 10),
       tags: [WORDS[i % WORDS.length]!],
     });
-    vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
+    if (opts.vectors !== false) vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
+    else for (let k = 0; k < 2 * d; k++) rand(); // what near() draws: two numbers a gaussian
     if (entries.length >= chunk || i === n - 1) {
       yield { kind: 'entries', entries, vectors };
       entries = [];
