@@ -445,13 +445,8 @@ export class EntriesTable {
    * at a time, where `read` holds the whole table (~2.5 GB of vectors at 1M entries).
    */
   async *scanStored(batchRows: number): AsyncGenerator<StoredEntry[]> {
-    const db = await lancedb.connect(this.dir);
-    const snapshot = await db.openTable(layout.table).catch((e: unknown) => {
-      db.close();
-      throw e;
-    });
+    const { snapshot, close } = await this.atCurrentVersion();
     try {
-      await snapshot.checkout(await this.table.version());
       const pending: StoredEntry[] = [];
       for await (const batch of snapshot.query().select([...ENTRY_COLUMNS, 'vector', 'vector_small'])) {
         for (const row of rowsOf<ReadRow>(batch)) pending.push(storedFromRow(row) as StoredEntry);
@@ -459,9 +454,28 @@ export class EntriesTable {
       }
       if (pending.length > 0) yield pending;
     } finally {
+      close();
+    }
+  }
+
+  /** A handle of its own on the table, checked out at the version it has now: a scan of it sees no later write. */
+  private async atCurrentVersion(): Promise<{ snapshot: lancedb.Table; close: () => void }> {
+    const db = await lancedb.connect(this.dir);
+    const snapshot = await db.openTable(layout.table).catch((e: unknown) => {
+      db.close();
+      throw e;
+    });
+    const close = () => {
       snapshot.close();
       db.close();
+    };
+    try {
+      await snapshot.checkout(await this.table.version());
+    } catch (e) {
+      close();
+      throw e;
     }
+    return { snapshot, close };
   }
 
   /**
@@ -511,13 +525,8 @@ export class EntriesTable {
     // Read as a stream, batch by batch, from a handle checked out at the table's version (as
     // scanStored): the whole table as one Arrow result held ~2.5 GB of vectors at 1M entries
     // beside the copies made here, and a writer's close that builds the columns passed 11 GB.
-    const db = await lancedb.connect(this.dir);
-    const snapshot = await db.openTable(layout.table).catch((e: unknown) => {
-      db.close();
-      throw e;
-    });
+    const { snapshot, close } = await this.atCurrentVersion();
     try {
-      await snapshot.checkout(await this.table.version());
       const count = await snapshot.countRows();
       const rows: EntryColumnRow[] = [];
       const vectors = new Float32Array(count * dimensions);
@@ -576,8 +585,7 @@ export class EntriesTable {
           : lanceArrow.tableToIPC(lanceArrow.tableFromArrays({}).select([]));
       return { ...read, entries: { ipc: entriesIpc, ...entriesOfIpc(entriesIpc) } };
     } finally {
-      snapshot.close();
-      db.close();
+      close();
     }
   }
 
