@@ -33,14 +33,55 @@ export interface SyntheticStore {
   queries: { text: string; vector: Float32Array }[];
 }
 
+/** What `syntheticParts` yields, in the order the generator makes them. */
+export type SyntheticPart =
+  | { kind: 'code'; code_locations: CodeLocationRecord[] }
+  | { kind: 'entries'; entries: EntryRecord[]; vectors: Map<string, Float32Array> }
+  | { kind: 'relations'; relations: RelationRecord[] }
+  | { kind: 'paths'; golden_paths: GoldenPathRecord[]; relations: RelationRecord[] }
+  | { kind: 'queries'; queries: SyntheticStore['queries'] };
+
+type SyntheticOptions = {
+  dimensions?: number;
+  clusters?: number;
+  queries?: number;
+  seed?: number;
+  hub?: boolean;
+  /** false: the entries' vectors are not made (their random numbers are drawn all the same, so the rest is the same store). */
+  vectors?: boolean;
+};
+
 /**
  * `hub` (default true): every entry also links to `e0`, as every lesson in a real store links to
  * the project's conventions, so that the bench sees a hub with `n` − 1 edges (see HUB_DEGREE).
  */
-export function syntheticStore(
-  n: number,
-  opts: { dimensions?: number; clusters?: number; queries?: number; seed?: number; hub?: boolean } = {},
-): SyntheticStore {
+export function syntheticStore(n: number, opts: SyntheticOptions = {}): SyntheticStore {
+  const store: SyntheticStore = {
+    doc: { entries: [], code_locations: [], golden_paths: [], relations: [] },
+    vectors: new Map(),
+    queries: [],
+  };
+  for (const part of syntheticParts(n, opts, Infinity)) {
+    if (part.kind === 'code') store.doc.code_locations = part.code_locations;
+    else if (part.kind === 'entries') {
+      for (const e of part.entries) store.doc.entries.push(e);
+      for (const [k, v] of part.vectors) store.vectors.set(k, v);
+    } else if (part.kind === 'relations') for (const r of part.relations) store.doc.relations.push(r);
+    else if (part.kind === 'paths') {
+      store.doc.golden_paths = part.golden_paths;
+      for (const r of part.relations) store.doc.relations.push(r);
+    } else store.queries = part.queries;
+  }
+  return store;
+}
+
+/**
+ * The same store as `syntheticStore` (the same random sequence, so the same records), made
+ * `chunk` entries or relations at a time: a 1M store without holding its 2 GB of vectors
+ * (bench/buildStore.ts). Code locations come first, golden paths and their IMPLEMENTS relations
+ * after every other relation, the queries last.
+ */
+export function* syntheticParts(n: number, opts: SyntheticOptions = {}, chunk = 100_000): Generator<SyntheticPart> {
   const d = opts.dimensions ?? 512;
   const rand = rng(opts.seed ?? 7);
   const clusters = Array.from({ length: opts.clusters ?? Math.max(8, Math.round(Math.sqrt(n) / 2)) }, () =>
@@ -50,8 +91,20 @@ export function syntheticStore(
     unit(Float32Array.from(center, (x) => x + (spread * gaussian(rand)) / Math.sqrt(d)));
   const words = (k: number) => Array.from({ length: k }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ');
   const types = ['lesson', 'decision', 'pattern', 'convention', 'fact'];
-  const entries: EntryRecord[] = [];
-  const vectors = new Map<string, Float32Array>();
+  const codes = Math.max(10, Math.floor(n / 10));
+  yield {
+    kind: 'code',
+    code_locations: Array.from({ length: codes }, (_, i) => ({
+      id: `c${i}`,
+      codebase_id: 'bench',
+      file_path: `src/mod${i % 50}/file${i}.ts`,
+      symbol: `fn${i}`,
+      start_line: 1 + (i % 100),
+      end_line: 20 + (i % 100),
+    })),
+  };
+  let entries: EntryRecord[] = [];
+  let vectors = new Map<string, Float32Array>();
   for (let i = 0; i < n; i++) {
     const title = `${words(4)} #${i}`;
     const content = `${words(30)}.`;
@@ -65,18 +118,15 @@ export function syntheticStore(
       importance: 1 + (i % 10),
       tags: [WORDS[i % WORDS.length]!],
     });
-    vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
+    if (opts.vectors !== false) vectors.set(`${title}\n${content}`, near(clusters[i % clusters.length]!, 1.2));
+    else for (let k = 0; k < 2 * d; k++) rand(); // what near() draws: two numbers a gaussian
+    if (entries.length >= chunk || i === n - 1) {
+      yield { kind: 'entries', entries, vectors };
+      entries = [];
+      vectors = new Map();
+    }
   }
-  const codes = Math.max(10, Math.floor(n / 10));
-  const code_locations = Array.from({ length: codes }, (_, i) => ({
-    id: `c${i}`,
-    codebase_id: 'bench',
-    file_path: `src/mod${i % 50}/file${i}.ts`,
-    symbol: `fn${i}`,
-    start_line: 1 + (i % 100),
-    end_line: 20 + (i % 100),
-  }));
-  const relations: RelationRecord[] = [];
+  let relations: RelationRecord[] = [];
   const pick = () => `e${Math.floor(rand() * n)}`;
   // ~2 edges per entry between entries → average degree ~4. Every 50th entry supersedes one a
   // little after it, at an offset that varies (0-48), so that the superseded 2% spread over the
@@ -92,7 +142,12 @@ export function syntheticStore(
     }
     if (i % 3 === 0) relations.push({ type: 'REFERENCES_CODE', from: `e${i}`, to: `c${i % codes}`, relevance: 0.8 });
     if (opts.hub !== false && i > 0) relations.push({ type: 'RELATED', from: `e${i}`, to: 'e0', weight: 0.5 });
+    if (relations.length >= chunk) {
+      yield { kind: 'relations', relations };
+      relations = [];
+    }
   }
+  if (relations.length > 0) yield { kind: 'relations', relations };
   const paths = Math.max(2, Math.floor(n / 1000));
   const golden_paths = Array.from({ length: paths }, (_, i) => ({
     id: `g${i}`,
@@ -100,12 +155,18 @@ export function syntheticStore(
     concept: words(2),
     steps: [0, 1, 2].map((s) => ({ code: `c${(i * 3 + s) % codes}` })),
   }));
-  for (let i = 0; i < paths; i++) relations.push({ type: 'IMPLEMENTS', from: `e${(i * 7) % n}`, to: `g${i}` });
-  const queries = Array.from({ length: opts.queries ?? 200 }, (_, i) => ({
-    text: `query ${i} ${words(5)}`,
-    vector: near(clusters[i % clusters.length]!, 1.2),
-  }));
-  return { doc: { entries, code_locations, golden_paths, relations }, vectors, queries };
+  yield {
+    kind: 'paths',
+    golden_paths,
+    relations: Array.from({ length: paths }, (_, i) => ({ type: 'IMPLEMENTS' as const, from: `e${(i * 7) % n}`, to: `g${i}` })),
+  };
+  yield {
+    kind: 'queries',
+    queries: Array.from({ length: opts.queries ?? 200 }, (_, i) => ({
+      text: `query ${i} ${words(5)}`,
+      vector: near(clusters[i % clusters.length]!, 1.2),
+    })),
+  };
 }
 
 /** An embedder that looks up the precomputed vector of each text (the synthetic store's, and its queries'). */

@@ -5,6 +5,7 @@ import type { EntryEdgeType, Relation } from '../src/model/types.js';
 import type { Direction, GraphEdge, GraphHit } from '../src/store/graph/graphStore.js';
 import type { NativeQueryResult, NativeValue } from '../src/store/graph/cypherGraphDriver.js';
 import { GRAPH_DRIVERS, graphBinding, graphFileName, openGraphStore } from '../src/store/graph/drivers.js';
+import { CodeLinks, type CodeLinksData } from '../src/store/graph/codeLinks.js';
 import { tempDir } from './helpers.js';
 
 // Every test runs on each graph database a folder can be kept in (store/graph/drivers.ts).
@@ -312,6 +313,79 @@ describe.each(GRAPH_DRIVERS)('graph driver %s', (driver) => {
     });
   });
 
+  describe('code edges written alone', () => {
+    it('are kept in step in memory, answer as a reload does, and are stored once however often written', async () => {
+      const file = join(await tempDir(), graphFileName(driver));
+      const rand = mulberry32(17);
+      const entries = Array.from({ length: 25 }, (_, i) => (i % 6 === 0 ? `e'${i} ü` : `e${i}`));
+      const code = Array.from({ length: 8 }, (_, i) => ({
+        id: `c${i}`,
+        codebaseId: 'api',
+        filePath: `src/m${i}.ts`,
+        symbol: `fn${i}`,
+        startLine: 1,
+        endLine: 5,
+        language: 'ts',
+        kind: null,
+        fingerprint: null,
+        revision: null,
+      }));
+      const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
+      const none = { entries: [], codeLocations: [], goldenPaths: [], relations: [] };
+      // what the database should hold: the last relevance of each pair, one IMPLEMENTS per pair
+      const references = new Map<string, number>();
+      const implementations = new Set<string>();
+      const g = await openGraphStore(driver, file);
+      try {
+        await g.write({
+          ...none,
+          entries: entries.map((id) => ({ id, coreId: 'c', title: id, entryType: 'lesson' })),
+          codeLocations: code,
+          goldenPaths: [
+            { id: 'p1', name: 'one', concept: null, description: null },
+            { id: 'p2', name: 'two', concept: null, description: null },
+          ],
+        });
+        expect(await g.codeReferencesOf(entries)).toEqual([]); // the links are loaded before the writes below
+        for (let round = 0; round < 6; round++) {
+          const relations: Relation[] = Array.from({ length: 20 }, () => {
+            if (rand() < 0.2) return { type: 'IMPLEMENTS' as const, from: pick(entries), to: pick(['p1', 'p2']) };
+            return { type: 'REFERENCES_CODE' as const, from: pick(entries), to: pick(code).id, relevance: pick([0.25, 0.5, 1]) };
+          });
+          if (round === 3) relations.push({ type: 'RELATED', from: entries[1]!, to: entries[2]!, weight: 0.5 }); // with entry edges too
+          await g.write({ ...none, relations });
+          for (const r of relations) {
+            if (r.type === 'REFERENCES_CODE') references.set(`${r.from} ${r.to}`, r.relevance ?? 1);
+            if (r.type === 'IMPLEMENTS') implementations.add(`${r.from} ${r.to}`);
+          }
+          if (round === 4) {
+            await g.deleteEntries([entries[3]!]);
+            for (const key of [...references.keys()]) if (key.startsWith(`${entries[3]} `)) references.delete(key);
+            for (const key of [...implementations]) if (key.startsWith(`${entries[3]} `)) implementations.delete(key);
+          }
+          const live = entries.filter((_, i) => round < 4 || i !== 3);
+          const held = (await g.codeReferencesOf(live)).map((r) => `${r.entryId} ${r.code.id} ${r.relevance}`).sort();
+          expect(held, `round ${round}`).toEqual([...references].map(([k, v]) => `${k} ${v}`).sort());
+          const paths = (await g.goldenPathsOf(live)).flatMap((p) => p.entryIds.map((e) => `${e} ${p.id}`)).sort();
+          expect(paths, `round ${round}`).toEqual([...implementations].sort());
+          const counts = await g.counts();
+          expect(counts.relations.REFERENCES_CODE, `round ${round}`).toBe(references.size);
+          expect(counts.relations.IMPLEMENTS, `round ${round}`).toBe(implementations.size);
+        }
+      } finally {
+        await g.close();
+      }
+      // a fresh store builds the links from the database: the same answers
+      const again = await openGraphStore(driver, file);
+      try {
+        const held = (await again.codeReferencesOf(entries)).map((r) => `${r.entryId} ${r.code.id} ${r.relevance}`).sort();
+        expect(held).toEqual([...references].map(([k, v]) => `${k} ${v}`).sort());
+      } finally {
+        await again.close();
+      }
+    });
+  });
+
   describe('a graph made before code locations had a kind and a fingerprint', () => {
     it('gains both columns when opened, keeps its rows, and takes new ones', async () => {
       const file = join(await tempDir(), graphFileName(driver));
@@ -423,5 +497,53 @@ describe.each(GRAPH_DRIVERS)('graph driver %s', (driver) => {
         await g.close();
       }
     });
+  });
+});
+
+describe('code links', () => {
+  it('tell which code edges exist alike from a snapshot and from their maps, before and after an upsert', () => {
+    const rand = mulberry32(5);
+    const entries = Array.from({ length: 60 }, (_, i) => `e${i}`);
+    const codeIds = Array.from({ length: 15 }, (_, i) => `c${i}`);
+    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
+    // one reference per pair, as the database holds them
+    const pairs = new Map(
+      Array.from({ length: 120 }, () => ({ entryId: pick(entries), codeId: pick(codeIds), relevance: rand() })).map((r) => [
+        `${r.entryId} ${r.codeId}`,
+        r,
+      ]),
+    );
+    const references = [...pairs.values()];
+    const data: CodeLinksData = {
+      references,
+      implementations: [{ entryId: 'e1', pathId: 'p1' }],
+      codeLocations: codeIds.map((id) => ({
+        id,
+        codebaseId: 'api',
+        filePath: `${id}.ts`,
+        symbol: null,
+        startLine: null,
+        endLine: null,
+        language: null,
+        kind: null,
+        fingerprint: null,
+        revision: null,
+      })),
+      goldenPaths: [{ id: 'p1', name: 'one', concept: null, description: null, steps: [] }],
+    };
+    const fromMaps = new CodeLinks(data);
+    const fromSnapshot = CodeLinks.fromSnapshot(new CodeLinks(data).snapshot());
+    const asked = entries.flatMap((from) => codeIds.map((to) => ({ type: 'REFERENCES_CODE' as const, from, to })));
+    asked.push({ type: 'IMPLEMENTS' as never, from: 'e1', to: 'p1' }, { type: 'IMPLEMENTS' as never, from: 'e2', to: 'p1' });
+    const truth = (refs: typeof references) => (e: (typeof asked)[number]) =>
+      e.type === 'REFERENCES_CODE' ? refs.some((r) => r.entryId === e.from && r.codeId === e.to) : e.from === 'e1';
+    expect(asked.map((e) => fromSnapshot.has(e))).toEqual(asked.map(truth(references)));
+    expect(asked.map((e) => fromMaps.has(e))).toEqual(asked.map(truth(references)));
+    const added = Array.from({ length: 40 }, () => ({ entryId: pick(entries), codeId: pick(codeIds), relevance: 0.5 }));
+    fromSnapshot.upsert(added, []);
+    expect(asked.map((e) => fromSnapshot.has(e))).toEqual(asked.map(truth([...references, ...added])));
+    const last = new Map([...references, ...added].map((r) => [`${r.entryId} ${r.codeId}`, r.relevance]));
+    const answered = fromSnapshot.codeReferencesOf(entries).map((r) => `${r.entryId} ${r.code.id} ${r.relevance}`);
+    expect(answered.sort()).toEqual([...last].map(([k, v]) => `${k} ${v}`).sort());
   });
 });

@@ -37,6 +37,23 @@ const ACCEPTED = [
 ];
 
 describe('the id grammar', () => {
+  it('judges every ASCII character, alone, inside and at either end, by the rules (the plain-ASCII fast path included)', () => {
+    for (let code = 0; code < 128; code++) {
+      const ch = String.fromCharCode(code);
+      const control = code < 0x20 || code === 0x7f;
+      const space = ch === ' ';
+      expect(idProblem(`a${ch}b`) === undefined, `inside: ${code}`).toBe(!control);
+      expect(idProblem(`${ch}ab`) === undefined, `first: ${code}`).toBe(!control && !space);
+      expect(idProblem(`ab${ch}`) === undefined, `last: ${code}`).toBe(!control && !space);
+      expect(idProblem(ch) === undefined, `alone: ${code}`).toBe(!control && !space);
+    }
+    expect(idProblem('x'.repeat(MAX_ID_LENGTH))).toBeUndefined();
+    expect(idProblem('x'.repeat(MAX_ID_LENGTH + 1))).toMatch(/at most 256/);
+    // past ASCII the full rules apply
+    expect(idProblem('a\u00A0')).toMatch(/white space/);
+    expect(idProblem('cafe\u0301')).toMatch(/NFC/);
+  });
+
   it('refuses each rule with a message naming the record, the field and the rule, and writes nothing', async () => {
     const dir = await tempDir();
     await withEngine(dir, async (m) => {

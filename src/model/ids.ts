@@ -10,6 +10,9 @@ import { invalidInput } from './errors.js';
 /** Longest id, in characters (code points). */
 export const MAX_ID_LENGTH = 256;
 
+/** An id of printable ASCII that neither starts nor ends with a space. */
+const PLAIN_ID = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
 /** Format characters allowed inside an id: the zero-width (non-)joiners that emoji and some scripts need. */
 const JOINERS = /[\u200C\u200D]/u;
 
@@ -21,6 +24,10 @@ const JOINERS = /[\u200C\u200D]/u;
  */
 export function idProblem(id: unknown): string | undefined {
   if (typeof id !== 'string') return `must be a string, got ${id === null ? 'null' : typeof id}`;
+  // Printable ASCII without a space at either end breaks none of the rules below (it is NFC and
+  // one code point a character): most ids, checked at a fraction of the cost (a write of 100K
+  // relations checks 200K ids).
+  if (id.length <= MAX_ID_LENGTH && PLAIN_ID.test(id)) return undefined;
   if (id.length === 0) return 'must not be empty';
   // In a u-mode pattern a surrogate pair is one code point, so \p{Cs} matches only a lone half.
   if (/\p{Cs}/u.test(id)) return 'holds a lone surrogate (not well-formed Unicode)';

@@ -128,6 +128,16 @@ function edgeRow(r: Relation): Params {
 }
 const isEntryEdgeType = (t: string): t is EntryEdgeType => (ENTRY_EDGE_TYPES as readonly string[]).includes(t);
 
+/** Which rows of `type` exist, as far as `known` can tell (undefined: the database is asked about every row). */
+function knownEdges(known: KnownRecords | undefined, type: RelationType): ((row: Params) => boolean) | undefined {
+  if (!known) return undefined;
+  if (isEntryEdgeType(type)) return (row) => known.edge({ type, from: String(row.from), to: String(row.to) });
+  const codeEdge = known.codeEdge?.bind(known);
+  if (codeEdge && (type === 'REFERENCES_CODE' || type === 'IMPLEMENTS'))
+    return (row) => codeEdge({ type, from: String(row.from), to: String(row.to) });
+  return undefined;
+}
+
 const line = (v: NativeValue | undefined): number | null => (v === null || v === undefined || Number(v) === ABSENT_LINE ? null : Number(v));
 
 function codeFromRow(r: Row): CodeLocation {
@@ -276,7 +286,7 @@ export class CypherGraphDriver implements GraphDriver {
           [...rows.values()],
           `MATCH (a:${from} {id: row.from})-[r:${type}]->(b:${to} {id: row.to})${setClause('r', props)} RETURN DISTINCT row.key AS k`,
           `COPY ${type} FROM (ROWS RETURN row.from, row.to${props.map(([, expr]) => `, ${expr}`).join('')})`,
-          known && isEntryEdgeType(type) ? (row) => known.edge({ type, from: String(row.from), to: String(row.to) }) : undefined,
+          knownEdges(known, type),
         );
       }
       await this.exec('COMMIT');

@@ -140,7 +140,15 @@ export interface GraphStore {
 export interface KnownRecords {
   entry(id: string): boolean;
   edge(e: { type: EntryEdgeType; from: string; to: string }): boolean;
+  /**
+   * Whether an entry's REFERENCES_CODE or IMPLEMENTS edge exists; absent when the caller cannot
+   * tell, and the database is asked (a query that took 1.4–3.3 s for 22K references at 20K entries).
+   */
+  codeEdge?(e: { type: CodeEdgeType; from: string; to: string }): boolean;
 }
+
+/** The edges from an entry to code or to a golden path, which the code links hold (codeLinks.ts). */
+export type CodeEdgeType = 'REFERENCES_CODE' | 'IMPLEMENTS';
 
 /**
  * What a graph database provides: storage, Cypher-side lookups and the scans the structures held

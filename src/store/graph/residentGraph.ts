@@ -4,6 +4,7 @@ import { Residents, type Resident } from '../resident/residents.js';
 import { CodeLinks } from './codeLinks.js';
 import { EntryAdjacency } from './entryAdjacency.js';
 import type {
+  CodeEdgeType,
   CodeReferenceQuery,
   EntryCodeReference,
   GraphBatch,
@@ -12,10 +13,12 @@ import type {
   GraphHit,
   GraphRemoval,
   GraphStore,
+  KnownRecords,
   ReachOptions,
 } from './graphStore.js';
 
 const isEntryEdgeType = (t: string): t is EntryEdgeType => (ENTRY_EDGE_TYPES as readonly string[]).includes(t);
+const isCodeEdge = (r: Relation): r is Relation & { type: CodeEdgeType } => r.type === 'REFERENCES_CODE' || r.type === 'IMPLEMENTS';
 
 function checkEdgeTypes(types: readonly string[]): void {
   for (const t of types) if (!isEntryEdgeType(t)) throw invalidInput(`unknown edge type "${String(t)}"`);
@@ -85,8 +88,26 @@ export class ResidentGraph implements GraphStore {
     // New entries and entry edges skip the existence query, which grows with the table (~2 s for
     // 5,000 entries, ~1.5 s for 2,300 edges at 100K entries): the adjacency knows what exists.
     const adjacency = entryEdges.length > 0 || batch.entries.length > 0 ? await this.entryEdges() : undefined;
+    // Likewise the code links for an entry's edges to code and golden paths, while the write adds
+    // neither code locations nor golden paths (those reload the links): they are then kept in
+    // step in place, not reloaded after the write.
+    const codeEdges = batch.relations.filter(isCodeEdge);
+    const linksReload =
+      batch.codeLocations.length > 0 ||
+      batch.goldenPaths.length > 0 ||
+      batch.relations.some((r) => !isEntryEdgeType(r.type) && !isCodeEdge(r));
+    const links = codeEdges.length > 0 && !linksReload ? await this.loadCodeLinks() : undefined;
     try {
-      await this.driver.write(batch, adjacency && { entry: (id) => adjacency.hasEntry(id), edge: (e) => adjacency.has(e) });
+      // without the adjacency (a write of code edges alone) its questions are not asked
+      const known: KnownRecords | undefined =
+        adjacency || links
+          ? {
+              entry: (id) => adjacency?.hasEntry(id) ?? true,
+              edge: (e) => adjacency?.has(e) ?? true,
+              ...(links ? { codeEdge: (e: Parameters<CodeLinks['has']>[0]) => links.has(e) } : {}),
+            }
+          : undefined;
+      await this.driver.write(batch, known);
     } catch (e) {
       // a load during the transaction may hold what was rolled back
       this.changedAhead({ drop: true });
@@ -94,8 +115,13 @@ export class ResidentGraph implements GraphStore {
     }
     adjacency?.addEntries(batch.entries.map((e) => e.id));
     adjacency?.upsert(entryEdges);
-    if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type)))
-      this.residents.changedAhead(this.codeLinks.key, { drop: true });
+    if (links) {
+      // the last of a pair given twice wins, as in the database
+      links.upsert(
+        codeEdges.flatMap((r) => (r.type === 'REFERENCES_CODE' ? [{ entryId: r.from, codeId: r.to, relevance: r.relevance ?? 1 }] : [])),
+        codeEdges.flatMap((r) => (r.type === 'IMPLEMENTS' ? [{ entryId: r.from, pathId: r.to }] : [])),
+      );
+    } else if (linksReload || codeEdges.length > 0) this.residents.changedAhead(this.codeLinks.key, { drop: true });
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {

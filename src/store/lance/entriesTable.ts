@@ -445,13 +445,8 @@ export class EntriesTable {
    * at a time, where `read` holds the whole table (~2.5 GB of vectors at 1M entries).
    */
   async *scanStored(batchRows: number): AsyncGenerator<StoredEntry[]> {
-    const db = await lancedb.connect(this.dir);
-    const snapshot = await db.openTable(layout.table).catch((e: unknown) => {
-      db.close();
-      throw e;
-    });
+    const { snapshot, close } = await this.atCurrentVersion();
     try {
-      await snapshot.checkout(await this.table.version());
       const pending: StoredEntry[] = [];
       for await (const batch of snapshot.query().select([...ENTRY_COLUMNS, 'vector', 'vector_small'])) {
         for (const row of rowsOf<ReadRow>(batch)) pending.push(storedFromRow(row) as StoredEntry);
@@ -459,9 +454,28 @@ export class EntriesTable {
       }
       if (pending.length > 0) yield pending;
     } finally {
+      close();
+    }
+  }
+
+  /** A handle of its own on the table, checked out at the version it has now: a scan of it sees no later write. */
+  private async atCurrentVersion(): Promise<{ snapshot: lancedb.Table; close: () => void }> {
+    const db = await lancedb.connect(this.dir);
+    const snapshot = await db.openTable(layout.table).catch((e: unknown) => {
+      db.close();
+      throw e;
+    });
+    const close = () => {
       snapshot.close();
       db.close();
+    };
+    try {
+      await snapshot.checkout(await this.table.version());
+    } catch (e) {
+      close();
+      throw e;
     }
+    return { snapshot, close };
   }
 
   /**
@@ -508,48 +522,71 @@ export class EntriesTable {
       'source',
     ];
     const { smallDimensions, entries } = hold;
-    const result = await this.table
-      .query()
-      .select([...(entries ? [...new Set([...narrow, ...ENTRY_COLUMNS])] : narrow), 'vector', ...(smallDimensions ? ['vector_small'] : [])])
-      .toArrow();
-    const rows: EntryColumnRow[] = [];
-    const vectors = new Float32Array(result.numRows * dimensions);
-    const smallVectors = smallDimensions ? new Float32Array(result.numRows * smallDimensions) : undefined;
-    // The vectors of a batch are one Float32 buffer: copied whole, not cell by cell.
-    const copyVectors = (batch: arrow.RecordBatch, name: string, into: Float32Array, width: number) => {
-      const values = batch.getChild(name)!.data[0]!.children[0]!;
-      into.set((values.values as Float32Array).subarray(values.offset, values.offset + batch.numRows * width), rows.length * width);
-    };
-    for (const batch of result.batches) {
-      const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to, source] = narrow.map((name) =>
-        batch.getChild(name)!,
-      );
-      copyVectors(batch, 'vector', vectors, dimensions);
-      if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, smallDimensions!);
-      for (let i = 0; i < batch.numRows; i++) {
-        const t = tags!.get(i) as Iterable<string> | null;
-        rows.push({
-          id: id!.get(i) as string,
-          coreId: core!.get(i) as string,
-          source: (source!.get(i) as string | null) ?? null,
-          entryType: type!.get(i) as string,
-          confidenceRank: rank!.get(i) as number,
-          importance: importance!.get(i) as number,
-          tags: t ? Array.from(t) : [],
-          sensitivity: sensitivity!.get(i) as string,
-          createdAt: created!.get(i) as number,
-          updatedAt: updated!.get(i) as number,
-          validFrom: (from!.get(i) as number | null) ?? null,
-          validTo: (to!.get(i) as number | null) ?? null,
-        });
+    // Read as a stream, batch by batch, from a handle checked out at the table's version (as
+    // scanStored): the whole table as one Arrow result held ~2.5 GB of vectors at 1M entries
+    // beside the copies made here, and a writer's close that builds the columns passed 11 GB.
+    const { snapshot, close } = await this.atCurrentVersion();
+    try {
+      const count = await snapshot.countRows();
+      const rows: EntryColumnRow[] = [];
+      const vectors = new Float32Array(count * dimensions);
+      const smallVectors = smallDimensions ? new Float32Array(count * smallDimensions) : undefined;
+      // The entry columns of each batch copied into IPC bytes of their own: the batch's columns are
+      // views into one buffer that also holds the vectors (~2.5 KB an entry), which the copy lets go.
+      const entryParts: Uint8Array[] = [];
+      // The vectors of a batch are one Float32 buffer: copied whole, not cell by cell.
+      const copyVectors = (batch: arrow.RecordBatch, name: string, into: Float32Array, width: number) => {
+        const values = batch.getChild(name)!.data[0]!.children[0]!;
+        into.set((values.values as Float32Array).subarray(values.offset, values.offset + batch.numRows * width), rows.length * width);
+      };
+      const columns = [
+        ...(entries ? [...new Set([...narrow, ...ENTRY_COLUMNS])] : narrow),
+        'vector',
+        ...(smallDimensions ? ['vector_small'] : []),
+      ];
+      for await (const batch of snapshot.query().select(columns)) {
+        if (rows.length + batch.numRows > count)
+          throw new MemcoreError(`the entries table holds more rows than it counted (${count})`, 'STORE');
+        const [id, core, type, rank, importance, tags, sensitivity, created, updated, from, to, source] = narrow.map((name) =>
+          batch.getChild(name)!,
+        );
+        copyVectors(batch, 'vector', vectors, dimensions);
+        if (smallVectors) copyVectors(batch, 'vector_small', smallVectors, smallDimensions!);
+        if (entries) entryParts.push(lanceArrow.tableToIPC(new lanceArrow.Table(batch).select(ENTRY_COLUMNS)));
+        for (let i = 0; i < batch.numRows; i++) {
+          const t = tags!.get(i) as Iterable<string> | null;
+          rows.push({
+            id: id!.get(i) as string,
+            coreId: core!.get(i) as string,
+            source: (source!.get(i) as string | null) ?? null,
+            entryType: type!.get(i) as string,
+            confidenceRank: rank!.get(i) as number,
+            importance: importance!.get(i) as number,
+            tags: t ? Array.from(t) : [],
+            sensitivity: sensitivity!.get(i) as string,
+            createdAt: created!.get(i) as number,
+            updatedAt: updated!.get(i) as number,
+            validFrom: (from!.get(i) as number | null) ?? null,
+            validTo: (to!.get(i) as number | null) ?? null,
+          });
+        }
       }
+      const read = {
+        rows,
+        vectors: rows.length === count ? vectors : vectors.subarray(0, rows.length * dimensions),
+        smallVectors: smallVectors && (rows.length === count ? smallVectors : smallVectors.subarray(0, rows.length * smallDimensions!)),
+      };
+      if (!entries) return read;
+      // One IPC form for every batch, which a snapshot of the columns writes as it is.
+      const entryBatches = entryParts.flatMap((part) => lanceArrow.tableFromIPC(part).batches);
+      const entriesIpc =
+        entryBatches.length > 0
+          ? lanceArrow.tableToIPC(new lanceArrow.Table(entryBatches))
+          : lanceArrow.tableToIPC(lanceArrow.tableFromArrays({}).select([]));
+      return { ...read, entries: { ipc: entriesIpc, ...entriesOfIpc(entriesIpc) } };
+    } finally {
+      close();
     }
-    if (!entries) return { rows, vectors, smallVectors };
-    // The entry columns copied into buffers of their own: the scan's columns are views into one
-    // buffer that also holds the vectors (~2.5 KB an entry), which the copy lets go. The copy is
-    // Arrow's IPC form, which a snapshot of the columns writes as it is.
-    const entriesIpc = lanceArrow.tableToIPC(result.select(ENTRY_COLUMNS));
-    return { rows, vectors, smallVectors, entries: { ipc: entriesIpc, ...entriesOfIpc(entriesIpc) } };
   }
 
   /**
