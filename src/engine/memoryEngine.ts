@@ -126,7 +126,7 @@ export class MemoryEngine {
   private team: TeamFolder | undefined;
   private readonly serialized = <T>(work: () => Promise<T>) => this.gate.serialized(work);
   /** A write whose upsert may share one commit with the others queued with it (engine/groupCommit.ts). */
-  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[]) =>
+  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[], opts: { aheadOfReads?: boolean } = {}) =>
     this.gate.grouped(
       work,
       (queued) =>
@@ -136,6 +136,7 @@ export class MemoryEngine {
           queued,
         ),
       texts,
+      opts,
     );
 
   private queryEmbedder: Embedder;
@@ -384,7 +385,8 @@ export class MemoryEngine {
    * a memory file; remembering the same core and title again updates the entry.
    */
   remember(input: RememberInput): Promise<RememberResult> {
-    if (!this.team) return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input));
+    if (!this.team)
+      return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input), { aheadOfReads: true });
     return this.serialized(() => {
       const team = this.team;
       if (!team) return writes.remember(this.stores, this.embedder, input);
