@@ -699,7 +699,9 @@ export class Stores implements MemoryIndex {
 
   /** Moves the generation on; `from` is the generation the write found (another process may have moved it since we last looked). */
   private async bumpGeneration(sources: Record<string, string>, forgetSources = false): Promise<{ from: number; to: number }> {
-    const fresh = (await readMeta(this.dir)) ?? this.meta;
+    // Another process's write replaced meta.json (its stamp moved): read again only then.
+    await this.currentGeneration();
+    const fresh = this.meta;
     // A delete can remove edges that an unchanged file would put back, so its fingerprints go.
     this.meta = { ...fresh, generation: fresh.generation + 1, sources: forgetSources ? {} : { ...fresh.sources, ...sources } };
     await writeMeta(this.dir, this.meta);
