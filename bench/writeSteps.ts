@@ -34,9 +34,10 @@ export function timeSteps(): StepTimes {
       const d = Object.getOwnPropertyDescriptor(proto, method);
       if (method === 'constructor' || !d || typeof d.value !== 'function') continue;
       const original = d.value as (...args: unknown[]) => unknown;
-      const label = `${name}.${method}`;
       proto[method] = function (this: unknown, ...args: unknown[]) {
         if (!times.on) return original.apply(this, args);
+        // The graph's statements without parameters (BEGIN, COMMIT) are told apart.
+        const label = `${name}.${method}${method === 'exec' && typeof args[0] === 'string' ? ` ${args[0].split(' ')[0]}` : ''}`;
         const started = performance.now();
         const add = () => {
           const s = times.steps.get(label) ?? { ms: 0, calls: 0 };
