@@ -9,7 +9,7 @@ import { AccessGate } from '../src/engine/accessGate.js';
 import { EXAMPLE_FILE, tempDir, wordHashEmbedder } from './helpers.js';
 
 describe('writes ahead of reads', () => {
-  it('a read that arrives while a remember is under way waits for it and sees it', async () => {
+  it('a read that arrives while a remember or a forget is under way waits for it and sees it', async () => {
     const m = await openMemory({ path: await tempDir(), embedder: wordHashEmbedder(), env: {} });
     try {
       await m.ingest(EXAMPLE_FILE);
@@ -27,6 +27,12 @@ describe('writes ahead of reads', () => {
         expect(listed.map((e) => e.id)).toContain(`ahead-${i}`);
         expect(found.map((e) => e.id)).toEqual([`ahead-${i}`]);
       }
+      // A forget too: the read after it no longer lists the entry.
+      const forgotten = m.forget('ahead-0', { reason: 'replaced' });
+      const after = await m.listEntries({ cores: ['notes'] });
+      await forgotten;
+      expect(after.map((e) => e.id)).not.toContain('ahead-0');
+      expect(after.map((e) => e.id)).toContain('ahead-1');
     } finally {
       await m.close();
     }

@@ -26,7 +26,7 @@ export class AccessGate {
    * Enters a read (released when the returned value is disposed): never while the folder is being
    * swapped, and after the writes queued ahead of reads before it came (a remember, a forget).
    * Those are short, and on a busy server every step of one waited behind the queries that kept
-   * the one thread busy (remember p50 ~2.8 s with 8 clients, load 13): a query that arrives now
+   * the one thread busy (bench:load, 8 clients at a load of ~13: remember p50 2.8 s): a query that arrives now
    * waits for them instead, and sees them (read-your-writes). Only writes queued before the read
    * count, so reads are never starved.
    */

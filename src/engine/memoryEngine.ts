@@ -404,14 +404,15 @@ export class MemoryEngine {
     id: string,
     options: { reason?: string; mode?: ForgetMode } = {},
   ): Promise<{ id: string; mode: ForgetMode; retractionId?: string }> {
-    return (this.team ? this.serialized : this.grouped)(async () => {
+    const work = async () => {
       const team = this.team;
       if (!team) return writes.forget(this.stores, this.embedder, id, options);
       const { mode, reason } = writes.checkForget(id, options);
       return (
         (await forgetInFiles(team, this.stores, this.embedder, id, mode, reason)) ?? writes.forget(this.stores, this.embedder, id, options)
       );
-    });
+    };
+    return this.team ? this.serialized(work) : this.grouped(work, undefined, { aheadOfReads: true });
   }
 
   /** Entries in effect now (or as of `asOf`) that pass the filters, by core and title; `limit` default 100, at most 10,000. */
