@@ -103,11 +103,11 @@ export class ResidentGraph implements GraphStore {
       this.changedAhead({ drop: true });
       throw e;
     }
+    if (batch.codeLocations.length > 0) this.residents.changedAhead(this.codeLocations.key, { drop: true });
     adjacency?.addEntries(batch.entries.map((e) => e.id));
     adjacency?.upsert(entryEdges);
     if (batch.codeLocations.length > 0 || batch.goldenPaths.length > 0 || batch.relations.some((r) => !isEntryEdgeType(r.type)))
       this.residents.changedAhead(this.codeLinks.key, { drop: true });
-    if (batch.codeLocations.length > 0) this.residents.changedAhead(this.codeLocations.key, { drop: true });
   }
 
   async deleteEntries(ids: readonly string[]): Promise<void> {
