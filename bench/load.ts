@@ -80,6 +80,9 @@ try {
   const errors: string[] = [];
   const acknowledged: string[] = [];
   const deadline = Date.now() + seconds * 1000;
+  const started = performance.now();
+  /** Each remember: when it started (ms into the run) and how long it took. */
+  const writeTimes: { atMs: number; ms: number }[] = [];
   let calls = 0;
   const runClient = async (n: number) => {
     const client = new Client({ name: `load-${n}`, version: '1' });
@@ -101,6 +104,7 @@ try {
       try {
         const r = await client.callTool({ name: op, arguments: args });
         latencies[op].push(performance.now() - t);
+        if (op === 'remember') writeTimes.push({ atMs: t - started, ms: performance.now() - t });
         if (r.isError) errors.push(`${op}: ${JSON.stringify(r.content).slice(0, 200)}`);
         else if (op === 'remember') acknowledged.push((r.structuredContent as { id: string }).id);
       } catch (e) {
@@ -147,6 +151,8 @@ try {
     lostWrites: lost.length,
     duplicatedWrites: duplicated,
     writeMs: latencies.remember.length ? stats(latencies.remember) : undefined,
+    /** The slowest writes, when they started: the first ones pay what a process loads once (the model in its workers). */
+    slowestWrites: [...writeTimes].sort((a, b) => b.ms - a.ms).slice(0, 5),
     missingThroughServer: missingServed.length,
     opsPerSecond: calls / seconds,
     latencyMs: Object.fromEntries(Object.entries(latencies).map(([op, ms]) => [op, ms.length ? { n: ms.length, ...stats(ms) } : { n: 0 }])),
@@ -164,6 +170,10 @@ try {
     `\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer}); duplicated: ${result.duplicatedWrites}`,
   );
   if (result.writeMs) console.log(`writes (remember): p50 ${result.writeMs.p50.toFixed(1)} ms, p99 ${result.writeMs.p99.toFixed(1)} ms`);
+  if (result.slowestWrites.length > 0)
+    console.log(
+      `slowest writes: ${result.slowestWrites.map((w) => `${w.ms.toFixed(0)} ms at ${(w.atMs / 1000).toFixed(1)} s`).join(', ')}`,
+    );
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
   await writeFile(join(resultsDir, `${values.out ?? `load-${clients}`}.json`), JSON.stringify(result, null, 2) + '\n');

@@ -12,13 +12,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openMemory, type Embedder } from '../src/index.js';
 import { benchOptions, fnv1a, ingestSynthetic, lookupEmbedder, stats, syntheticStore } from './synthetic.js';
+import { stepTable, timeSteps } from './writeSteps.js';
 
-const USAGE = `usage: npm run bench:writes -- [--size 10000] [--writes 50] [--concurrent 8] [--out <name>]
+const USAGE = `usage: npm run bench:writes -- [--size 10000] [--writes 50] [--concurrent 8] [--out <name>] [--warm] [--steps]
 
   --size <n>        entries in the store, >= 100 (default 10000)
   --writes <n>      remember calls per writer and phase, >= 5 (default 50)
   --concurrent <n>  writers at once in the second phase, 1 to 64 (default 8)
   --out <name>      bench/results/<name>.json (default writes-<size>)
+  --warm            one query before the writes, as a served store has had (the first write
+                    then does not load what queries hold in memory)
+  --steps           also print the time of each store call of the lone writes (bench/writeSteps.ts)
 
 Exit codes: 0 done with no lost or duplicated write, 1 lost or duplicated writes (or a failed run), 2 bad arguments.`;
 
@@ -29,6 +33,8 @@ const values = benchOptions(
     writes: { type: 'string', default: '50' },
     concurrent: { type: 'string', default: '8' },
     out: { type: 'string' },
+    steps: { type: 'boolean', default: false },
+    warm: { type: 'boolean', default: false },
   },
   (v) =>
     Number.isInteger(Number(v.size)) &&
@@ -42,6 +48,8 @@ const values = benchOptions(
 const size = Number(values.size);
 const writes = Number(values.writes);
 const concurrent = Number(values.concurrent);
+// benchOptions keeps string options only: the flag is read from the command line.
+const steps = process.argv.includes('--steps') ? timeSteps() : undefined;
 const progress = (m: string) => process.stderr.isTTY && process.stderr.write(`\r\x1b[K${m}`);
 
 const store = syntheticStore(size, { queries: 1 });
@@ -79,9 +87,21 @@ try {
     acknowledged.push(r.id);
     return performance.now() - t;
   };
+  if (process.argv.includes('--warm')) await memory.buildTaskContext(store.queries[0]!.text);
   progress('lone writes …');
   const lone: number[] = [];
-  for (let i = 0; i < writes; i++) lone.push(await remember(-1, i));
+  let loneCpu: NodeJS.CpuUsage | undefined;
+  for (let i = 0; i < writes; i++) {
+    // CPU time of the process (every thread: LanceDB's and the graph's too) moves less with the
+    // machine's load than wall time: from the second write on, as the steps.
+    if (i === 1) loneCpu = process.cpuUsage();
+    // The first write loads the indexes held in memory: its steps are not a lone write's.
+    if (steps) steps.on = i > 0;
+    lone.push(await remember(-1, i));
+  }
+  if (steps) steps.on = false;
+  const cpu = process.cpuUsage(loneCpu);
+  const loneCpuMsPerWrite = (cpu.user + cpu.system) / 1000 / Math.max(1, writes - 1);
   progress(`${concurrent} writers …`);
   const started = performance.now();
   const each = await Promise.all(
@@ -109,6 +129,8 @@ try {
     writes,
     concurrent,
     loneMs: stats(lone),
+    loneCpuMsPerWrite,
+    warm: process.argv.includes('--warm'),
     concurrentMs: stats(all),
     concurrentWritesPerSecond: all.length / concurrentSeconds,
     acknowledged: acknowledged.length,
@@ -121,6 +143,9 @@ try {
   console.log('| writers | p50 ms | p99 ms |\n|---|---|---|');
   console.log(row('1 (lone)', result.loneMs));
   console.log(row(`${concurrent} at once`, result.concurrentMs));
+  console.log(`\nCPU time of a lone write (writes 2 to ${writes}, every thread of the process): ${loneCpuMsPerWrite.toFixed(1)} ms`);
+  if (steps)
+    console.log(`\nwhere a lone write's time goes (writes 2 to ${writes}, timers per store call)\n\n${stepTable(steps, writes - 1)}`);
   console.log(
     `\n${result.concurrentWritesPerSecond.toFixed(0)} writes/s with ${concurrent} writers; acknowledged ${acknowledged.length}, lost ${lost}, duplicated ${duplicated}`,
   );

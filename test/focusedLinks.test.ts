@@ -73,4 +73,27 @@ describe('auto-linking a small write from the indexes in memory', () => {
       await m.close();
     }
   });
+
+  it('links to code written or removed after the code locations were first held', async () => {
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: wordHashEmbedder(), env: {} });
+    try {
+      const code = (i: number) => ({ id: `held${i}`, codebase_id: 'app', file_path: `src/held/part${i}.ts`, symbol: `heldPart${i}` });
+      await m.ingestDocument({ code_locations: [code(0)] }, { source: 'code' });
+      const first = await m.remember({ id: 'r0', core: 'k', title: 'First note', content: 'Calls heldPart0 and heldPart1.' });
+      // Only the code that exists: heldPart1 is not a code location yet.
+      expect(first.links.filter((l) => l.type === 'REFERENCES_CODE').map((l) => l.to)).toEqual(['held0']);
+      // A write of code after the list was held: the next remember sees it.
+      await m.ingestDocument({ code_locations: [code(0), code(1), code(2)] }, { source: 'code', sync: true });
+      const second = await m.remember({ id: 'r1', core: 'k', title: 'Second note', content: 'Calls heldPart1 too.' });
+      expect(second.links.filter((l) => l.type === 'REFERENCES_CODE').map((l) => l.to)).toEqual(['held1']);
+      // A sync that removes code (held2, which nothing references): the next remember does not link to it.
+      expect(
+        (await m.ingestDocument({ code_locations: [code(0), code(1)] }, { source: 'code', sync: true })).sync?.removed.codeLocations,
+      ).toBe(1);
+      const third = await m.remember({ id: 'r2', core: 'k', title: 'Third note', content: 'Calls heldPart0 and heldPart2.' });
+      expect(third.links.filter((l) => l.type === 'REFERENCES_CODE').map((l) => l.to)).toEqual(['held0']);
+    } finally {
+      await m.close();
+    }
+  });
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { localEmbedder } from '../src/index.js';
+import { embedForWrite } from '../src/embed/embedder.js';
 import { tempDir } from './helpers.js';
 import { nodeArgs } from './cliProcess.js';
 
@@ -23,6 +24,27 @@ describe('the local model on worker threads', () => {
       expect(diff, `text ${i}`).toBeLessThan(1e-5);
     }
     expect(() => localEmbedder({ workers: 0 })).toThrow(/workers must be an integer from 1 to 64/);
+  });
+
+  it("embeds a write's lone text on a worker once the process embeds queries, as the caller thread would", async () => {
+    const embedder = localEmbedder({ workers: 2 });
+    const text = 'Rotate the refresh token on every use, and revoke the family on reuse.';
+    const [onThread] = await embedder.embed([text]); // a query: on this thread
+    // While the write's text is on a worker, this thread takes turns at other work.
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      if (!ticking) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const [forWrite] = await embedForWrite(embedder, [text]);
+    ticking = false;
+    expect(turns).toBeGreaterThan(0);
+    let diff = 0;
+    for (let j = 0; j < 512; j++) diff = Math.max(diff, Math.abs(forWrite![j]! - onThread![j]!));
+    expect(diff).toBeLessThan(1e-5);
   });
 
   it('lets a CLI ingest that used the workers exit by itself', async () => {

@@ -23,6 +23,21 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
+/**
+ * How an embedder embeds a write's texts away from the caller's thread, when it has a way to
+ * (the local model: its worker pool). A served write would otherwise queue behind the queries
+ * whose texts the server's one thread embeds. Internal, beside the public Embedder interface.
+ */
+export const EMBED_FOR_WRITE = Symbol('memcore.embedForWrite');
+
+type WithWriteEmbedding = Embedder & { [EMBED_FOR_WRITE]?: (texts: string[], signal?: AbortSignal) => Promise<Float32Array[]> };
+
+/** A write's texts embedded: off the caller's thread when the embedder can (EMBED_FOR_WRITE), else as any call. */
+export function embedForWrite(embedder: Embedder, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  const offThread = (embedder as WithWriteEmbedding)[EMBED_FOR_WRITE];
+  return offThread ? offThread(texts, signal) : embedder.embed(texts, signal);
+}
+
 /** Euclidean length of the first `length` values (all by default), summed in order: every norm of the query path is this one. */
 export function norm(v: ArrayLike<number>, length = v.length): number {
   let sum = 0;

@@ -1,5 +1,5 @@
 import type { Embedder } from './embedder.js';
-import { embedInBatches } from './embedder.js';
+import { EMBED_FOR_WRITE, embedInBatches } from './embedder.js';
 import { MemcoreError } from '../model/errors.js';
 import { chunkText, embedChunked } from './chunkText.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
@@ -78,6 +78,12 @@ export const LOCAL_EMBEDDER_OPTIONS = optionNames<LocalEmbedderOptions>()(['batc
 /** One pool per process and size: every local embedder of a process shares its workers. */
 const pools = new Map<number, LocalModelPool>();
 
+function poolOf(workers: number): LocalModelPool {
+  let pool = pools.get(workers);
+  if (!pool) pools.set(workers, (pool = new LocalModelPool(workers)));
+  return pool;
+}
+
 /**
  * The offline default: Universal Sentence Encoder lite (512-d), shipped inside an npm package.
  * Not trained for truncation, so the small search vector is a fitted projection.
@@ -96,7 +102,7 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
       `localEmbedder.workers must be an integer from 1 to 64, got ${JSON.stringify(options.workers)}`,
       'INVALID_INPUT',
     );
-  const self: Embedder = {
+  const self: Embedder & { [EMBED_FOR_WRITE]?: (texts: string[], signal?: AbortSignal) => Promise<Float32Array[]> } = {
     id: 'local:universal-sentence-encoder-lite',
     dimensions: 512,
     truncatable: false,
@@ -104,8 +110,7 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
       if (texts.length === 0) return [];
       return embedChunked(texts, chunking, self.id, async (chunks) => {
         if (workers > 1 && chunks.length > batchSize) {
-          let pool = pools.get(workers);
-          if (!pool) pools.set(workers, (pool = new LocalModelPool(workers)));
+          const pool = poolOf(workers);
           return embedInBatches(chunks, batchSize, self, (batch) => pool.embed(batch), signal, workers);
         }
         const model = await loadModel();
@@ -123,5 +128,22 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
       });
     },
   };
+  // Once this process embeds queries on its thread (it serves), a write's texts, even one, go to
+  // the workers and leave that thread to the queries. A process that only writes (a CLI
+  // `remember`) keeps the one model of its thread and starts no worker.
+  const embed = self.embed.bind(self);
+  let embedsQueries = false;
+  self.embed = (texts, signal) => {
+    embedsQueries = true;
+    return embed(texts, signal);
+  };
+  if (workers > 1)
+    self[EMBED_FOR_WRITE] = async (texts, signal) => {
+      if (!embedsQueries || texts.length === 0) return embed(texts, signal);
+      const pool = poolOf(workers);
+      return embedChunked(texts, chunking, self.id, (chunks) =>
+        embedInBatches(chunks, batchSize, self, (batch) => pool.embed(batch), signal, workers),
+      );
+    };
   return self;
 }

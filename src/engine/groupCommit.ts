@@ -7,7 +7,7 @@
  * that is not an upsert a group can merge (a delete, feedback, a sync) commits alone.
  */
 import type { QueuedWrite } from './accessGate.js';
-import type { Embedder } from '../embed/embedder.js';
+import { embedForWrite, type Embedder } from '../embed/embedder.js';
 import type { Stores } from '../store/stores.js';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -66,7 +66,7 @@ async function embedAhead(
     const useCache = embedder.cacheVectors !== false;
     const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
     const missing = texts.filter((t) => !cached.has(t));
-    const vectors = missing.length > 0 ? await embedder.embed(missing) : [];
+    const vectors = missing.length > 0 ? await embedForWrite(embedder, missing) : [];
     if (vectors.length !== missing.length) return;
     if (useCache) await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: vectors[i]! })));
     for (const [text, vector] of cached) into.set(text, vector);

@@ -128,7 +128,7 @@ export class MemoryEngine {
   private team: TeamFolder | undefined;
   private readonly serialized = <T>(work: () => Promise<T>) => this.gate.serialized(work);
   /** A write whose upsert may share one commit with the others queued with it (engine/groupCommit.ts). */
-  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[]) =>
+  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[], opts: { aheadOfReads?: boolean } = {}) =>
     this.gate.grouped(
       work,
       (queued) =>
@@ -138,6 +138,7 @@ export class MemoryEngine {
           queued,
         ),
       texts,
+      opts,
     );
 
   private queryEmbedder: Embedder;
@@ -391,7 +392,8 @@ export class MemoryEngine {
    * a memory file; remembering the same core and title again updates the entry.
    */
   remember(input: RememberInput): Promise<RememberResult> {
-    if (!this.team) return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input));
+    if (!this.team)
+      return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input), { aheadOfReads: true });
     return this.serialized(() => {
       const team = this.team;
       if (!team) return writes.remember(this.stores, this.embedder, input);
@@ -409,14 +411,15 @@ export class MemoryEngine {
     id: string,
     options: { reason?: string; mode?: ForgetMode } = {},
   ): Promise<{ id: string; mode: ForgetMode; retractionId?: string }> {
-    return (this.team ? this.serialized : this.grouped)(async () => {
+    const work = async () => {
       const team = this.team;
       if (!team) return writes.forget(this.stores, this.embedder, id, options);
       const { mode, reason } = writes.checkForget(id, options);
       return (
         (await forgetInFiles(team, this.stores, this.embedder, id, mode, reason)) ?? writes.forget(this.stores, this.embedder, id, options)
       );
-    });
+    };
+    return this.team ? this.serialized(work) : this.grouped(work, undefined, { aheadOfReads: true });
   }
 
   /** Entries in effect now (or as of `asOf`) that pass the filters, by core and title; `limit` default 100, at most 10,000. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Embedder } from '../embed/embedder.js';
+import { embedForWrite, type Embedder } from '../embed/embedder.js';
 import { project } from '../embed/matryoshka.js';
 import { MemoryFileError, throwIfAborted } from '../model/errors.js';
 import type { EntryInput, ExternalReference, MemoryDocument } from '../model/memoryFile.js';
@@ -332,7 +332,7 @@ export async function indexDocument(
     const slice = missing.slice(i, i + EMBED_SLICE);
     const ahead = slice.map((text) => stores.embeddedAhead(text));
     const embeddedAhead = ahead.every((v) => v !== undefined);
-    const fresh = embeddedAhead ? ahead : await embedder.embed(slice, signal);
+    const fresh = embeddedAhead ? ahead : await embedForWrite(embedder, slice, signal);
     if (useCache && !embeddedAhead) {
       const saved = stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: fresh[j]! })));
       // Each slice of a long embedding is saved before the next (a killed run resumes from it); a

@@ -122,6 +122,16 @@ function decodeVector(v: number | string, blobs: readonly Float32Array[]): Float
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
+/** meta.json's inode, modification time and size ('' when missing): every write replaces the file. */
+function metaStampOf(dir: string): string {
+  try {
+    const st = statSync(metaPath(dir), { bigint: true });
+    return `${st.ino}:${st.mtimeNs}:${st.size}`;
+  } catch {
+    return '';
+  }
+}
+
 /** Waits for every promise, then throws the first failure: no write is still running when a caller sees the error. */
 async function settleAll(promises: Promise<unknown>[]): Promise<void> {
   const failed = (await Promise.allSettled(promises)).find((r) => r.status === 'rejected');
@@ -363,9 +373,9 @@ export class Stores implements MemoryIndex {
     );
     for (const { name, intent, blobs } of await stores.journal.pending()) {
       const change = await stores.applyToStores(intent, { replay: true, blobs });
-      await stores.journal.done(name);
       const { to } = await stores.bumpGeneration(intent.op === 'upsert' ? intent.sources : {});
       await stores.residents.logChange(to, change);
+      await stores.journal.done(name);
     }
     // After the replay, whose writes ask Kuzu what exists: a write replayed may have partly reached
     // it before the crash, which the adjacency of a snapshot would not know.
@@ -438,9 +448,11 @@ export class Stores implements MemoryIndex {
     await ensureRoom(this.dir, 3 * (vectorBytes + textBytes));
     const name = await this.journal.begin(intent, written.blobs);
     const change = await this.applyToStores(intent, written);
-    await this.journal.done(name);
+    // The generation moves before the intent goes: a crash between the two replays the write
+    // (idempotent) and moves it again, where the other order could leave snapshots of the
+    // generation before claiming to be current.
     const { from, to } = await this.bumpGeneration(intent.op === 'upsert' ? intent.sources : {}, intent.op === 'delete');
-    await this.residents.logChange(to, change);
+    await settleAll([this.journal.done(name), this.residents.logChange(to, change)]);
     this.residents.followWrite(change, from, to);
   }
 
@@ -680,13 +692,7 @@ export class Stores implements MemoryIndex {
    * of the file ~0.1 ms, which was most of a cache hit.
    */
   async currentGeneration(): Promise<number> {
-    let stamp = '';
-    try {
-      const st = statSync(metaPath(this.dir), { bigint: true });
-      stamp = `${st.ino}:${st.mtimeNs}:${st.size}`;
-    } catch {
-      // missing: keep what we hold
-    }
+    const stamp = metaStampOf(this.dir);
     if (stamp !== '' && stamp === this.metaStamp) return this.meta.generation;
     const fresh = await readMeta(this.dir);
     if (fresh) this.meta = fresh;
@@ -696,10 +702,14 @@ export class Stores implements MemoryIndex {
 
   /** Moves the generation on; `from` is the generation the write found (another process may have moved it since we last looked). */
   private async bumpGeneration(sources: Record<string, string>, forgetSources = false): Promise<{ from: number; to: number }> {
-    const fresh = (await readMeta(this.dir)) ?? this.meta;
+    // Another process's write replaced meta.json (its stamp moved): read again only then.
+    await this.currentGeneration();
+    const fresh = this.meta;
     // A delete can remove edges that an unchanged file would put back, so its fingerprints go.
     this.meta = { ...fresh, generation: fresh.generation + 1, sources: forgetSources ? {} : { ...fresh.sources, ...sources } };
     await writeMeta(this.dir, this.meta);
+    // The file just written is the one held: the next currentGeneration need not read it again.
+    this.metaStamp = metaStampOf(this.dir);
     return { from: fresh.generation, to: this.meta.generation };
   }
 

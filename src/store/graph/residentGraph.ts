@@ -1,4 +1,4 @@
-import { ENTRY_EDGE_TYPES, type EntryEdgeType, type GoldenPath, type Relation } from '../../model/types.js';
+import { ENTRY_EDGE_TYPES, type CodeLocation, type EntryEdgeType, type GoldenPath, type Relation } from '../../model/types.js';
 import { invalidInput } from '../../model/errors.js';
 import { Residents, type Resident } from '../resident/residents.js';
 import { CodeLinks } from './codeLinks.js';
@@ -67,6 +67,17 @@ export class ResidentGraph implements GraphStore {
     snapshot: { fingerprint: 'code-links/2', write: (c) => c.snapshot(), read: (content) => CodeLinks.fromSnapshot(content) },
   };
 
+  /**
+   * Every code location: a remember's auto-linking looks for them in its text, and reading them
+   * from Kuzu took ~11 ms of each lone write at 10K entries (growing with the store). A write of
+   * entries leaves them as they are (follow does nothing); a write of code drops them (write, remove).
+   */
+  private readonly codeLocations: Resident<readonly CodeLocation[]> = {
+    key: 'code-locations',
+    build: () => this.driver.allCodeLocations(),
+    follow: () => undefined,
+  };
+
   holdIn(residents: Residents): void {
     this.residents = residents;
   }
@@ -113,6 +124,7 @@ export class ResidentGraph implements GraphStore {
       this.changedAhead({ drop: true });
       throw e;
     }
+    if (batch.codeLocations.length > 0) this.residents.changedAhead(this.codeLocations.key, { drop: true });
     adjacency?.addEntries(batch.entries.map((e) => e.id));
     adjacency?.upsert(entryEdges);
     if (links) {
@@ -146,6 +158,12 @@ export class ResidentGraph implements GraphStore {
   private changedAhead(opts: { drop?: boolean } = {}): void {
     this.residents.changedAhead(this.adjacency.key, opts);
     this.residents.changedAhead(this.codeLinks.key, opts);
+    this.residents.changedAhead(this.codeLocations.key, opts);
+  }
+
+  /** A copy of the list held: callers may filter or sort it. */
+  async allCodeLocations(): Promise<CodeLocation[]> {
+    return [...(await this.residents.get(this.codeLocations))];
   }
 
   async existingIds(kind: 'entry' | 'code' | 'path', ids: readonly string[]): Promise<Set<string>> {
@@ -203,7 +221,6 @@ export class ResidentGraph implements GraphStore {
   edgesInto: GraphDriver['edgesInto'] = (ids, types) => this.driver.edgesInto(ids, types);
   findGoldenPaths: GraphDriver['findGoldenPaths'] = (concepts) => this.driver.findGoldenPaths(concepts);
   getGoldenPath: GraphDriver['getGoldenPath'] = (id) => this.driver.getGoldenPath(id);
-  allCodeLocations: GraphDriver['allCodeLocations'] = () => this.driver.allCodeLocations();
   entryIds: GraphDriver['entryIds'] = () => this.driver.entryIds();
   entryNodes: GraphDriver['entryNodes'] = () => this.driver.entryNodes();
   allGoldenPaths: GraphDriver['allGoldenPaths'] = () => this.driver.allGoldenPaths();
