@@ -1,7 +1,8 @@
 /**
  * The local model on every core: the tfjs WASM backend runs a model call on one thread, so a
- * batch of many texts is spread over worker threads, each with a model of its own. Workers start
- * on the first call that has more than one batch, and keep the process alive only while they work.
+ * call of many texts is spread over worker threads, each with a model of its own. Workers start
+ * on the first call given to them (one of more than 64 texts), and keep the process alive only
+ * while they work.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
