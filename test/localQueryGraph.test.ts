@@ -73,6 +73,25 @@ describe('the local model, one text at a time', () => {
     });
   });
 
+  it('keeps them in calls sorted by length into several batches, each vector in its text’s place', async () => {
+    // Fillers from 1 to ~80 words around the stored texts: sorting moves every text to another batch.
+    const fillers = Array.from({ length: 14 }, (_, i) => `filler ${i} ${'migration lock retry '.repeat((i * 5) % 27)}`.trim());
+    const texts = fillers.flatMap((f, i) => (i < reference.texts.length ? [f, reference.texts[i]!] : [f]));
+    const embedder = localEmbedder({ workers: 1, batchSize: 3 });
+    const vectors = await embedder.embed(texts);
+    expect(vectors).toHaveLength(texts.length);
+    const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+      let diff = 0;
+      for (let j = 0; j < 512; j++) diff = Math.max(diff, Math.abs(a[j]! - b[j]!));
+      return diff;
+    };
+    reference.texts.forEach((text, i) => expect(maxDiff(vectors[2 * i + 1]!, reference.vectors[i]!), text).toBeLessThan(1e-6));
+    for (const filler of fillers) {
+      const at = texts.indexOf(filler);
+      expect(maxDiff(vectors[at]!, (await embedder.embed([filler]))[0]!), filler).toBeLessThan(1e-6);
+    }
+  });
+
   it('answers lone texts while a batch runs on the same model, with the vectors either gives alone', async () => {
     const embedder = localEmbedder({ workers: 1 });
     const batch = reference.texts.concat(reference.texts.map((t) => `${t} (again)`));

@@ -3,11 +3,12 @@
  * spread over workers stores what a single thread would have.
  */
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { localEmbedder } from '../src/index.js';
+import { localWorkersWarm } from '../src/embed/localEmbedder.js';
 import { embedForWrite } from '../src/embed/embedder.js';
 import { tempDir } from './helpers.js';
 import { nodeArgs } from './cliProcess.js';
@@ -30,6 +31,9 @@ describe('the local model on worker threads', () => {
     const embedder = localEmbedder({ workers: 2 });
     const text = 'Rotate the refresh token on every use, and revoke the family on reuse.';
     const [onThread] = await embedder.embed([text]); // a query: on this thread
+    // A write while the workers are not warm embeds here and starts them loading their models.
+    await embedForWrite(embedder, [text]);
+    await localWorkersWarm(2);
     // While the write's text is on a worker, this thread takes turns at other work.
     let turns = 0;
     let ticking = true;
@@ -45,6 +49,23 @@ describe('the local model on worker threads', () => {
     let diff = 0;
     for (let j = 0; j < 512; j++) diff = Math.max(diff, Math.abs(forWrite![j]! - onThread![j]!));
     expect(diff).toBeLessThan(1e-5);
+  });
+
+  it('keeps the stored vectors (to 1e-6) when a call is sorted by length and split over the workers', async () => {
+    const reference = JSON.parse(await readFile(new URL('./fixtures/localModel/vectors.json', import.meta.url), 'utf8')) as {
+      texts: string[];
+      vectors: number[][];
+    };
+    // 70 texts (more than one worker call's worth), the stored ones among fillers of every length.
+    const texts = Array.from({ length: 70 }, (_, i) => `note ${i} ${'payment idempotency key '.repeat(i % 23)}`.trim());
+    reference.texts.forEach((t, i) => (texts[i * 11] = t));
+    const vectors = await localEmbedder({ workers: 2 }).embed(texts);
+    expect(vectors).toHaveLength(70);
+    reference.vectors.forEach((expected, i) => {
+      let diff = 0;
+      for (let j = 0; j < 512; j++) diff = Math.max(diff, Math.abs(vectors[i * 11]![j]! - expected[j]!));
+      expect(diff, reference.texts[i]).toBeLessThan(1e-6);
+    });
   });
 
   it('lets a CLI ingest that used the workers exit by itself', async () => {

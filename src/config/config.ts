@@ -108,7 +108,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'embedder.batchSize',
     env: 'MEMCORE_EMBED_BATCH_SIZE',
     kind: 'int',
-    help: `texts per request (${DEFAULTS.openaiEmbedder.batchSize})`,
+    help: `texts per request (${DEFAULTS.openaiEmbedder.batchSize}; local ${DEFAULTS.localEmbedder.batchSize})`,
   },
   {
     key: 'embedder.concurrency',

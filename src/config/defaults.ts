@@ -70,8 +70,12 @@ export const DEFAULTS = {
   llm: { timeoutMs: 8_000, maxRetries: 1 },
   /** An OpenAI-compatible embedding server. */
   openaiEmbedder: { batchSize: 64, concurrency: 2, timeoutMs: 30_000, maxRetries: 3, chunkTokens: 512, overlapTokens: 64 },
-  /** The offline model: it reads 128 tokens at most, so longer texts are chunked to that. */
-  localEmbedder: { batchSize: 64, chunkTokens: 128, overlapTokens: 16 },
+  /**
+   * The offline model: it reads 128 tokens at most, so longer texts are chunked to that. A call of
+   * more than `spreadAbove` texts is spread over the worker threads (each loads a model of its own
+   * first, so a smaller call stays on the caller's thread).
+   */
+  localEmbedder: { batchSize: 16, chunkTokens: 128, overlapTokens: 16, spreadAbove: 64 },
   /**
    * Auto-linking on ingest: a title or alias is matched from 4 characters (acronyms from 3), and
    * one mentioned by more than 2% of the entries is too common to mean a link.

@@ -1,7 +1,8 @@
 /**
  * The local model on every core: the tfjs WASM backend runs a model call on one thread, so a
- * batch of many texts is spread over worker threads, each with a model of its own. Workers start
- * on the first call that has more than one batch, and keep the process alive only while they work.
+ * call of many texts is spread over worker threads, each with a model of its own. Workers start
+ * on the first call given to them (one of more than 64 texts), and keep the process alive only
+ * while they work.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -54,7 +55,7 @@ interface Pending {
 }
 
 export class LocalModelPool {
-  private readonly workers: { worker: Worker; busy: number }[] = [];
+  private readonly workers: { worker: Worker; busy: number; loaded: boolean }[] = [];
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
@@ -69,7 +70,9 @@ export class LocalModelPool {
     };
     for (let i = 0; i < this.size; i++) {
       const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
+      const slot = { worker, busy: 0, loaded: false };
       worker.on('message', (m: { id: number; flat?: Float32Array; width?: number; error?: string }) => {
+        slot.loaded = true;
         const p = this.pending.get(m.id);
         if (!p) return;
         this.pending.delete(m.id);
@@ -87,14 +90,32 @@ export class LocalModelPool {
       // Held only while it has work: an idle pool never keeps the process alive. (After the
       // listeners: adding a 'message' listener refs the worker again.)
       worker.unref();
-      this.workers.push({ worker, busy: 0 });
+      this.workers.push(slot);
     }
+  }
+
+  /** True once every worker has answered once, its model loaded. */
+  get warm(): boolean {
+    return this.workers.length > 0 && this.workers.every((w) => w.loaded);
+  }
+
+  /** Starts the workers loading their models and returns at once. */
+  warmUp(): void {
+    if (this.workers.length > 0) return;
+    this.start();
+    for (const slot of this.workers) this.embedOn(slot, ['ready']).catch(() => undefined);
   }
 
   /** Embeds one batch on the least busy worker. */
   embed(texts: string[]): Promise<Float32Array[]> {
     if (this.workers.length === 0) this.start();
-    const slot = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    return this.embedOn(
+      this.workers.reduce((a, b) => (b.busy < a.busy ? b : a)),
+      texts,
+    );
+  }
+
+  private embedOn(slot: (typeof this.workers)[number], texts: string[]): Promise<Float32Array[]> {
     if (slot.busy++ === 0) slot.worker.ref();
     const id = this.nextId++;
     return new Promise<Float32Array[]>((resolve, reject) => {

@@ -5,7 +5,7 @@
  * 64 MiB request took minutes); this one reads each chunk once, answers every request, and keeps
  * serving.
  */
-import type { Duplex } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { oversized, readRequestLines, refusal, rpcError, RPC } from './requestGuard.js';
@@ -16,7 +16,11 @@ export class LineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private closed = false;
 
-  constructor(private readonly stream: Duplex) {}
+  /** Reads requests from `stream` and writes answers to `output` (the same stream by default: a socket). */
+  constructor(
+    private readonly stream: Readable,
+    private readonly output: Writable = stream as Readable & Writable,
+  ) {}
 
   async start(): Promise<void> {
     readRequestLines(
@@ -52,9 +56,9 @@ export class LineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
-      if (this.closed || this.stream.destroyed) return resolve();
-      if (this.stream.write(JSON.stringify(message) + '\n')) resolve();
-      else this.stream.once('drain', () => resolve());
+      if (this.closed || this.output.destroyed) return resolve();
+      if (this.output.write(JSON.stringify(message) + '\n')) resolve();
+      else this.output.once('drain', () => resolve());
     });
   }
 

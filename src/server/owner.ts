@@ -10,6 +10,7 @@ import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createSocketServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { MemoryEngine } from '../engine/memoryEngine.js';
@@ -58,6 +59,12 @@ export interface Owner {
   pageLogin?(): string;
   /** Control-socket connections open now (relaying MCP clients and running CLI calls). */
   connections(): number;
+  /**
+   * Serves one MCP session in this process over newline-delimited JSON-RPC: requests read from
+   * `input`, answers written to `output` (a `memcore mcp` that owns the folder: its own stdio, with
+   * no hop through its control socket). The session ends when `input` closes.
+   */
+  serveMcp(input: Readable, output: Writable): Promise<void>;
   /** Stops listening, ends every connection, removes the socket and server.json. The engine stays open. */
   close(): Promise<void>;
 }
@@ -144,15 +151,18 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
       socket.end(JSON.stringify({ exit: code } satisfies CliMessage) + '\n');
     } else if (hello.kind === 'mcp') {
       if (rest.length) socket.unshift(rest);
-      const transport = new LineTransport(socket);
-      const server = createMcpServer(engine, status, options.version);
-      socket.on('close', () => void server.close());
       socket.on('end', () => socket.end());
-      await server.connect(transport);
+      await serveMcp(socket, socket);
       log(`MCP client connected over ${path}`);
     } else {
       socket.end();
     }
+  }
+
+  async function serveMcp(input: Readable, output: Writable): Promise<void> {
+    const server = createMcpServer(engine, status, options.version);
+    input.once('close', () => void server.close());
+    await server.connect(new LineTransport(input, output));
   }
 
   let httpSettled!: () => void;
@@ -197,6 +207,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     ...(token ? { token } : {}),
     ...(pageLogin ? { pageLogin } : {}),
     connections: () => sockets.size,
+    serveMcp,
     async close() {
       await new Promise<void>((resolve) => {
         control.close(() => resolve());

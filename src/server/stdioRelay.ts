@@ -1,8 +1,9 @@
 /**
- * `memcore mcp`: the MCP stdio server that agent configs start. It always talks to the folder's
- * owner over the control socket: another process's (`memcore serve`, an earlier `memcore mcp`), or
- * its own, when no process held the folder and it became the owner. If the owner dies, even by
- * kill -9, the relay takes over or reaches whoever did, and carries on with the same client.
+ * `memcore mcp`: the MCP stdio server that agent configs start. When no process holds the folder,
+ * it becomes the owner and serves its stdio itself. Otherwise it relays to the folder's owner over
+ * the control socket (`memcore serve`, an earlier `memcore mcp`); if that owner dies, even by
+ * kill -9, the relay takes over or reaches whoever did, and carries on with the same client
+ * (through its own socket from then on).
  */
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
@@ -27,7 +28,7 @@ const OTHER_FAILURES_RETRIED = 3;
 /**
  * Connects to the folder's owner, or becomes it when there is none. Kuzu's lock decides a race:
  * of processes that find no owner at once, one opens the folder, and the others wait for its
- * socket.
+ * socket. An owner gets a connection to its own socket.
  */
 export async function reachOrBecomeOwner(
   dir: string,
@@ -35,6 +36,19 @@ export async function reachOrBecomeOwner(
   become: () => Promise<Ownership>,
   timeoutMs = 30_000,
 ): Promise<{ socket: Socket; ownership?: Ownership }> {
+  const reached = await reachOrBecome(dir, hello, become, timeoutMs);
+  if ('socket' in reached) return reached;
+  // Owner now: a failure from here on is not one to become the owner again over.
+  return { socket: await connectToSelf(dir, hello, reached.ownership), ownership: reached.ownership };
+}
+
+/** As reachOrBecomeOwner, but an owner is handed its ownership alone. */
+async function reachOrBecome(
+  dir: string,
+  hello: Hello,
+  become: () => Promise<Ownership>,
+  timeoutMs: number,
+): Promise<{ socket: Socket } | { ownership: Ownership }> {
   const deadline = Date.now() + timeoutMs;
   // Another error than a race for the lock (an owner that died moments ago, a machine too busy to
   // answer in time) gets a few more tries before it is reported.
@@ -50,8 +64,7 @@ export async function reachOrBecomeOwner(
       await sleep(e instanceof FolderInUseError ? 50 + Math.random() * 150 : 250 * otherFailures);
       continue;
     }
-    // Owner now: a failure from here on is not one to become the owner again over.
-    return { socket: await connectToSelf(dir, hello, ownership), ownership };
+    return { ownership };
   }
 }
 
@@ -115,8 +128,8 @@ export async function runStdioRelay(
   let closing = false;
   const write = (line: string) => io.stdout.write(line + '\n');
 
-  const attach = async (): Promise<void> => {
-    const reached = await reachOrBecomeOwner(dir, hello, become);
+  const attach = async (given?: { socket: Socket }): Promise<void> => {
+    const reached: { socket: Socket; ownership?: Ownership } = given ?? (await reachOrBecomeOwner(dir, hello, become));
     if (reached.ownership) {
       ownership = reached.ownership;
       io.log(`memcore: serving ${dir} (pid ${process.pid}, socket ${ownership.owner.socket})`);
@@ -165,7 +178,9 @@ export async function runStdioRelay(
     }
   };
 
-  await attach();
+  const first = await reachOrBecome(dir, hello, become, 30_000);
+  if ('ownership' in first) return serveOwnStdio(dir, first.ownership, io);
+  await attach(first);
   const stdinLines = new Promise<void>((resolve) => {
     const forward = (line: string) => {
       // What is not JSON, or not a request the SDK would answer, the owner's transport answers.
@@ -198,4 +213,27 @@ export async function runStdioRelay(
     await ownership.owner.close();
     await ownership.engine.close();
   }
+}
+
+/**
+ * This process became the owner before its client said anything: its stdio is an MCP session of
+ * its own owner, with no hop through its control socket (one write and one read of every answer
+ * fewer, and no line of it decoded to be written again). Other relays reach it over the socket.
+ */
+async function serveOwnStdio(
+  dir: string,
+  ownership: Ownership,
+  io: { stdin: Readable; stdout: Writable; log: (message: string) => void },
+): Promise<void> {
+  io.log(`memcore: serving ${dir} (pid ${process.pid}, socket ${ownership.owner.socket})`);
+  const ended = new Promise<void>((resolve) => {
+    io.stdin.once('end', () => resolve());
+    io.stdin.once('close', () => resolve());
+  });
+  await ownership.owner.serveMcp(io.stdin, io.stdout);
+  await ended;
+  // The client is gone; the other clients are served until they leave too.
+  while (ownership.owner.connections() > 0) await sleep(100);
+  await ownership.owner.close();
+  await ownership.engine.close();
 }

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import type { Embedder } from '../embed/embedder.js';
+import { embedForWrite, type Embedder } from '../embed/embedder.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { embeddingText, indexDocument } from '../ingest/indexer.js';
 import type { SourcePart } from '../ingest/syncSource.js';
@@ -182,7 +182,7 @@ export class TeamFolder {
       try {
         for (let i = 0; i < texts.length; i += BACKGROUND_SLICE) {
           const slice = texts.slice(i, i + BACKGROUND_SLICE);
-          const vectors = await embedder.embed(slice);
+          const vectors = await embedForWrite(embedder, slice);
           await stores.embeddingCache.put(slice.map((text, j) => ({ text, vector: vectors[j]! })));
         }
         this.embedFailure = undefined;
