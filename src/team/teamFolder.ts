@@ -79,11 +79,14 @@ const STATE_FILE = 'memory-files.json';
 /** Texts embedded, and saved to the embedding cache, at a time by the background work. */
 const BACKGROUND_SLICE = 128;
 
+/** Files whose entry has no vector of its text yet. */
+const countPending = (state: State): number => Object.values(state.files).filter((f) => f.pending).length;
+
 /** The state file's files whose entry has no vector of its text yet (`memcore doctor` of a folder not served). */
 export async function pendingFiles(dbDir: string): Promise<number> {
   try {
     const state = JSON.parse(await readFile(join(dbDir, STATE_FILE), 'utf8')) as State;
-    return Object.values(state.files ?? {}).filter((f) => f.pending).length;
+    return state.files && typeof state.files === 'object' ? countPending(state) : 0;
   } catch {
     return 0;
   }
@@ -117,9 +120,12 @@ export class TeamFolder {
     return this.options.embedWaitMs ?? DEFAULTS.team.embedWaitMs;
   }
 
+  /** Counted when the state is read or saved: bundles give it on every call. */
+  private pendingCount = 0;
+
   /** Entries indexed without their text's vector (it is being computed, or the next sync computes it). */
   get pendingVectors(): number {
-    return this.state ? Object.values(this.state.files).filter((f) => f.pending).length : 0;
+    return this.pendingCount;
   }
 
   /** Resolves when no background embedding runs. */
@@ -149,8 +155,8 @@ export class TeamFolder {
       pending === 0
         ? []
         : [
-            `${pending} changed memory ${pending === 1 ? 'entry is' : 'entries are'} still being embedded: until ${pending === 1 ? 'its vector is' : 'their vectors are'} in, ` +
-              `${pending === 1 ? 'it answers' : 'they answer'} by ${pending === 1 ? 'its' : 'their'} words and links (and the vector of the previous text, if any)` +
+            `${pending} changed memory ${pending === 1 ? 'entry is' : 'entries are'} still being embedded: until the vectors are in, ` +
+              'they answer by their words and links (and the vector of their previous text, if any)' +
               (this.embedFailure ? ` (the background embedding failed: ${this.embedFailure}; the next change or open tries again)` : ''),
           ];
     return [
@@ -210,7 +216,10 @@ export class TeamFolder {
     if (this.state) return this.state;
     try {
       const parsed = JSON.parse(await readFile(join(stores.dir, STATE_FILE), 'utf8')) as State;
-      if (parsed.version === 1 && parsed.files && typeof parsed.files === 'object') return (this.state = parsed);
+      if (parsed.version === 1 && parsed.files && typeof parsed.files === 'object') {
+        this.pendingCount = countPending(parsed);
+        return (this.state = parsed);
+      }
     } catch {
       // Missing or unreadable: every file is read again (the index keeps what is unchanged).
     }
@@ -218,6 +227,7 @@ export class TeamFolder {
   }
 
   private async saveState(stores: Stores, state: State): Promise<void> {
+    this.pendingCount = countPending(state);
     const file = join(stores.dir, STATE_FILE);
     await writeFile(`${file}.tmp`, JSON.stringify(state));
     await rename(`${file}.tmp`, file);
