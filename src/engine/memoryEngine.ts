@@ -618,6 +618,18 @@ export class MemoryEngine {
     return reads.findRelatedToCode(this.stores, (q, signal) => this.embedQuery(q, signal), filePath, query, options);
   }
 
+  /**
+   * Loads now what queries hold in memory, rather than on the first queries: for a process that
+   * stays up (the MCP server and `memcore serve` call it when they start). Until the parts a
+   * snapshot hands over later are in, a fresh process reads each bundle's entries from LanceDB
+   * (~3–4 ms a query at 100K entries); a one-shot process, which never needs them, does not call
+   * it. Queries may run meanwhile: they share the loads. The model is not loaded (docs/performance.md).
+   */
+  async warm(): Promise<void> {
+    using _reading = await this.reading();
+    await this.stores.warm();
+  }
+
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
   async buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
     return this.contextFor(task, withOverrides('context', options), options.signal);
