@@ -162,6 +162,17 @@ try {
   await client.connect(transport);
   // The server has opened the folder, loaded its resident structures and the model.
   await client.callTool({ name: 'build_task_context', arguments: { task: warmStdio!, ...args } });
+  // It warms itself when it starts (MemoryEngine.warm): the timed calls begin once it holds the
+  // entries whole, as a server an agent has used for a few seconds does. A CLI call while it
+  // serves runs in it, so `stats` says what the server holds.
+  const warmedAt = performance.now();
+  for (;;) {
+    const stats = JSON.parse(execFileSync(process.execPath, [builtCli, 'stats', '--json', '--db', dir], { env: {}, encoding: 'utf8' })) as {
+      search: { entries: string };
+    };
+    if (stats.search.entries === 'memory' || performance.now() - warmedAt > 60_000) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
   let answerBytes = 0;
   const serverCpuBefore = processCpuMs(transport.pid!);
   const clientCpuBefore = ownCpuMs();
