@@ -645,7 +645,7 @@ export class MemoryEngine {
       async (signal) => (await runRecipe(this.stores, this.queryEmbedder, task, recipe, { signal, chat: this.chat })).bundle!,
       signal,
     );
-    if (recipe.preset === 'context') await this.gapLog.record(bundle, recipe.filter.cores);
+    if (recipe.preset === 'context') this.gapLog.record(bundle, recipe.filter.cores);
     // After the cache: files change without a write to the store.
     const fresh = this.repo && recipe.attachCode ? await withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
     const skipped = this.team?.notes() ?? [];
@@ -727,6 +727,7 @@ export class MemoryEngine {
       await this.catchUp(Infinity).catch(() => undefined);
     }
     await this.gate.writesDone();
+    await this.gapLog.settled();
     this.cache.clear();
     this.team?.close();
     await releaseStores(this.stores.dir);
