@@ -11,7 +11,7 @@
  * bench/results/<out>.json.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,17 +21,24 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { formatContext, localEmbedder, openMemory, type TaskContextOptions } from '../src/index.js';
 import { benchOptions, ingestSynthetic, lookupEmbedder, percentile, stats, syntheticStore } from './synthetic.js';
 
-const USAGE = `usage: npm run bench:first-call -- [--tasks 40] [--entries 0] [--out first-call]
+const USAGE = `usage: npm run bench:first-call -- [--tasks 40] [--entries 0] [--out first-call] [--dir <folder>]
 
   --tasks <n>     distinct tasks timed on each path, 5 to 200 (default 40)
   --entries <n>   0: the example memory (default); 1000 to 1000000: the synthetic store of that size
   --out <name>    bench/results/<name>.json (default first-call, or first-call-<n> with --entries)
+  --dir <folder>  keep the memory in this folder and reuse it on the next run with the same
+                  --entries (default: a temporary folder, removed after the run)
 
 Exit codes: 0 done, 1 a run failed, 2 bad arguments.`;
 
 const values = benchOptions(
   USAGE,
-  { tasks: { type: 'string', default: '40' }, entries: { type: 'string', default: '0' }, out: { type: 'string' } },
+  {
+    tasks: { type: 'string', default: '40' },
+    entries: { type: 'string', default: '0' },
+    out: { type: 'string' },
+    dir: { type: 'string' },
+  },
   (v) => {
     const n = Number(v.tasks);
     const size = Number(v.entries);
@@ -98,6 +105,8 @@ const ownCpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
+const stageSum = (timings: Record<string, number>) => Object.values(timings).reduce((a, b) => a + b, 0);
+
 async function timed(run: (task: string) => Promise<unknown>, label: string): Promise<number[]> {
   const ms: number[] = [];
   for (const [i, task] of timedTasks.entries()) {
@@ -111,7 +120,13 @@ async function timed(run: (task: string) => Promise<unknown>, label: string): Pr
 
 progress('building dist/ …');
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: repo, stdio: 'ignore' });
-const dir = await mkdtemp(join(tmpdir(), 'memcore-first-call-'));
+// --dir: the folder is kept, and a folder this bench built before for the same --entries is reused
+// (a marker file written after the build says so): a 100K store takes minutes to build.
+const keptDir = values.dir;
+const dir = keptDir ?? (await mkdtemp(join(tmpdir(), 'memcore-first-call-')));
+const builtMarker = join(dir, `.first-call-${entries}`);
+const reuse = keptDir !== undefined && existsSync(builtMarker);
+if (keptDir !== undefined && !reuse) await mkdir(keptDir, { recursive: true });
 const model = localEmbedder();
 // On the synthetic store, the arguments of bench:served (whose +3.4 ms MCP figure this one revisits).
 const args: { cores?: string[]; max_entries?: number } = entries
@@ -119,7 +134,9 @@ const args: { cores?: string[]; max_entries?: number } = entries
   : {};
 const options: TaskContextOptions = entries ? { cores: args.cores!, maxEntries: args.max_entries! } : {};
 try {
-  if (!synthetic) {
+  if (reuse) {
+    progress(`reusing ${dir}`);
+  } else if (!synthetic) {
     progress('ingesting the example memory with the local model …');
     const setup = await openMemory({ path: dir, env: {} });
     await setup.ingest(example);
@@ -134,6 +151,7 @@ try {
     await setup.index({ annMinRows: 50_000 });
     await setup.close();
   }
+  if (keptDir !== undefined && !reuse) await writeFile(builtMarker, `${new Date().toISOString()}\n`);
 
   // The agent's side: the MCP SDK client spawning `memcore mcp`, as an agent config does.
   const client = new Client({ name: 'bench-first-call', version: '1' });
@@ -146,14 +164,30 @@ try {
   await client.connect(transport);
   // The server has opened the folder, loaded its resident structures and the model.
   await client.callTool({ name: 'build_task_context', arguments: { task: warmStdio!, ...args } });
+  // It warms itself when it starts (MemoryEngine.warm): the timed calls begin once it holds the
+  // entries whole, as a server an agent has used for a few seconds does. A CLI call while it
+  // serves runs in it, so `stats` says what the server holds.
+  const warmedAt = performance.now();
+  for (;;) {
+    const stats = JSON.parse(execFileSync(process.execPath, [builtCli, 'stats', '--json', '--db', dir], { env: {}, encoding: 'utf8' })) as {
+      search: { entries: string };
+    };
+    if (stats.search.entries === 'memory' || performance.now() - warmedAt > 60_000) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
   let answerBytes = 0;
   const serverCpuBefore = processCpuMs(transport.pid!);
   const clientCpuBefore = ownCpuMs();
+  // The bundle carries the server's own stage timings: what a call spent outside them (MCP, the
+  // transport, the <memory> text, the engine's bookkeeping) is measured call by call, not as a
+  // difference of two loops run at other moments.
+  const stagesOverStdio: number[] = [];
   const overStdio = await timed(async (task) => {
     const r = await client.callTool({ name: 'build_task_context', arguments: { task, ...args } });
     const text = (r.content as { text?: string }[]).map((c) => c.text ?? '').join('');
     if (r.isError || !text.includes('<memory')) throw new Error(`no <memory> block for "${task}": ${text.slice(0, 200)}`);
     answerBytes = Math.max(answerBytes, JSON.stringify(r).length);
+    stagesOverStdio.push(stageSum((r.structuredContent as { timings: Record<string, number> }).timings));
   }, 'MCP stdio');
   const serverCpuAfter = processCpuMs(transport.pid!);
   const cpuPerCall = {
@@ -166,15 +200,22 @@ try {
   await client.close();
 
   // The same tasks in process, on a store with no context cache: the engine, the <memory> text, and the engine's own embed stage.
+  // Warmed as the server warms itself when it starts (MemoryEngine.warm): what an agent's
+  // long-lived process meets, not a fresh one's first seconds.
   const engine = await openMemory({ path: dir, env: {}, cache: { ttlMs: 0 } });
+  await engine.warm();
   await engine.buildTaskContext(warmInProcess!, options);
   const embedStage: number[] = [];
+  const stageMs: Record<string, number[]> = {};
+  const stagesInProcess: number[] = [];
   let cpuBefore = ownCpuMs();
   const inProcess = await timed(async (task) => {
     const bundle = await engine.buildTaskContext(`${task} again`, options);
     if (!formatContext(bundle, { style: 'prompt', withBundleId: true }).includes('<memory'))
       throw new Error(`no <memory> block for "${task}"`);
     embedStage.push(bundle.timings.embed ?? NaN);
+    for (const [stage, ms] of Object.entries(bundle.timings)) (stageMs[stage] ??= []).push(ms);
+    stagesInProcess.push(stageSum(bundle.timings));
   }, 'in process');
   cpuPerCall.inProcess = (ownCpuMs() - cpuBefore) / timedTasks.length;
   await engine.close();
@@ -197,9 +238,22 @@ try {
     embedStageMs: embed,
     embedTaskMs: withP10(embedOnly),
     mcpOverheadP50Ms: mcp.p50 - local.p50,
+    /** Per call, the wall time outside the engine's stages (bundle.timings): over stdio, and in process (the <memory> text, the cache key, the gap log). */
+    outsideStagesP50Ms: {
+      overStdio: percentile(
+        overStdio.map((ms, i) => ms - stagesOverStdio[i]!),
+        50,
+      ),
+      inProcess: percentile(
+        inProcess.map((ms, i) => ms - stagesInProcess[i]!),
+        50,
+      ),
+    },
     mcpOverheadP10Ms: mcp.p10 - local.p10,
     embedShareOfMcpP50: embed.p50 / mcp.p50,
     largestAnswerBytes: answerBytes,
+    /** In process: each stage's p50 (bundle.timings), the engine's part beside the model's `embed`. */
+    inProcessStageP50Ms: Object.fromEntries(Object.entries(stageMs).map(([stage, ms]) => [stage, percentile(ms, 50)])),
     /** CPU ms a call: the `memcore mcp` process and this (agent) process over stdio; this process in process and for the model alone. */
     cpuMsPerCall: cpuPerCall,
     loadAverage: loadavg(),
@@ -221,6 +275,14 @@ try {
   console.log(
     `\nMCP stdio over in process: ${result.mcpOverheadP50Ms.toFixed(2)} ms at p50, ${result.mcpOverheadP10Ms.toFixed(2)} ms at p10; the model's share of the MCP call at p50: ${(100 * result.embedShareOfMcpP50).toFixed(0)}%; largest answer ${answerBytes} bytes`,
   );
+  console.log(
+    `Outside the engine's stages, a call's p50: ${result.outsideStagesP50Ms.overStdio.toFixed(2)} ms over stdio, ${result.outsideStagesP50Ms.inProcess.toFixed(2)} ms in process`,
+  );
+  console.log(
+    `In process, each stage's p50 (ms): ${Object.entries(result.inProcessStageP50Ms)
+      .map(([stage, ms]) => `${stage} ${ms.toFixed(2)}`)
+      .join(', ')}`,
+  );
   const cpu = (x: number | undefined) => (x === undefined ? 'n/a' : x.toFixed(1));
   console.log(
     `CPU a call (ms): over stdio ${cpu(cpuPerCall.mcpServer)} in memcore mcp + ${cpu(cpuPerCall.mcpClient)} in the agent; in process ${cpu(cpuPerCall.inProcess)}; the model alone ${cpu(cpuPerCall.model)}. Load average ${loadavg()
@@ -234,5 +296,5 @@ try {
     JSON.stringify({ date: new Date().toISOString(), ...result }, null, 2) + '\n',
   );
 } finally {
-  await rm(dir, { recursive: true, force: true });
+  if (keptDir === undefined) await rm(dir, { recursive: true, force: true });
 }

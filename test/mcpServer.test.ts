@@ -258,6 +258,24 @@ describe('memcore mcp (stdio)', () => {
     await expect(client.readResource({ uri: 'memcore://entry/ghost-entry' })).rejects.toThrow(/no such entry/);
   });
 
+  it('loads what queries hold when it starts, before any call: entries read from memory from the first answer', async () => {
+    const db = await exampleStore();
+    await stdioClient(db);
+    // No tool is called: the server warms itself. A CLI call while it serves runs in it, so its stats are the server's.
+    type Stats = { resident: Record<string, { loadedFrom: string }>; search: { entries: string } };
+    let stats: Stats | undefined;
+    // a timer, not a speed: polled for up to 20 s
+    for (let i = 0; i < 100; i++) {
+      const run = await memcore(['stats', '--json', '--db', db]);
+      expect(run.code, run.stderr).toBe(EXIT.ok);
+      stats = JSON.parse(run.stdout) as Stats;
+      if (Object.keys(stats.resident).length === 5) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(Object.keys(stats!.resident).sort()).toEqual(['adjacency', 'code-links', 'columns', 'keywords', 'names']);
+    expect(stats!.search.entries).toBe('memory');
+  });
+
   it('serves core memory and entries as resources, and start_task as a prompt', async () => {
     const db = await exampleStore();
     const client = await stdioClient(db);

@@ -242,6 +242,21 @@ describe('no relevant memory is an answer', () => {
     expect(uneven.lengthDispersion(2).map((x) => Number(x.toFixed(9)))).toEqual([1, 1]); // removed documents do not count
   });
 
+  it('writes the lines of the tasks it could not answer in the order asked, all of them by close', async () => {
+    const dir = join(await tempDir(), 'db');
+    const tasks = ['Bake a chocolate cake', 'Which wine goes with grilled fish', 'tune a guitar to drop D', 'knit a scarf'];
+    const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    try {
+      await m.ingest(EXAMPLE_FILE);
+      // asked at once: the lines are queued behind one another, none lost
+      await Promise.all(tasks.map((t) => m.buildTaskContext(t)));
+    } finally {
+      await m.close();
+    }
+    const lines = (await readFile(join(dir, 'gaps.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { task: string }).task).sort()).toEqual([...tasks].sort());
+  });
+
   it('logs the tasks memory could not answer, groups similar ones, and keeps them for the retention', async () => {
     const dir = join(await tempDir(), 'db');
     const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });

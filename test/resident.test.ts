@@ -927,6 +927,50 @@ describe('structures loaded from a snapshot (entry edges read in place)', () => 
     }
   });
 
+  it('are loaded whole by warm() before any query, later parts included, and the bundles stay as a cold process gives them', async () => {
+    const tasks = ['cache eviction leaks memory', 'retry the webhook with a timeout', 'token rotation'];
+    const dir = await tempDir();
+    const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });
+    await first.ingestDocument(linkedDocument(120), { source: 'first' });
+    await first.buildTaskContext('cache eviction', { maxEntries: 5 }); // what is held is written on close
+    await first.close();
+    const bundles = async (warm: boolean) => {
+      const m = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {}, cache: { ttlMs: 0 } });
+      try {
+        const stores = m.unsafeExposeInternals().stores;
+        if (warm) {
+          await m.warm();
+          const loads = Object.fromEntries([...stores.residents.loads].map(([key, load]) => [key, load.loadedFrom]));
+          expect(loads).toEqual({
+            columns: 'snapshot',
+            keywords: 'snapshot',
+            names: 'snapshot',
+            adjacency: 'snapshot',
+            'code-links': 'snapshot',
+          });
+          const columns = await stores.columns();
+          expect([columns.holdsEntries, columns.holdsExactVectors, columns.lazyProblem]).toEqual([true, true, undefined]);
+        } else {
+          expect(stores.residents.loads.size).toBe(0);
+        }
+        const out = [];
+        for (const task of tasks) {
+          const b = await m.buildTaskContext(task, { maxEntries: 8 });
+          // cold: the first bundle's entries were read from LanceDB, the later parts not yet in
+          if (!warm && out.length === 0) expect((await stores.columns()).holdsEntries).toBe(false);
+          // scores to 6 places: recency moves them with the clock between the two runs
+          out.push({ entries: b.entries.map((e) => [e.entry.id, e.score.toFixed(6), e.entry.content]), code: b.codeRefs, notes: b.notes });
+        }
+        return out;
+      } finally {
+        await m.close();
+      }
+    };
+    const cold = await bundles(false);
+    expect(cold.map((b) => b.entries.length > 0)).toEqual([true, true, true]);
+    expect(await bundles(true)).toEqual(cold);
+  });
+
   it('of the graph are not loaded once the graph changed ahead of the generation, as within a write', async () => {
     const dir = await tempDir();
     const first = await openMemory({ path: dir, embedder: wordHashEmbedder(), env: {} });

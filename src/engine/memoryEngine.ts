@@ -618,6 +618,18 @@ export class MemoryEngine {
     return reads.findRelatedToCode(this.stores, (q, signal) => this.embedQuery(q, signal), filePath, query, options);
   }
 
+  /**
+   * Loads now what queries hold in memory, rather than on the first queries: for a process that
+   * stays up (the MCP server and `memcore serve` call it when they start). Until the parts a
+   * snapshot hands over later are in, a fresh process reads each bundle's entries from LanceDB
+   * (~3–4 ms a query at 100K entries); a one-shot process, which never needs them, does not call
+   * it. Queries may run meanwhile: they share the loads. The model is not loaded (docs/performance.md).
+   */
+  async warm(): Promise<void> {
+    using _reading = await this.reading();
+    await this.stores.warm();
+  }
+
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */
   async buildTaskContext(task: string, options: TaskContextOptions = {}): Promise<ContextBundle> {
     return this.contextFor(task, withOverrides('context', options), options.signal);
@@ -633,7 +645,7 @@ export class MemoryEngine {
       async (signal) => (await runRecipe(this.stores, this.queryEmbedder, task, recipe, { signal, chat: this.chat })).bundle!,
       signal,
     );
-    if (recipe.preset === 'context') await this.gapLog.record(bundle, recipe.filter.cores);
+    if (recipe.preset === 'context') this.gapLog.record(bundle, recipe.filter.cores);
     // After the cache: files change without a write to the store.
     const fresh = this.repo && recipe.attachCode ? await withFreshness(bundle, this.repo, [this.stores.dir]) : bundle;
     const skipped = this.team?.notes() ?? [];
@@ -715,6 +727,7 @@ export class MemoryEngine {
       await this.catchUp(Infinity).catch(() => undefined);
     }
     await this.gate.writesDone();
+    await this.gapLog.settled();
     this.cache.clear();
     this.team?.close();
     await releaseStores(this.stores.dir);

@@ -63,14 +63,32 @@ export class GapLog {
     this.retentionMs = (options.retentionDays ?? DEFAULTS.gaps.retentionDays) * 86_400_000;
   }
 
-  /** Logs the bundle's task when memory could not answer it; never fails the read that asked. */
-  async record(bundle: ContextBundle, cores: string[] | undefined): Promise<void> {
+  /**
+   * Logs the bundle's task when memory could not answer it; never fails the read that asked, nor
+   * waits for the line to be written (an append is a few file operations, ~0.2 ms or more of every
+   * weak answer's wait): lines are written in order, before the log is read and before `settled`.
+   */
+  record(bundle: ContextBundle, cores: string[] | undefined): void {
     // Kept with the log off too: a rating from the bundle is given for its task (taskOf).
     if (bundle.bundleId && bundle.entries.length > 0 && !this.recent.has(bundle.bundleId))
       this.recent.set(bundle.bundleId, { bundle, cores, notUseful: new Set() });
     if (!this.enabled) return;
     const why = bundle.entries.length === 0 ? 'empty' : bundle.lowConfidence ? 'low-confidence' : null;
-    if (why) await this.append(bundle, cores, why);
+    if (why) void this.append(bundle, cores, why);
+  }
+
+  /** Appends and reads of the file, one after another (a read that drops old lines rewrites it). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves once every line logged so far is written (the engine's close waits for it). */
+  async settled(): Promise<void> {
+    await this.queue;
   }
 
   /**
@@ -100,11 +118,15 @@ export class GapLog {
       why,
       bestScore: bundle.entries[0]?.score ?? null,
     };
-    await appendFile(join(this.dir, FILE), `${JSON.stringify(record)}\n`).catch(() => undefined);
+    await this.inTurn(() => appendFile(join(this.dir, FILE), `${JSON.stringify(record)}\n`).catch(() => undefined));
   }
 
   /** Logged tasks since `since` (default: all kept), oldest first; expired lines are dropped from the file. */
-  async read(since?: Date): Promise<GapRecord[]> {
+  read(since?: Date): Promise<GapRecord[]> {
+    return this.inTurn(() => this.readNow(since));
+  }
+
+  private async readNow(since?: Date): Promise<GapRecord[]> {
     const path = join(this.dir, FILE);
     let text: string;
     try {

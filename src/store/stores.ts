@@ -514,6 +514,18 @@ export class Stores implements MemoryIndex {
     await this.loadResidentOf(SNAPSHOT_KEYS);
   }
 
+  /**
+   * Everything a query touches, loaded now rather than by the first queries (a long-lived process:
+   * `MemoryEngine.warm`): the structures held in memory, then the parts their snapshots hand over
+   * later (the entries whole, read from LanceDB until they are in), then the code search index.
+   * The later parts come after the structures, not beside them (see LAZY_PARTS_AFTER_MS).
+   */
+  async warm(): Promise<void> {
+    await this.loadResident();
+    await (await this.columns()).settled();
+    await this.codeSearch();
+  }
+
   /** Loads the structures that `keys` name (snapshot keys; the graph's two load together). */
   async loadResidentOf(keys: readonly SnapshotKey[]): Promise<void> {
     const graph = keys.includes('adjacency') || keys.includes('code-links');
