@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, main } from '../src/cli/main.js';
 import { formatContext, openMemory, type MemoryDocumentRecord } from '../src/index.js';
 import { STALE_CODE_FACTOR } from '../src/retrieve/score.js';
+import { CodeIndex } from '../src/code/codeIndex.js';
 import { capturedIo, gitIn, shopRepo, wordHashEmbedder } from './helpers.js';
 
 const memoryOf: MemoryDocumentRecord = {
@@ -171,6 +172,21 @@ describe('check: code references against the repository', () => {
     } finally {
       await plain.close();
     }
+  });
+
+  it("shares one repository-wide symbol index between bundles' checks, and builds its own for a check", async () => {
+    const repo = await shopRepo();
+    const shared = [new CodeIndex(repo, [], { shareEverywhere: true }), new CodeIndex(repo, [], { shareEverywhere: true })];
+    const [first, second] = await Promise.all(shared.map((index) => index.everywhere()));
+    // A bundle with a gone file would otherwise walk the whole repository on every call.
+    expect(second).toBe(first);
+    expect(first!.bySymbol.get('oldPath')?.map((h) => h.filePath)).toEqual(['src/legacy.ts']);
+    // A check reads the repository as it is now: a symbol moved since is found where it went.
+    await rm(join(repo, 'src', 'legacy.ts'));
+    await writeFile(join(repo, 'src', 'old.ts'), 'export function oldPath() {\n  return "old";\n}\n');
+    const own = await new CodeIndex(repo).everywhere();
+    expect(own).not.toBe(first);
+    expect(own.bySymbol.get('oldPath')?.map((h) => h.filePath)).toEqual(['src/old.ts']);
   });
 
   it('memcore check: a table, --json, and exit 7 with --fail-on when code is stale', async () => {

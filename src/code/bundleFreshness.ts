@@ -2,7 +2,8 @@
  * A bundle's code references marked fresh, moved, drifted or orphaned against the repository the
  * engine was opened with (`repo`), and the entries whose every reference is orphaned flagged as
  * possibly stale and ranked lower. Files are read once per version, so a warm check costs a stat
- * per referenced file.
+ * per referenced file; where a file is gone, the repository-wide symbol index it is looked for in
+ * is the process's shared one (CodeIndex `shareEverywhere`), not a walk of the repository a call.
  */
 import type { ContextBundle, ScoredEntry } from '../model/types.js';
 import { STALE_CODE_FACTOR } from '../retrieve/score.js';
@@ -11,7 +12,7 @@ import { codeFreshness, type Freshness } from './codeFreshness.js';
 
 export async function withFreshness<B extends ContextBundle>(bundle: B, repo: string, skip: string[] = []): Promise<B> {
   if (bundle.codeRefs.length === 0) return bundle;
-  const index = new CodeIndex(repo, skip);
+  const index = new CodeIndex(repo, skip, { shareEverywhere: true });
   const codeRefs = await Promise.all(bundle.codeRefs.map(async (r) => ({ ...r, freshness: (await codeFreshness(r.code, index)).status })));
   const statuses = new Map<string, Freshness[]>();
   for (const r of codeRefs) for (const id of r.entryIds) statuses.set(id, [...(statuses.get(id) ?? []), r.freshness]);

@@ -30,6 +30,28 @@ const MAX_FILE_BYTES = 4 * 2 ** 20;
 /** Parsed files by absolute path, shared by every index in the process: a file is parsed once per version. */
 const parsed = new LRUCache<string, { version: string; file: IndexedFile }>({ max: 20_000 });
 
+/** Every symbol of a repository's code files, by fingerprint and by name. */
+interface SymbolsEverywhere {
+  byFingerprint: Map<string, SymbolHit[]>;
+  bySymbol: Map<string, SymbolHit[]>;
+}
+
+/**
+ * How old a repository-wide symbol index a bundle's freshness check may use. Building one walks
+ * the whole repository (a realpath and a stat per file), and a bundle with an orphaned reference
+ * needs one on every call: shared, it is built once and then rebuilt in the background while
+ * calls use the previous one, so a symbol moved to another file is seen within about this long.
+ */
+const SHARED_EVERYWHERE_MAX_AGE_MS = 10_000;
+
+const sharedEverywhere = new LRUCache<string, SymbolsEverywhere, { root: string; skip: string[] }>({
+  max: 8,
+  ttl: SHARED_EVERYWHERE_MAX_AGE_MS,
+  allowStale: true,
+  noDeleteOnFetchRejection: true,
+  fetchMethod: (_key, _stale, { context }) => new CodeIndex(context.root, context.skip).everywhere(),
+});
+
 /** The text of lines `start`–`end` (1-based, inclusive) as a fingerprint. */
 export function linesFingerprint(lines: readonly string[], start: number, end: number): string {
   return fingerprintOf(lines.slice(start - 1, end).join('\n'));
@@ -38,12 +60,17 @@ export function linesFingerprint(lines: readonly string[], start: number, end: n
 export class CodeIndex {
   /** One look per file and index: a check of 8,000 locations in 900 files stats 900 files. */
   private readonly files = new Map<string, Promise<IndexedFile | null>>();
-  private everywhereIndex: Promise<{ byFingerprint: Map<string, SymbolHit[]>; bySymbol: Map<string, SymbolHit[]> }> | undefined;
+  private everywhereIndex: Promise<SymbolsEverywhere> | undefined;
 
-  /** `root`: the folder code locations' paths are relative to. */
+  /**
+   * `root`: the folder code locations' paths are relative to. `shareEverywhere`: the
+   * repository-wide index comes from one the process shares and refreshes in the background
+   * (SHARED_EVERYWHERE_MAX_AGE_MS), for checks on the query path; a `check` builds its own.
+   */
   constructor(
     readonly root: string,
     private readonly skip: string[] = [],
+    private readonly options: { shareEverywhere?: boolean } = {},
   ) {}
 
   /** The absolute path of a location's file, or null when the path leaves the root. */
@@ -96,7 +123,11 @@ export class CodeIndex {
   }
 
   /** Every symbol of the root's code files by fingerprint and by name. */
-  everywhere(): Promise<{ byFingerprint: Map<string, SymbolHit[]>; bySymbol: Map<string, SymbolHit[]> }> {
+  everywhere(): Promise<SymbolsEverywhere> {
+    if (this.options.shareEverywhere)
+      return (this.everywhereIndex ??= sharedEverywhere
+        .fetch(JSON.stringify([this.root, this.skip]), { context: { root: this.root, skip: this.skip } })
+        .then((index) => index!));
     this.everywhereIndex ??= (async () => {
       const byFingerprint = new Map<string, SymbolHit[]>();
       const bySymbol = new Map<string, SymbolHit[]>();
