@@ -6,7 +6,7 @@ import type { EntryColumnRow, LoadedEntries } from '../lance/entriesTable.js';
 
 export type { EntryColumnRow };
 import type { EntryFilter } from '../../model/entryFilter.js';
-import type { LaterSections, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
+import type { LaterSections, PositionedSection, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
@@ -394,41 +394,59 @@ export class EntryColumns {
     // `settled`), and until then reads of entries go to LanceDB. A one-shot process never reads them.
     const entriesLater = wants(hold.entries) && !entriesNow;
     if (later && (residualsLater || entriesLater)) {
-      const load = async () => {
-        const parts: Promise<unknown>[] = [];
-        if (residualsLater) {
-          const names = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
-          parts.push(
-            Promise.all(names.map((n) => later.read(n))).then(
-              ([residualValues, residualScales, residualErrors]) =>
-                columns.full.installResiduals({ residualValues, residualScales, residualErrors }),
-              (e: unknown) => {
-                columns.full.dropResiduals();
-                columns.lazyProblem = (e as Error).message;
-              },
-            ),
-          );
-        }
-        if (entriesLater) {
-          const read = (name: string) => (arrays[name] ? Promise.resolve(arrays[name]) : later.read(name));
-          parts.push(
-            Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
-              ([bytes, ...recordParts]) => {
-                const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
-                columns.whole = { maxEntries: hold.entries!.maxEntries, records, loaded: hold.entries!.decode(bytes as Uint8Array) };
-              },
-              (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
-            ),
-          );
-        }
-        await Promise.all(parts);
+      const [valuesName, scalesName, errorsName] = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
+      const failed = (e: unknown) => {
+        columns.full.dropResiduals();
+        columns.lazyProblem = (e as Error).message;
       };
-      let started: Promise<void> | undefined;
+      // The residual level: its scales and errors (12 MB at 1M) read in, its values (512 MB) left in
+      // the file, where exact search reads the few hundred rows it refines; whole for a write.
+      let inFile: Promise<void> | undefined;
+      let whole: Promise<void> | undefined;
+      const residuals = (values: () => Promise<SnapshotArray | PositionedSection | undefined>) =>
+        Promise.all([values(), later.read(scalesName), later.read(errorsName)]).then(([residualValues, residualScales, residualErrors]) => {
+          if (!residualValues) throw new Error('was released');
+          columns.full.installResiduals({
+            residualValues: residualValues as Int8Array | PositionedSection,
+            residualScales,
+            residualErrors,
+          });
+        }, failed);
+      const residualsInFile = () =>
+        residualsLater ? (whole ?? (inFile ??= residuals(() => Promise.resolve(later.positioned(valuesName))))) : Promise.resolve();
+      const residualsWhole = () => (residualsLater ? (whole ??= residuals(() => later.read(valuesName))) : Promise.resolve());
+      let entriesRead: Promise<void> | undefined;
+      const entries = () => {
+        if (!entriesLater) return Promise.resolve();
+        const read = (name: string) => (arrays[name] ? Promise.resolve(arrays[name]) : later.read(name));
+        return (entriesRead ??= Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
+          ([bytes, ...recordParts]) => {
+            const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
+            columns.whole = { maxEntries: hold.entries!.maxEntries, records, loaded: hold.entries!.decode(bytes as Uint8Array) };
+          },
+          (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
+        ));
+      };
+      // The values left in the file are checked once, a chunk at a time, without holding them.
+      const checked = () =>
+        residualsInFile().then(async () => {
+          const values = whole ? undefined : later.positioned(valuesName);
+          await values?.verify().catch((e: unknown) => !whole && failed(e));
+        });
       let read!: (problem: string | undefined) => void;
       const done = new Promise<string | undefined>((resolve) => (read = resolve));
-      const start = () => (started ??= load().then(() => read(columns.lazyProblem)));
-      // Started by `settled`: by what needs them, or by the owner once the process has had a moment (Residents).
-      columns.laterParts = { start, done, release: () => later.release() };
+      const report = <T>(parts: Promise<T>) => parts.then(() => read(columns.lazyProblem));
+      let started: Promise<void> | undefined;
+      let quiet: Promise<void> | undefined;
+      columns.laterParts = {
+        // Everything whole: what a write or a snapshot needs.
+        start: () => (started ??= report(Promise.all([entries(), residualsWhole()]))),
+        // What the owner reads once the process has had a moment (Residents): the residual values stay in the file.
+        quiet: () => (quiet ??= report(Promise.all([entries(), checked()]))),
+        exact: residualsInFile,
+        done,
+        release: () => later.release(),
+      };
     } else later?.release();
     columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
     const importance = arrays.rowImportance!;
@@ -448,7 +466,15 @@ export class EntryColumns {
   }
 
   /** The parts a snapshot hands over later (see fromSnapshot): read them now, or give them up. */
-  private laterParts: { start: () => Promise<void>; done: Promise<string | undefined>; release: () => void } | undefined;
+  private laterParts:
+    | {
+        start: () => Promise<void>;
+        quiet: () => Promise<void>;
+        exact: () => Promise<void>;
+        done: Promise<string | undefined>;
+        release: () => void;
+      }
+    | undefined;
   /** Why a part a snapshot was to hand over later did not come (the file was damaged meanwhile, say). */
   lazyProblem: string | undefined;
 
@@ -458,6 +484,22 @@ export class EntryColumns {
    */
   settled(): Promise<void> {
     return this.laterParts?.start() ?? Promise.resolve();
+  }
+
+  /**
+   * Resolves once exact search can run from memory, if it can: the residual level's scales in,
+   * its values read where they lie in the snapshot file until a write brings them in (`settled`).
+   */
+  exactReady(): Promise<void> {
+    return this.laterParts?.exact() ?? Promise.resolve();
+  }
+
+  /**
+   * What the owner reads once the process has had a moment: the entries whole, and the residual
+   * level's values checked in their file (not held: ~512 MB at 1M entries).
+   */
+  whenQuiet(): Promise<void> {
+    return this.laterParts?.quiet() ?? Promise.resolve();
   }
 
   /** Resolves, once the later parts were read (without asking for them), to why one did not come. */

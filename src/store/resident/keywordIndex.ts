@@ -1,4 +1,4 @@
-import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
+import type { LaterSections, PositionedSection, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
 import { analyze } from '../../text/analyze.js';
@@ -153,6 +153,13 @@ function flatten<A extends Int32Array | Uint32Array | Uint16Array>(
   return { values, start };
 }
 
+/** A section of `later` to read where it lies; throws when there is none. */
+function positioned(later: LaterSections | undefined, name: string): PositionedSection {
+  const section = later?.positioned(name);
+  if (!section) throw new Error(`the snapshot lacks ${name}`);
+  return section;
+}
+
 /** What a snapshot holds of the postings and documents, as flat lists; see KeywordIndex.snapshot. */
 interface FlatIndex {
   /** Term t's postings are list t of `slots`/`counts`; its group lists are lists termLists[t] … termLists[t + 1] of `listSlots`/`listCounts`. */
@@ -166,9 +173,15 @@ interface FlatIndex {
     listSlots: Int32Array;
     listCounts: Uint16Array;
   };
-  /** Slot i's distinct terms and their counts are list i. */
-  documents: { start: Uint32Array; terms: Uint32Array; counts: Uint16Array };
+  /**
+   * Slot i's distinct terms and their counts are list i: in memory, or left in the snapshot file
+   * (positioned) until a write needs them all (see KeywordIndex.settled).
+   */
+  documents: { start: Uint32Array; terms: Uint32Array | PositionedSection; counts: Uint16Array | PositionedSection };
 }
+
+/** The snapshot sections a loaded index reads where they lie (see KeywordIndex.fromSnapshot). */
+export const KEYWORD_LATER_SECTIONS = ['documentTerms', 'documentCounts'] as const;
 
 /** A document: its id, its text, and the group (memory core) whose statistics a scoped search uses. */
 export interface KeywordDocument {
@@ -367,7 +380,80 @@ export class KeywordIndex {
     const terms = this.documentTerms[slot];
     if (terms) return { terms, counts: this.documentCounts[slot]! };
     const { documents } = this.flat!;
-    return { terms: listAt(documents.terms, documents.start, slot), counts: listAt(documents.counts, documents.start, slot) };
+    if (documents.terms instanceof Uint32Array && documents.counts instanceof Uint16Array)
+      return { terms: listAt(documents.terms, documents.start, slot), counts: listAt(documents.counts, documents.start, slot) };
+    // Left in the file: this document's two ranges, read from the page cache.
+    const from = documents.start[slot]!;
+    const n = documents.start[slot + 1]! - from;
+    const read = { terms: new Uint32Array(n), counts: new Uint16Array(n) };
+    (documents.terms as PositionedSection).readInto(read.terms, from);
+    (documents.counts as PositionedSection).readInto(read.counts, from);
+    return read;
+  }
+
+  /** A live slot's number of distinct terms, without its terms. */
+  private distinctTerms(slot: number): number {
+    const terms = this.documentTerms[slot];
+    if (terms) return terms.length;
+    const { start } = this.flat!.documents;
+    return start[slot + 1]! - start[slot]!;
+  }
+
+  /** The snapshot's sections this index reads where they lie (documents' terms and counts), while it does. */
+  private later: LaterSections | undefined;
+  /** The documents' terms and counts, read whole (settled). */
+  private documentsRead: Promise<void> | undefined;
+  /** Resolves to why the sections left in the file are not sound (checked, or read whole), or undefined. */
+  private laterChecked: { done: Promise<string | undefined>; report: (problem: string | undefined) => void } | undefined;
+
+  /**
+   * Reads the documents' terms and counts whole, if a snapshot left them in its file; resolves
+   * once they are in. A write awaits it (remove and compaction read every document it touches),
+   * and a snapshot is written only after it. A search never needs it.
+   */
+  settled(): Promise<void> {
+    const later = this.later;
+    if (!later || !this.flat) return Promise.resolve();
+    return (this.documentsRead ??= Promise.all(KEYWORD_LATER_SECTIONS.map((name) => later.read(name))).then(
+      ([terms, counts]) => {
+        this.flat!.documents = { ...this.flat!.documents, terms: terms as Uint32Array, counts: counts as Uint16Array };
+        this.later = undefined;
+        later.release();
+        this.laterChecked?.report(undefined);
+      },
+      (e: unknown) => {
+        this.laterChecked?.report((e as Error).message);
+        throw e;
+      },
+    ));
+  }
+
+  /**
+   * Checks the sections left in the snapshot file against their checksums, a chunk at a time
+   * (nothing held); resolves to why they are not sound, or undefined. Started by the owner once
+   * the process has had a moment (Residents), as a snapshot's later parts are.
+   */
+  checkLaterParts(): Promise<string | undefined> {
+    const later = this.later;
+    if (!later || !this.laterChecked) return Promise.resolve(undefined);
+    const check = this.laterChecked;
+    void Promise.all(KEYWORD_LATER_SECTIONS.map((name) => later.positioned(name)?.verify())).then(
+      () => check.report(undefined),
+      // Read whole meanwhile (and checked then), the file was given up: that outcome stands.
+      (e: unknown) => this.later === later && check.report((e as Error).message),
+    );
+    return check.done;
+  }
+
+  /** Resolves, once the sections left in the file were checked or read (without asking for it), to why they are not sound. */
+  laterPartsChecked(): Promise<string | undefined> {
+    return this.laterChecked?.done ?? Promise.resolve(undefined);
+  }
+
+  /** Gives up the snapshot file this index reads from (on close). */
+  release(): void {
+    this.later?.release();
+    this.later = undefined;
   }
 
   /**
@@ -443,8 +529,12 @@ export class KeywordIndex {
     };
   }
 
-  /** An index as `snapshot` wrote it; its arrays become the index's own (copied when a write outgrows them). */
-  static fromSnapshot({ arrays, values }: SnapshotContent): KeywordIndex {
+  /**
+   * An index as `snapshot` wrote it; its arrays become the index's own (copied when a write
+   * outgrows them). The documents' terms and counts may come as `later` sections: they are then
+   * read where they lie, a document at a time, until a write needs them whole (`settled`).
+   */
+  static fromSnapshot({ arrays, values, later }: SnapshotContent & { later?: LaterSections }): KeywordIndex {
     const a = <A extends SnapshotArray>(name: string): A => {
       const array = arrays[name];
       if (!array) throw new Error(`the snapshot lacks ${name}`);
@@ -466,8 +556,18 @@ export class KeywordIndex {
         listSlots: a('listSlots'),
         listCounts: a('listCounts'),
       },
-      documents: { start: a('documentStart'), terms: a('documentTerms'), counts: a('documentCounts') },
+      documents: {
+        start: a('documentStart'),
+        terms: arrays.documentTerms ? a<Uint32Array>('documentTerms') : positioned(later, 'documentTerms'),
+        counts: arrays.documentCounts ? a<Uint16Array>('documentCounts') : positioned(later, 'documentCounts'),
+      },
     };
+    if (!arrays.documentTerms) {
+      index.later = later;
+      let report!: (problem: string | undefined) => void;
+      const done = new Promise<string | undefined>((resolve) => (report = resolve));
+      index.laterChecked = { done, report };
+    } else later?.release();
     index.documentFrequency = Array.from(a('documentFrequency'));
     (values.groups as string[]).forEach((group, id) => index.groupIds.set(group, id));
     index.groupSizes = Array.from(a('groupSizes'));
@@ -718,7 +818,7 @@ export class KeywordIndex {
     let n = 0;
     for (let slot = 0; slot < this.ids.length; slot++) {
       if (this.ids[slot] === undefined) continue;
-      const length = this.documentOf(slot).terms.length;
+      const length = this.distinctTerms(slot);
       n++;
       for (let h = 1, power = length; h <= orders; h++, power *= length) moments[h]! += power;
     }

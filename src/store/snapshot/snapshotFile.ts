@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { deserialize, serialize } from 'node:v8';
 import { crc32 } from 'node:zlib';
@@ -37,8 +38,30 @@ export interface SnapshotKey {
 export interface LaterSections {
   names: readonly string[];
   read(name: string): Promise<SnapshotArray>;
+  /**
+   * A later section left in the file and read a range at a time (see PositionedSection), never
+   * held whole; undefined when `name` is not one. The file then stays open until `release`.
+   */
+  positioned(name: string): PositionedSection | undefined;
   release(): void;
 }
+
+/**
+ * A section read where it lies, a few elements at a time: a structure that asks a few rows of a
+ * large array per query (a document's terms, a vector's residual) reads them from the page cache
+ * rather than holding the array (~175 MB and ~512 MB at 1M entries). The file as it was when the
+ * rest was read: a snapshot written since replaces the name, not this file.
+ */
+export interface PositionedSection {
+  readonly length: number;
+  /** Elements `from` … `from + into.length` into `into` (of the section's type), synchronously; throws when the file is cut short. */
+  readInto(into: SnapshotArray, from: number): void;
+  /** Checks the section against its CRC-32, a chunk at a time (nothing held): rejects when it does not match. */
+  verify(): Promise<void>;
+}
+
+/** How much of a positioned section `verify` reads at a time. */
+const VERIFY_CHUNK = 8 * 1024 * 1024;
 
 /** A snapshot read back: the store generation it was written at, and its content. */
 export interface LoadedSnapshot {
@@ -163,17 +186,20 @@ export async function readSnapshot(
     if (header.fingerprint !== key.fingerprint) return { problem: `was written for ${header.fingerprint}, not ${key.fingerprint}` };
     const bodyStart = align8(PREAMBLE + headerBytes.byteLength);
     if (bodyStart + header.values.offset + header.values.length !== size) return { problem: 'is cut short' };
-    const sections: { name: string; array: SnapshotArray | Buffer; position: number; crc?: number }[] = [];
+    // Only a file with a checksum per section can hand some over later (an older one is read whole).
+    const isLater = (name: string) => perSection && name !== '' && (opts.lazy?.includes(name) ?? false);
+    // A later section's memory is taken when it is read (a positioned one never takes it).
+    const sections: { name: string; array: SnapshotArray | Buffer; make: () => SnapshotArray; position: number; crc?: number }[] = [];
+    const NONE = new Uint8Array(0);
     for (const { name, type, offset, length, crc } of header.arrays) {
       const Type = ARRAY_TYPES[type];
       if (!Type) return { problem: `holds an array of unknown type ${type}` };
-      sections.push({ name, array: new Type(length), position: bodyStart + offset, crc });
+      const make = () => new Type(length);
+      sections.push({ name, array: isLater(name) ? NONE : make(), make, position: bodyStart + offset, crc });
     }
     const values = Buffer.alloc(header.values.length);
-    sections.push({ name: '', array: values, position: bodyStart + header.values.offset, crc: header.values.crc });
+    sections.push({ name: '', array: values, make: () => values, position: bodyStart + header.values.offset, crc: header.values.crc });
     const bytesOf = (array: SnapshotArray | Buffer) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
-    // Only a file with a checksum per section can hand some over later (an older one is read whole).
-    const isLater = (name: string) => perSection && name !== '' && (opts.lazy?.includes(name) ?? false);
     const now = sections.filter((s) => !isLater(s.name));
     // Read at once: the thread pool copies several sections out of the page cache in parallel.
     const whole = await Promise.all(now.map(({ array, position }) => readExactly(bytesOf(array), position)));
@@ -188,8 +214,10 @@ export async function readSnapshot(
     const lazySections = new Map(sections.filter((x) => isLater(x.name)).map((x) => [x.name, x]));
     const reads = new Map<string, Promise<SnapshotArray>>();
     let released = false;
+    // A positioned section reads from the file until release.
+    let positionedOut = false;
     const closeWhenDone = () => {
-      if (released || reads.size < lazySections.size) return;
+      if (released || positionedOut || reads.size < lazySections.size) return;
       released = true;
       void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
     };
@@ -200,6 +228,7 @@ export async function readSnapshot(
         if (known) return known;
         const s = lazySections.get(name);
         if (!s || released) return Promise.reject(new Error(s ? 'was released' : `holds no section ${name} to read later`));
+        s.array = s.make();
         const read = readExactly(bytesOf(s.array), s.position).then((complete) => {
           if (!complete) throw new Error('is cut short');
           if (crc32(bytesOf(s.array)) !== s.crc) throw new Error(`is damaged (the checksum of ${s.name} does not match)`);
@@ -208,6 +237,38 @@ export async function readSnapshot(
         reads.set(name, read);
         closeWhenDone();
         return read;
+      },
+      positioned(name) {
+        const s = lazySections.get(name);
+        if (!s || released) return undefined;
+        positionedOut = true;
+        const { BYTES_PER_ELEMENT: width, length } = sectionType(header, name);
+        const byteLength = length * width;
+        return {
+          length,
+          readInto(into, from) {
+            if (released) throw new Error('was released');
+            if (from < 0 || from + into.length > length)
+              throw new RangeError(`${name} holds ${length} elements, not ${from + into.length}`);
+            const bytes = bytesOf(into);
+            let done = 0;
+            while (done < bytes.byteLength) {
+              const n = readSync(handle.fd, bytes, done, bytes.byteLength - done, s.position + from * width + done);
+              if (n === 0) throw new Error('is cut short');
+              done += n;
+            }
+          },
+          async verify() {
+            const chunk = new Uint8Array(Math.min(VERIFY_CHUNK, byteLength));
+            let crc = 0;
+            for (let at = 0; at < byteLength; at += chunk.byteLength) {
+              const part = chunk.subarray(0, Math.min(chunk.byteLength, byteLength - at));
+              if (!(await readExactly(part, s.position + at))) throw new Error('is cut short');
+              crc = crc32(part, crc);
+            }
+            if (crc !== s.crc) throw new Error(`is damaged (the checksum of ${name} does not match)`);
+          },
+        };
       },
       release() {
         if (released) return;
@@ -225,6 +286,12 @@ export async function readSnapshot(
   } finally {
     if (!keepOpen) await handle.close();
   }
+}
+
+/** A section's element width and length, from the header. */
+function sectionType(header: Header, name: string): { BYTES_PER_ELEMENT: number; length: number } {
+  const { type, length } = header.arrays.find((a) => a.name === name)!;
+  return { BYTES_PER_ELEMENT: ARRAY_TYPES[type].BYTES_PER_ELEMENT, length };
 }
 
 /** The store generation a snapshot file was written at, from its header alone; undefined when there is no readable one. */
