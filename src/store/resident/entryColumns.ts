@@ -394,59 +394,15 @@ export class EntryColumns {
     // `settled`), and until then reads of entries go to LanceDB. A one-shot process never reads them.
     const entriesLater = wants(hold.entries) && !entriesNow;
     if (later && (residualsLater || entriesLater)) {
-      const [valuesName, scalesName, errorsName] = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
-      const failed = (e: unknown) => {
-        columns.full.dropResiduals();
-        columns.lazyProblem = (e as Error).message;
-      };
-      // The residual level: its scales and errors (12 MB at 1M) read in, its values (512 MB) left in
-      // the file, where exact search reads the few hundred rows it refines; whole for a write.
-      let inFile: Promise<void> | undefined;
-      let whole: Promise<void> | undefined;
-      const residuals = (values: () => Promise<SnapshotArray | PositionedSection | undefined>) =>
-        Promise.all([values(), later.read(scalesName), later.read(errorsName)]).then(([residualValues, residualScales, residualErrors]) => {
-          if (!residualValues) throw new Error('was released');
-          columns.full.installResiduals({
-            residualValues: residualValues as Int8Array | PositionedSection,
-            residualScales,
-            residualErrors,
-          });
-        }, failed);
-      const residualsInFile = () =>
-        residualsLater ? (whole ?? (inFile ??= residuals(() => Promise.resolve(later.positioned(valuesName))))) : Promise.resolve();
-      const residualsWhole = () => (residualsLater ? (whole ??= residuals(() => later.read(valuesName))) : Promise.resolve());
-      let entriesRead: Promise<void> | undefined;
-      const entries = () => {
-        if (!entriesLater) return Promise.resolve();
-        const read = (name: string) => (arrays[name] ? Promise.resolve(arrays[name]) : later.read(name));
-        return (entriesRead ??= Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
-          ([bytes, ...recordParts]) => {
-            const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
-            columns.whole = { maxEntries: hold.entries!.maxEntries, records, loaded: hold.entries!.decode(bytes as Uint8Array) };
-          },
-          (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
-        ));
-      };
-      // The values left in the file are checked once, a chunk at a time, without holding them.
-      const checked = () =>
-        residualsInFile().then(async () => {
-          const values = whole ? undefined : later.positioned(valuesName);
-          await values?.verify().catch((e: unknown) => !whole && failed(e));
-        });
-      let read!: (problem: string | undefined) => void;
-      const done = new Promise<string | undefined>((resolve) => (read = resolve));
-      const report = <T>(parts: Promise<T>) => parts.then(() => read(columns.lazyProblem));
-      let started: Promise<void> | undefined;
-      let quiet: Promise<void> | undefined;
-      columns.laterParts = {
-        // Everything whole: what a write or a snapshot needs.
-        start: () => (started ??= report(Promise.all([entries(), residualsWhole()]))),
-        // What the owner reads once the process has had a moment (Residents): the residual values stay in the file.
-        quiet: () => (quiet ??= report(Promise.all([entries(), checked()]))),
-        exact: residualsInFile,
-        done,
-        release: () => later.release(),
-      };
+      // Only these of the arrays read now are kept for later: a closure in this scope would keep
+      // every array alive, the 8-bit vectors beside the kernels' copies of them (640 MB at 1M).
+      const heldNow: Partial<Record<string, SnapshotArray>> = Object.fromEntries(
+        ['entries', ...RECORD_ARRAYS].flatMap((name) => (arrays[name] ? [[name, arrays[name]]] : [])),
+      );
+      columns.laterParts = EntryColumns.laterPartsOf(columns, later, heldNow, {
+        residualsLater,
+        entries: entriesLater ? hold.entries : undefined,
+      });
     } else later?.release();
     columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
     const importance = arrays.rowImportance!;
@@ -463,6 +419,75 @@ export class EntryColumns {
     [columns.slotMap, columns.idOrder] = [undefined, idOrder];
     for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) columns.derived.set(key, value);
     return columns;
+  }
+
+  /**
+   * The parts of a columns snapshot read after the rest (EntryColumns.fromSnapshot): out of its
+   * scope, so that they keep only what they name.
+   */
+  private static laterPartsOf(
+    columns: EntryColumns,
+    later: LaterSections,
+    heldNow: Partial<Record<string, SnapshotArray>>,
+    {
+      residualsLater,
+      entries: entriesHold,
+    }: { residualsLater: boolean; entries?: { maxEntries: number; decode: (ipc: Uint8Array) => LoadedEntries } },
+  ): NonNullable<EntryColumns['laterParts']> {
+    const entriesLater = entriesHold !== undefined;
+    const [valuesName, scalesName, errorsName] = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
+    const failed = (e: unknown) => {
+      columns.full.dropResiduals();
+      columns.lazyProblem = (e as Error).message;
+    };
+    // The residual level: its scales and errors (12 MB at 1M) read in, its values (512 MB) left in
+    // the file, where exact search reads the few hundred rows it refines; whole for a write.
+    let inFile: Promise<void> | undefined;
+    let whole: Promise<void> | undefined;
+    const residuals = (values: () => Promise<SnapshotArray | PositionedSection | undefined>) =>
+      Promise.all([values(), later.read(scalesName), later.read(errorsName)]).then(([residualValues, residualScales, residualErrors]) => {
+        if (!residualValues) throw new Error('was released');
+        columns.full.installResiduals({
+          residualValues: residualValues as Int8Array | PositionedSection,
+          residualScales,
+          residualErrors,
+        });
+      }, failed);
+    const residualsInFile = () =>
+      residualsLater ? (whole ?? (inFile ??= residuals(() => Promise.resolve(later.positioned(valuesName))))) : Promise.resolve();
+    const residualsWhole = () => (residualsLater ? (whole ??= residuals(() => later.read(valuesName))) : Promise.resolve());
+    let entriesRead: Promise<void> | undefined;
+    const entries = () => {
+      if (!entriesLater) return Promise.resolve();
+      const read = (name: string) => (heldNow[name] ? Promise.resolve(heldNow[name]) : later.read(name));
+      return (entriesRead ??= Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
+        ([bytes, ...recordParts]) => {
+          const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
+          columns.whole = { maxEntries: entriesHold!.maxEntries, records, loaded: entriesHold!.decode(bytes as Uint8Array) };
+        },
+        (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
+      ));
+    };
+    // The values left in the file are checked once, a chunk at a time, without holding them.
+    const checked = () =>
+      residualsInFile().then(async () => {
+        const values = whole ? undefined : later.positioned(valuesName);
+        await values?.verify().catch((e: unknown) => !whole && failed(e));
+      });
+    let read!: (problem: string | undefined) => void;
+    const done = new Promise<string | undefined>((resolve) => (read = resolve));
+    const report = <T>(parts: Promise<T>) => parts.then(() => read(columns.lazyProblem));
+    let started: Promise<void> | undefined;
+    let quiet: Promise<void> | undefined;
+    return {
+      // Everything whole: what a write or a snapshot needs.
+      start: () => (started ??= report(Promise.all([entries(), residualsWhole()]))),
+      // What the owner reads once the process has had a moment (Residents): the residual values stay in the file.
+      quiet: () => (quiet ??= report(Promise.all([entries(), checked()]))),
+      exact: residualsInFile,
+      done,
+      release: () => later.release(),
+    };
   }
 
   /** The parts a snapshot hands over later (see fromSnapshot): read them now, or give them up. */

@@ -198,7 +198,8 @@ export async function readSnapshot(
       sections.push({ name, array: isLater(name) ? NONE : make(), make, position: bodyStart + offset, crc });
     }
     const values = Buffer.alloc(header.values.length);
-    sections.push({ name: '', array: values, make: () => values, position: bodyStart + header.values.offset, crc: header.values.crc });
+    // (Its `make` is never called: the values are read now. A closure over them would keep them.)
+    sections.push({ name: '', array: values, make: () => NONE, position: bodyStart + header.values.offset, crc: header.values.crc });
     const bytesOf = (array: SnapshotArray | Buffer) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
     const now = sections.filter((s) => !isLater(s.name));
     // Read at once: the thread pool copies several sections out of the page cache in parallel.
