@@ -838,6 +838,11 @@ export class EntryColumns {
     );
   }
 
+  /** Where the residual level exact search refines with is: in memory, left in its snapshot file, or not (yet) held. */
+  get residualsHeld(): 'memory' | 'file' | undefined {
+    return this.full.residualsHeld;
+  }
+
   /** Whether exact search runs from memory (`exactCandidates` answers). */
   get holdsExactVectors(): boolean {
     return this.full.exact;

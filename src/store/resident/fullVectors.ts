@@ -80,6 +80,12 @@ export class FullVectors {
     return this.residuals !== undefined || this.residualsLater;
   }
 
+  /** Where the residual level is: in memory, left in its snapshot file, or not (yet) held. */
+  get residualsHeld(): 'memory' | 'file' | undefined {
+    if (!this.residuals) return undefined;
+    return this.residuals.values instanceof Int8Array ? 'memory' : 'file';
+  }
+
   /** Stops holding the residual level (its memory goes); exact search then falls back to LanceDB. */
   dropResiduals(): void {
     this.residuals = undefined;
