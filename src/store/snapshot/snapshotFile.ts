@@ -1,5 +1,6 @@
-import { readSync } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { deserialize, serialize } from 'node:v8';
 import { crc32 } from 'node:zlib';
 
@@ -154,9 +155,12 @@ export async function readSnapshot(
   key: SnapshotKey,
   opts: { lazy?: readonly string[] } = {},
 ): Promise<LoadedSnapshot | { problem: string } | undefined> {
-  let handle: FileHandle;
+  // A descriptor, not a FileHandle: one the later sections keep open is closed by `release`, or by
+  // a finaliser when the structure is dropped without it (Node warns when the garbage collector
+  // closes a FileHandle, and means to throw).
+  let file: OpenFile;
   try {
-    handle = await open(path, 'r');
+    file = { fd: openSync(path, 'r'), closed: false };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     return { problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
@@ -164,9 +168,10 @@ export async function readSnapshot(
   // Kept open while sections are to come later (see LaterSections).
   let keepOpen = false;
   try {
-    const size = (await handle.stat()).size;
+    const size = fstatSync(file.fd).size;
     const readExactly = async (into: Uint8Array, position: number) => {
-      const { bytesRead } = await handle.read(into, 0, into.byteLength, position);
+      if (file.closed) throw new Error('was released');
+      const bytesRead = await readAt(file.fd, into, 0, into.byteLength, position);
       return bytesRead === into.byteLength;
     };
     const preamble = Buffer.alloc(PREAMBLE);
@@ -220,7 +225,7 @@ export async function readSnapshot(
     const closeWhenDone = () => {
       if (released || positionedOut || reads.size < lazySections.size) return;
       released = true;
-      void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
+      void Promise.allSettled(reads.values()).finally(() => closeFile(file));
     };
     const later: LaterSections = {
       names: [...lazySections.keys()],
@@ -254,7 +259,7 @@ export async function readSnapshot(
             const bytes = bytesOf(into);
             let done = 0;
             while (done < bytes.byteLength) {
-              const n = readSync(handle.fd, bytes, done, bytes.byteLength - done, s.position + from * width + done);
+              const n = readSync(file.fd, bytes, done, bytes.byteLength - done, s.position + from * width + done);
               if (n === 0) throw new Error('is cut short');
               done += n;
             }
@@ -274,10 +279,11 @@ export async function readSnapshot(
       release() {
         if (released) return;
         released = true;
-        void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
+        void Promise.allSettled(reads.values()).finally(() => closeFile(file));
       },
     };
     keepOpen = lazySections.size > 0;
+    if (keepOpen) OPEN_FILES.register(later, file);
     const arrays = Object.fromEntries(now.slice(0, -1).map(({ name, array }) => [name, array as SnapshotArray]));
     return {
       generation: header.generation,
@@ -285,9 +291,32 @@ export async function readSnapshot(
       bytes: size,
     };
   } finally {
-    if (!keepOpen) await handle.close();
+    if (!keepOpen) closeFile(file);
   }
 }
+
+/** A descriptor a snapshot's later sections are read through, and whether it was closed. */
+interface OpenFile {
+  fd: number;
+  closed: boolean;
+}
+
+const readInto = promisify(read);
+const readAt = async (fd: number, into: Uint8Array, offset: number, length: number, position: number) =>
+  (await readInto(fd, into, offset, length, position)).bytesRead;
+
+function closeFile(file: OpenFile): void {
+  if (file.closed) return;
+  file.closed = true;
+  try {
+    closeSync(file.fd);
+  } catch {
+    // already gone: nothing to give back
+  }
+}
+
+/** Closes the file of later sections whose structure was dropped without releasing them. */
+const OPEN_FILES = new FinalizationRegistry<OpenFile>(closeFile);
 
 /** A section's element width and length, from the header. */
 function sectionType(header: Header, name: string): { BYTES_PER_ELEMENT: number; length: number } {
