@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { openMemory } from '../src/index.js';
 import { readSnapshot, writeSnapshot, type LoadedSnapshot } from '../src/store/snapshot/snapshotFile.js';
@@ -69,6 +71,29 @@ describe('snapshot sections read where they lie', () => {
     const damaged = (await readSnapshot(path, key, { lazy: ['words'] })) as LoadedSnapshot;
     await expect(damaged.content.later.positioned('words')!.verify()).rejects.toThrow('is damaged (the checksum of words does not match)');
     damaged.content.later.release();
+  });
+
+  it('leave no descriptor open once dropped without a release (a finaliser closes it)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const path = join(await tempDir(), 'd.snap');
+    const key = { kind: 'keywords', fingerprint: 'test/1' };
+    await writeSnapshot(path, { ...key, generation: 1 }, { arrays: { words: new Uint32Array(64).fill(7) }, values: {} });
+    const descriptors = async () => (await readdir('/proc/self/fd')).length;
+    const before = await descriptors();
+    await (async () => {
+      const read = (await readSnapshot(path, key, { lazy: ['words'] })) as LoadedSnapshot;
+      const into = new Uint32Array(4);
+      read.content.later.positioned('words')!.readInto(into, 10);
+      expect([...into]).toEqual([7, 7, 7, 7]);
+    })();
+    expect(await descriptors()).toBe(before + 1);
+    // dropped without release: collected, then closed (polled: when the collector runs is not ours to say)
+    for (let i = 0; i < 200 && (await descriptors()) > before; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await descriptors()).toBe(before);
   });
 
   it('a keyword index whose documents stay in the file answers as the index it was written from, before and after writes', async () => {

@@ -253,7 +253,7 @@ export async function readSnapshot(
         return {
           length,
           readInto(into, from) {
-            if (released) throw new Error('was released');
+            if (released || file.closed) throw new Error('was released');
             if (from < 0 || from + into.length > length)
               throw new RangeError(`${name} holds ${length} elements, not ${from + into.length}`);
             const bytes = bytesOf(into);
@@ -283,7 +283,8 @@ export async function readSnapshot(
       },
     };
     keepOpen = lazySections.size > 0;
-    if (keepOpen) OPEN_FILES.register(later, file);
+    // On `file` itself, which every reader of a later section refers to: closed once none is left.
+    if (keepOpen) OPEN_FILES.register(file, file.fd, file);
     const arrays = Object.fromEntries(now.slice(0, -1).map(({ name, array }) => [name, array as SnapshotArray]));
     return {
       generation: header.generation,
@@ -308,6 +309,7 @@ const readAt = async (fd: number, into: Uint8Array, offset: number, length: numb
 function closeFile(file: OpenFile): void {
   if (file.closed) return;
   file.closed = true;
+  OPEN_FILES.unregister(file);
   try {
     closeSync(file.fd);
   } catch {
@@ -315,8 +317,14 @@ function closeFile(file: OpenFile): void {
   }
 }
 
-/** Closes the file of later sections whose structure was dropped without releasing them. */
-const OPEN_FILES = new FinalizationRegistry<OpenFile>(closeFile);
+/** Closes the descriptor of later sections whose structure was dropped without releasing them. */
+const OPEN_FILES = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // already gone
+  }
+});
 
 /** A section's element width and length, from the header. */
 function sectionType(header: Header, name: string): { BYTES_PER_ELEMENT: number; length: number } {
