@@ -217,7 +217,7 @@ export class KeywordIndex {
    * The index does not know what they mean; whoever derives one decides when it is stale.
    */
   readonly derived = new Map<string, unknown>();
-  /** Term id by term; built from `termOrder` when a write first needs it after a snapshot load. */
+  /** Term id by term; built from the snapshot's terms when a write first needs it after a load. */
   private termIdMap: Map<string, number> | undefined = new Map();
   /**
    * A snapshot's terms, by id, and their ids ordered by term: a query's few lookups by binary
