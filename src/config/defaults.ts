@@ -10,7 +10,8 @@ export const DEFAULTS = {
      * The largest store whose entries are held whole in memory, as the Arrow columns of the load
      * scan (about their text's size again), with the second 8-bit level of the full vectors that
      * exact search bounds its error with (a byte a dimension). At 1M bench entries that is ~1 GB
-     * more (RSS ~4.2 against ~3.2 GB) for a bundle read of ~0.4 ms rather than a LanceDB read of
+     * (~0.46 GB in a process that has not written: the second level is read from its snapshot
+     * file a row at a time until a write) for a bundle read of ~0.4 ms rather than a LanceDB read of
      * ~7–11 ms, and a `semanticSearch` of ~20 ms rather than a LanceDB scan of ~1.9 s.
      */
     residentMaxEntries: 1_000_000,

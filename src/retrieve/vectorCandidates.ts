@@ -31,7 +31,7 @@ export async function exactNearest(
   throwIfAborted(opts.signal);
   const columns = await index.columns();
   // The residual level may still be on its way from a snapshot; if it does not come, LanceDB answers.
-  if (columns.holdsExactVectors) await columns.settled();
+  if (columns.holdsExactVectors) await columns.exactReady();
   const via = columns.holdsExactVectors ? 'memory' : 'lancedb';
   // A zero vector has no cosine to anything: no query, and no entry, of one is ever a hit.
   if (!queryVector.some((x) => x !== 0)) return { hits: [], via };

@@ -13,7 +13,7 @@ import { nearestSmallWhile } from './nearestSmall.js';
 import { graphDriverOf, graphFileName, isGraphDriver, openGraphStore, GRAPH_DRIVERS, type GraphDriverName } from './graph/drivers.js';
 import { Journal } from './journal/journal.js';
 import { EntriesTable, entriesOfIpc, searchText, type StoredEntry, type VectorHit } from './lance/entriesTable.js';
-import { KeywordIndex } from './resident/keywordIndex.js';
+import { KEYWORD_LATER_SECTIONS, KeywordIndex } from './resident/keywordIndex.js';
 import { NameIndex } from './resident/nameIndex.js';
 import { columnRow, EntryColumns, RECORD_ARRAYS } from './resident/entryColumns.js';
 import { entryRecord, reviveEntry, serializeEntry, type SerializedEntry } from './resident/entryRecord.js';
@@ -559,7 +559,16 @@ export class Stores implements MemoryIndex {
         index.remove(change.deleted);
         index.upsert(change.upserted.map((s) => ({ id: s.entry.id, text: searchText(s.entry), group: s.entry.coreId })));
       },
-      snapshot: { fingerprint: 'keywords/2', write: (index) => index.snapshot(), read: (content) => KeywordIndex.fromSnapshot(content) },
+      snapshot: {
+        fingerprint: 'keywords/2',
+        write: (index) => index.snapshot(),
+        read: (content) => KeywordIndex.fromSnapshot(content),
+        // The documents' terms are read where they lie (a few per query) until a write needs them all.
+        lazy: KEYWORD_LATER_SECTIONS,
+        settled: (index) => index.settled(),
+        whenQuiet: (index) => index.checkLaterParts(),
+        lazyRead: (index) => index.laterPartsChecked(),
+      },
     });
   }
 
@@ -602,6 +611,7 @@ export class Stores implements MemoryIndex {
         write: (columns) => columns.snapshot(),
         lazy: ['full.residualValues', 'full.residualScales', 'full.residualErrors', 'entries', ...RECORD_ARRAYS],
         settled: (columns) => columns.settled(),
+        whenQuiet: (columns) => columns.whenQuiet(),
         lazyRead: (columns) => columns.laterPartsRead(),
         read: (content) =>
           EntryColumns.fromSnapshot(dimensions, content, {
@@ -730,6 +740,10 @@ export class Stores implements MemoryIndex {
     await this.residents.writeSnapshots().catch(() => undefined);
     await this.residents.heldValue<EntryColumns>('columns')?.then(
       (c) => c.close(),
+      () => undefined,
+    );
+    await this.residents.heldValue<KeywordIndex>('keywords')?.then(
+      (k) => k.release(),
       () => undefined,
     );
     this.table.close();

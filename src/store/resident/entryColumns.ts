@@ -6,7 +6,7 @@ import type { EntryColumnRow, LoadedEntries } from '../lance/entriesTable.js';
 
 export type { EntryColumnRow };
 import type { EntryFilter } from '../../model/entryFilter.js';
-import type { LaterSections, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
+import type { LaterSections, PositionedSection, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { entryFromRecord } from './entryRecord.js';
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
@@ -81,7 +81,10 @@ export interface HoldOptions {
 }
 
 /** The fields of a row that EntryColumns keeps as they are; the others live in FilterColumns. */
-type HeldRow = Pick<EntryColumnRow, 'id' | 'tags' | 'importance' | 'updatedAt'>;
+type HeldRow = Pick<EntryColumnRow, 'id' | 'tags'>;
+
+/** The tags of a row without any, shared (a row's tags are replaced, never changed): 32 bytes a row less at 1M rows. */
+const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /** A string column's values as small integer codes, in order of first appearance. */
 class Codes {
@@ -259,6 +262,12 @@ export class EntryColumns {
    * empty (a reload compacts).
    */
   private readonly rows: (HeldRow | undefined)[] = [];
+  /**
+   * Per slot, the row's importance and date (0 for a free slot): typed, as a snapshot holds them,
+   * rather than two boxed numbers in each row's object (~50 MB at 1M rows).
+   */
+  private rowImportance = new Float64Array(16);
+  private rowUpdatedAt = new Float64Array(16);
   /** Slot i's full vector in 8 bits, and while `hold.exact` allows the level exact search needs. */
   private readonly full: FullVectors;
   /**
@@ -328,8 +337,8 @@ export class EntryColumns {
         ...prefixed('full.', this.full.snapshot()),
         ...(this.small ? prefixed('small.', this.small.kernel.exportQuantisedRows()) : {}),
         ...filter.arrays,
-        rowImportance: Float64Array.from(this.rows, (r) => r?.importance ?? 0),
-        updatedAt: Float64Array.from(this.rows, (r) => r?.updatedAt ?? 0),
+        rowImportance: this.rowImportance.slice(0, n),
+        updatedAt: this.rowUpdatedAt.slice(0, n),
         ...(whole ? { entries: whole.loaded.ipc, ...recordArrays(whole.records) } : {}),
         idOrder: this.idOrder ?? this.liveSlotsById(),
       },
@@ -394,45 +403,19 @@ export class EntryColumns {
     // `settled`), and until then reads of entries go to LanceDB. A one-shot process never reads them.
     const entriesLater = wants(hold.entries) && !entriesNow;
     if (later && (residualsLater || entriesLater)) {
-      const load = async () => {
-        const parts: Promise<unknown>[] = [];
-        if (residualsLater) {
-          const names = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
-          parts.push(
-            Promise.all(names.map((n) => later.read(n))).then(
-              ([residualValues, residualScales, residualErrors]) =>
-                columns.full.installResiduals({ residualValues, residualScales, residualErrors }),
-              (e: unknown) => {
-                columns.full.dropResiduals();
-                columns.lazyProblem = (e as Error).message;
-              },
-            ),
-          );
-        }
-        if (entriesLater) {
-          const read = (name: string) => (arrays[name] ? Promise.resolve(arrays[name]) : later.read(name));
-          parts.push(
-            Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
-              ([bytes, ...recordParts]) => {
-                const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
-                columns.whole = { maxEntries: hold.entries!.maxEntries, records, loaded: hold.entries!.decode(bytes as Uint8Array) };
-              },
-              (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
-            ),
-          );
-        }
-        await Promise.all(parts);
-      };
-      let started: Promise<void> | undefined;
-      let read!: (problem: string | undefined) => void;
-      const done = new Promise<string | undefined>((resolve) => (read = resolve));
-      const start = () => (started ??= load().then(() => read(columns.lazyProblem)));
-      // Started by `settled`: by what needs them, or by the owner once the process has had a moment (Residents).
-      columns.laterParts = { start, done, release: () => later.release() };
+      // Only these of the arrays read now are kept for later: a closure in this scope would keep
+      // every array alive, the 8-bit vectors beside the kernels' copies of them (640 MB at 1M).
+      const heldNow: Partial<Record<string, SnapshotArray>> = Object.fromEntries(
+        ['entries', ...RECORD_ARRAYS].flatMap((name) => (arrays[name] ? [[name, arrays[name]]] : [])),
+      );
+      columns.laterParts = EntryColumns.laterPartsOf(columns, later, heldNow, {
+        residualsLater,
+        entries: entriesLater ? hold.entries : undefined,
+      });
     } else later?.release();
     columns.filterColumns.restore(arrays, values.codes as Record<string, string[]>);
-    const importance = arrays.rowImportance!;
-    const updatedAt = arrays.updatedAt!;
+    columns.rowImportance = arrays.rowImportance as Float64Array<ArrayBuffer>;
+    columns.rowUpdatedAt = arrays.updatedAt as Float64Array<ArrayBuffer>;
     const tagsOf = new Map(values.tags as [number, string[]][]);
     ids.forEach((id, slot) => {
       if (id === null) {
@@ -440,15 +423,92 @@ export class EntryColumns {
         return;
       }
       columns.live++;
-      columns.rows.push({ id, tags: tagsOf.get(slot) ?? [], importance: importance[slot]!, updatedAt: updatedAt[slot]! });
+      columns.rows.push({ id, tags: tagsOf.get(slot) ?? (NO_TAGS as string[]) });
     });
     [columns.slotMap, columns.idOrder] = [undefined, idOrder];
     for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) columns.derived.set(key, value);
     return columns;
   }
 
+  /**
+   * The parts of a columns snapshot read after the rest (EntryColumns.fromSnapshot): out of its
+   * scope, so that they keep only what they name.
+   */
+  private static laterPartsOf(
+    columns: EntryColumns,
+    later: LaterSections,
+    heldNow: Partial<Record<string, SnapshotArray>>,
+    {
+      residualsLater,
+      entries: entriesHold,
+    }: { residualsLater: boolean; entries?: { maxEntries: number; decode: (ipc: Uint8Array) => LoadedEntries } },
+  ): NonNullable<EntryColumns['laterParts']> {
+    const entriesLater = entriesHold !== undefined;
+    const [valuesName, scalesName, errorsName] = ['full.residualValues', 'full.residualScales', 'full.residualErrors'];
+    const failed = (e: unknown) => {
+      columns.full.dropResiduals();
+      columns.lazyProblem = (e as Error).message;
+    };
+    // The residual level: its scales and errors (12 MB at 1M) read in, its values (512 MB) left in
+    // the file, where exact search reads the few hundred rows it refines; whole for a write.
+    let inFile: Promise<void> | undefined;
+    let whole: Promise<void> | undefined;
+    const residuals = (values: () => Promise<SnapshotArray | PositionedSection | undefined>) =>
+      Promise.all([values(), later.read(scalesName), later.read(errorsName)]).then(([residualValues, residualScales, residualErrors]) => {
+        if (!residualValues) throw new Error('was released');
+        columns.full.installResiduals({
+          residualValues: residualValues as Int8Array | PositionedSection,
+          residualScales,
+          residualErrors,
+        });
+      }, failed);
+    const residualsInFile = () =>
+      residualsLater ? (whole ?? (inFile ??= residuals(() => Promise.resolve(later.positioned(valuesName))))) : Promise.resolve();
+    const residualsWhole = () => (residualsLater ? (whole ??= residuals(() => later.read(valuesName))) : Promise.resolve());
+    let entriesRead: Promise<void> | undefined;
+    const entries = () => {
+      if (!entriesLater) return Promise.resolve();
+      const read = (name: string) => (heldNow[name] ? Promise.resolve(heldNow[name]) : later.read(name));
+      return (entriesRead ??= Promise.all([read('entries'), ...RECORD_ARRAYS.map(read)]).then(
+        ([bytes, ...recordParts]) => {
+          const records = recordsOf(Object.fromEntries(RECORD_ARRAYS.map((name, i) => [name, recordParts[i]!])));
+          columns.whole = { maxEntries: entriesHold!.maxEntries, records, loaded: entriesHold!.decode(bytes as Uint8Array) };
+        },
+        (e: unknown) => void (columns.lazyProblem = (e as Error).message), // not held: read from LanceDB
+      ));
+    };
+    // The values left in the file are checked once, a chunk at a time, without holding them.
+    const checked = () =>
+      residualsInFile().then(async () => {
+        const values = whole ? undefined : later.positioned(valuesName);
+        await values?.verify().catch((e: unknown) => !whole && failed(e));
+      });
+    let read!: (problem: string | undefined) => void;
+    const done = new Promise<string | undefined>((resolve) => (read = resolve));
+    const report = <T>(parts: Promise<T>) => parts.then(() => read(columns.lazyProblem));
+    let started: Promise<void> | undefined;
+    let quiet: Promise<void> | undefined;
+    return {
+      // Everything whole: what a write or a snapshot needs.
+      start: () => (started ??= report(Promise.all([entries(), residualsWhole()]))),
+      // What the owner reads once the process has had a moment (Residents): the residual values stay in the file.
+      quiet: () => (quiet ??= report(Promise.all([entries(), checked()]))),
+      exact: residualsInFile,
+      done,
+      release: () => later.release(),
+    };
+  }
+
   /** The parts a snapshot hands over later (see fromSnapshot): read them now, or give them up. */
-  private laterParts: { start: () => Promise<void>; done: Promise<string | undefined>; release: () => void } | undefined;
+  private laterParts:
+    | {
+        start: () => Promise<void>;
+        quiet: () => Promise<void>;
+        exact: () => Promise<void>;
+        done: Promise<string | undefined>;
+        release: () => void;
+      }
+    | undefined;
   /** Why a part a snapshot was to hand over later did not come (the file was damaged meanwhile, say). */
   lazyProblem: string | undefined;
 
@@ -458,6 +518,22 @@ export class EntryColumns {
    */
   settled(): Promise<void> {
     return this.laterParts?.start() ?? Promise.resolve();
+  }
+
+  /**
+   * Resolves once exact search can run from memory, if it can: the residual level's scales in,
+   * its values read where they lie in the snapshot file until a write brings them in (`settled`).
+   */
+  exactReady(): Promise<void> {
+    return this.laterParts?.exact() ?? Promise.resolve();
+  }
+
+  /**
+   * What the owner reads once the process has had a moment: the entries whole, and the residual
+   * level's values checked in their file (not held: ~512 MB at 1M entries).
+   */
+  whenQuiet(): Promise<void> {
+    return this.laterParts?.quiet() ?? Promise.resolve();
   }
 
   /** Resolves, once the later parts were read (without asking for them), to why one did not come. */
@@ -526,7 +602,11 @@ export class EntryColumns {
         this.rows.push(undefined);
         this.ensureCapacity(this.rows.length);
       }
-      this.rows[slot] = { id: row.id, tags: row.tags, importance: row.importance, updatedAt: row.updatedAt };
+      this.rows[slot] = { id: row.id, tags: row.tags.length > 0 ? row.tags : (NO_TAGS as string[]) };
+      this.rowImportance = grown(this.rowImportance, slot + 1, (n) => new Float64Array(n));
+      this.rowUpdatedAt = grown(this.rowUpdatedAt, slot + 1, (n) => new Float64Array(n));
+      this.rowImportance[slot] = row.importance;
+      this.rowUpdatedAt[slot] = row.updatedAt;
       this.filterColumns.set(slot, row);
       this.full.set(slot, vectorOf(i));
       if (!small && !whole) return;
@@ -547,6 +627,8 @@ export class EntryColumns {
       this.slotOf.delete(id);
       this.live--;
       this.rows[slot] = undefined;
+      this.rowImportance[slot] = 0;
+      this.rowUpdatedAt[slot] = 0;
       if (this.whole) this.whole.records[slot] = undefined;
     }
   }
@@ -721,19 +803,18 @@ export class EntryColumns {
    */
   featuresIfPassing(filter: EntryFilter): (id: string) => EntryFeatures | undefined {
     const test = this.slotTest(filter);
-    const { rows, filterColumns } = this;
+    const { filterColumns } = this;
     return (id) => {
       const slot = this.slotOfId(id);
       if (slot === undefined || !test(slot)) return undefined;
-      const r = rows[slot]!;
       const confidence = CONFIDENCE_LEVELS[filterColumns.confidenceRanks[slot]! - 1] ?? 'medium';
       const source = filterColumns.sourceCodes[slot]!;
       return {
         coreId: filterColumns.cores.values[filterColumns.coreCodes[slot]!]!,
         source: source < 0 ? null : filterColumns.sources.values[source]!,
         confidence,
-        importance: r.importance,
-        updatedAt: new Date(r.updatedAt),
+        importance: this.rowImportance[slot]!,
+        updatedAt: new Date(this.rowUpdatedAt[slot]!),
       };
     };
   }
@@ -769,6 +850,11 @@ export class EntryColumns {
         floor: found.floor,
       }
     );
+  }
+
+  /** Where the residual level exact search refines with is: in memory, left in its snapshot file, or not (yet) held. */
+  get residualsHeld(): 'memory' | 'file' | undefined {
+    return this.full.residualsHeld;
   }
 
   /** Whether exact search runs from memory (`exactCandidates` answers). */

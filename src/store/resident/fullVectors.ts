@@ -2,6 +2,7 @@ import { norm } from '../../embed/embedder.js';
 import { MatrixKernel } from '../../kernel/matrixKernel.js';
 import { quantizeI8 } from '../../kernel/quantize.js';
 import { grown } from './grown.js';
+import type { PositionedSection } from '../snapshot/snapshotFile.js';
 import { TopK, kthLowerBound } from '../../kernel/topK.js';
 
 /**
@@ -19,8 +20,11 @@ export interface ExactCandidates {
 
 /** The residual level, held while exact search runs from memory (see `exact`). */
 interface Residuals {
-  /** v − v̂ of each slot quantised to −127…127 by `scales[slot]`, `dimensions` a slot. */
-  values: Int8Array;
+  /**
+   * v − v̂ of each slot quantised to −127…127 by `scales[slot]`, `dimensions` a slot: in memory, or
+   * left in a snapshot file (read a few rows a search, see `installResiduals`) until a write.
+   */
+  values: Int8Array | PositionedSection;
   scales: Float32Array;
   /** ‖v − v̂ − r̂‖: what the two levels together still miss. */
   errors: Float64Array;
@@ -76,18 +80,28 @@ export class FullVectors {
     return this.residuals !== undefined || this.residualsLater;
   }
 
+  /** Where the residual level is: in memory, left in its snapshot file, or not (yet) held. */
+  get residualsHeld(): 'memory' | 'file' | undefined {
+    if (!this.residuals) return undefined;
+    return this.residuals.values instanceof Int8Array ? 'memory' : 'file';
+  }
+
   /** Stops holding the residual level (its memory goes); exact search then falls back to LanceDB. */
   dropResiduals(): void {
     this.residuals = undefined;
     this.residualsLater = false;
   }
 
-  /** The residual level `restore` was told would come later (no write may come between). */
-  installResiduals(held: Record<string, ArrayLike<number> | undefined>): void {
-    if (!this.residualsLater) return;
+  /**
+   * The residual level `restore` was told would come later (no write may come between): its
+   * values whole, or left in the snapshot file, in which case a later call may bring them whole.
+   */
+  installResiduals(held: { residualValues: Int8Array | PositionedSection; residualScales: unknown; residualErrors: unknown }): void {
+    const inFile = this.residuals !== undefined && !(this.residuals.values instanceof Int8Array);
+    if (!this.residualsLater && !inFile) return;
     this.residualsLater = false;
     this.residuals = {
-      values: held.residualValues as Int8Array<ArrayBuffer>,
+      values: held.residualValues,
       scales: held.residualScales as Float32Array<ArrayBuffer>,
       errors: held.residualErrors as Float64Array<ArrayBuffer>,
     };
@@ -106,7 +120,7 @@ export class FullVectors {
       errorOverLength: this.errorOverLength.slice(0, n),
       normOverLength: this.normOverLength.slice(0, n),
     };
-    const r = this.residuals;
+    const r = this.wholeResiduals();
     return r
       ? {
           ...held,
@@ -173,7 +187,7 @@ export class FullVectors {
     this.scaleOverLength[slot] = scale * over;
     this.errorOverLength[slot] = Math.sqrt(error) * over;
     this.normOverLength[slot] = Math.sqrt(quantised) * scale * over;
-    const residuals = this.residuals;
+    const residuals = this.wholeResiduals();
     if (!residuals) return;
     residuals.values = grown(residuals.values, (slot + 1) * dimensions, (n) => new Int8Array(n));
     residuals.scales = grown(residuals.scales, slot + 1, (n) => new Float32Array(n));
@@ -184,6 +198,14 @@ export class FullVectors {
     for (let d = 0; d < dimensions; d++) missed += (residual[d]! - residuals.values[slot * dimensions + d]! * step) ** 2;
     residuals.scales[slot] = step;
     residuals.errors[slot] = Math.sqrt(missed);
+  }
+
+  /** The residual level held in memory, for a write or a snapshot: one left in its file must be brought in first. */
+  private wholeResiduals(): (Residuals & { values: Int8Array }) | undefined {
+    const r = this.residuals;
+    if (r && !(r.values instanceof Int8Array))
+      throw new Error('the residual level is still in its snapshot file: settle the columns first');
+    return r as (Residuals & { values: Int8Array }) | undefined;
   }
 
   /** Cosine of slot's 8-bit vector to `query`, whose norm is `queryNorm`; 0 when either is zero. */
@@ -299,14 +321,22 @@ export class FullVectors {
   ): { slot: number; cosine: number; bound: number }[] {
     const { values, stride, scales } = this.kernel.quantisedRows();
     const { dimensions, exactNorms } = this;
+    // Left in the snapshot file: each slot's row read from the page cache (a few hundred a search).
+    const inFile = residuals.values instanceof Int8Array ? undefined : residuals.values;
+    const row = inFile ? new Int8Array(dimensions) : undefined;
     return slots.map((slot) => {
       const at = slot * stride;
-      const rat = slot * dimensions;
+      let rat = slot * dimensions;
+      let held = residuals.values as Int8Array;
+      if (inFile) {
+        inFile.readInto(row!, rat);
+        [held, rat] = [row!, 0];
+      }
       let first = 0;
       let second = 0;
       for (let d = 0; d < dimensions; d++) {
         first += query[d]! * values[at + d]!;
-        second += query[d]! * residuals.values[rat + d]!;
+        second += query[d]! * held[rat + d]!;
       }
       const denominator = queryNorm * exactNorms[slot]!;
       const cosine = (first * scales[slot]! + second * residuals.scales[slot]!) / denominator;

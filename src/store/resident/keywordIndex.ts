@@ -1,4 +1,4 @@
-import type { SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
+import type { LaterSections, PositionedSection, SnapshotArray, SnapshotContent } from '../snapshot/snapshotFile.js';
 import { grown } from './grown.js';
 import { TopK } from '../../kernel/topK.js';
 import { analyze } from '../../text/analyze.js';
@@ -153,6 +153,13 @@ function flatten<A extends Int32Array | Uint32Array | Uint16Array>(
   return { values, start };
 }
 
+/** A section of `later` to read where it lies; throws when there is none. */
+function positioned(later: LaterSections | undefined, name: string): PositionedSection {
+  const section = later?.positioned(name);
+  if (!section) throw new Error(`the snapshot lacks ${name}`);
+  return section;
+}
+
 /** What a snapshot holds of the postings and documents, as flat lists; see KeywordIndex.snapshot. */
 interface FlatIndex {
   /** Term t's postings are list t of `slots`/`counts`; its group lists are lists termLists[t] … termLists[t + 1] of `listSlots`/`listCounts`. */
@@ -166,9 +173,15 @@ interface FlatIndex {
     listSlots: Int32Array;
     listCounts: Uint16Array;
   };
-  /** Slot i's distinct terms and their counts are list i. */
-  documents: { start: Uint32Array; terms: Uint32Array; counts: Uint16Array };
+  /**
+   * Slot i's distinct terms and their counts are list i: in memory, or left in the snapshot file
+   * (positioned) until a write needs them all (see KeywordIndex.settled).
+   */
+  documents: { start: Uint32Array; terms: Uint32Array | PositionedSection; counts: Uint16Array | PositionedSection };
 }
+
+/** The snapshot sections a loaded index reads where they lie (see KeywordIndex.fromSnapshot). */
+export const KEYWORD_LATER_SECTIONS = ['documentTerms', 'documentCounts'] as const;
 
 /** A document: its id, its text, and the group (memory core) whose statistics a scoped search uses. */
 export interface KeywordDocument {
@@ -204,7 +217,14 @@ export class KeywordIndex {
    * The index does not know what they mean; whoever derives one decides when it is stale.
    */
   readonly derived = new Map<string, unknown>();
-  private readonly termIds = new Map<string, number>();
+  /** Term id by term; built from the snapshot's terms when a write first needs it after a load. */
+  private termIdMap: Map<string, number> | undefined = new Map();
+  /**
+   * A snapshot's terms, by id, and their ids ordered by term: a query's few lookups by binary
+   * search, rather than a map of every term made at load (~0.6 s of a fresh process's first
+   * query at 1M entries, whose vocabulary is ~1M terms).
+   */
+  private loadedTerms: { terms: string[]; order: Uint32Array } | undefined;
   /** By term; a term a snapshot loaded is undefined until first touched, then built from `flat` (termPostings). */
   private postings: (TermPostings | undefined)[] = [];
   /** The postings and documents a snapshot loaded, in flat lists (see `snapshot`). */
@@ -249,6 +269,22 @@ export class KeywordIndex {
 
   get size(): number {
     return this.live;
+  }
+
+  private get termIds(): Map<string, number> {
+    if (!this.termIdMap) {
+      const map = new Map<string, number>();
+      const { terms } = this.loadedTerms!;
+      for (let id = 0; id < terms.length; id++) map.set(terms[id]!, id);
+      [this.termIdMap, this.loadedTerms] = [map, undefined];
+    }
+    return this.termIdMap;
+  }
+
+  private termIdOf(term: string): number | undefined {
+    if (this.termIdMap) return this.termIdMap.get(term);
+    const { terms, order } = this.loadedTerms!;
+    return slotByKey(order, (id) => terms[id]!, term);
   }
 
   private get slotOf(): Map<string, number> {
@@ -367,7 +403,80 @@ export class KeywordIndex {
     const terms = this.documentTerms[slot];
     if (terms) return { terms, counts: this.documentCounts[slot]! };
     const { documents } = this.flat!;
-    return { terms: listAt(documents.terms, documents.start, slot), counts: listAt(documents.counts, documents.start, slot) };
+    if (documents.terms instanceof Uint32Array && documents.counts instanceof Uint16Array)
+      return { terms: listAt(documents.terms, documents.start, slot), counts: listAt(documents.counts, documents.start, slot) };
+    // Left in the file: this document's two ranges, read from the page cache.
+    const from = documents.start[slot]!;
+    const n = documents.start[slot + 1]! - from;
+    const read = { terms: new Uint32Array(n), counts: new Uint16Array(n) };
+    (documents.terms as PositionedSection).readInto(read.terms, from);
+    (documents.counts as PositionedSection).readInto(read.counts, from);
+    return read;
+  }
+
+  /** A live slot's number of distinct terms, without its terms. */
+  private distinctTerms(slot: number): number {
+    const terms = this.documentTerms[slot];
+    if (terms) return terms.length;
+    const { start } = this.flat!.documents;
+    return start[slot + 1]! - start[slot]!;
+  }
+
+  /** The snapshot's sections this index reads where they lie (documents' terms and counts), while it does. */
+  private later: LaterSections | undefined;
+  /** The documents' terms and counts, read whole (settled). */
+  private documentsRead: Promise<void> | undefined;
+  /** Resolves to why the sections left in the file are not sound (checked, or read whole), or undefined. */
+  private laterChecked: { done: Promise<string | undefined>; report: (problem: string | undefined) => void } | undefined;
+
+  /**
+   * Reads the documents' terms and counts whole, if a snapshot left them in its file; resolves
+   * once they are in. A write awaits it (remove and compaction read every document it touches),
+   * and a snapshot is written only after it. A search never needs it.
+   */
+  settled(): Promise<void> {
+    const later = this.later;
+    if (!later || !this.flat) return Promise.resolve();
+    return (this.documentsRead ??= Promise.all(KEYWORD_LATER_SECTIONS.map((name) => later.read(name))).then(
+      ([terms, counts]) => {
+        this.flat!.documents = { ...this.flat!.documents, terms: terms as Uint32Array, counts: counts as Uint16Array };
+        this.later = undefined;
+        later.release();
+        this.laterChecked?.report(undefined);
+      },
+      (e: unknown) => {
+        this.laterChecked?.report((e as Error).message);
+        throw e;
+      },
+    ));
+  }
+
+  /**
+   * Checks the sections left in the snapshot file against their checksums, a chunk at a time
+   * (nothing held); resolves to why they are not sound, or undefined. Started by the owner once
+   * the process has had a moment (Residents), as a snapshot's later parts are.
+   */
+  checkLaterParts(): Promise<string | undefined> {
+    const later = this.later;
+    if (!later || !this.laterChecked) return Promise.resolve(undefined);
+    const check = this.laterChecked;
+    void Promise.all(KEYWORD_LATER_SECTIONS.map((name) => later.positioned(name)?.verify())).then(
+      () => check.report(undefined),
+      // Read whole meanwhile (and checked then), the file was given up: that outcome stands.
+      (e: unknown) => this.later === later && check.report((e as Error).message),
+    );
+    return check.done;
+  }
+
+  /** Resolves, once the sections left in the file were checked or read (without asking for it), to why they are not sound. */
+  laterPartsChecked(): Promise<string | undefined> {
+    return this.laterChecked?.done ?? Promise.resolve(undefined);
+  }
+
+  /** Gives up the snapshot file this index reads from (on close). */
+  release(): void {
+    this.later?.release();
+    this.later = undefined;
   }
 
   /**
@@ -376,8 +485,8 @@ export class KeywordIndex {
    * are. `fromSnapshot` takes it back without analysing a text or building a list.
    */
   snapshot(): SnapshotContent {
-    const terms: string[] = new Array<string>(this.postings.length);
-    for (const [term, id] of this.termIds) terms[id] = term;
+    const terms: string[] = this.loadedTerms?.terms ?? new Array<string>(this.postings.length);
+    if (!this.loadedTerms) for (const [term, id] of this.termIds) terms[id] = term;
     const postings = this.postings.map((_, termId) => this.termPostings(termId));
     const all = postings.map((p) => p.all);
     const groupLists = postings.map((p) => p.groupLists() ?? []);
@@ -430,6 +539,7 @@ export class KeywordIndex {
         groupFrequencyKeys: keys,
         groupFrequencyCounts: counts,
         idOrder: this.idOrder ?? this.liveSlotsById(),
+        termOrder: this.loadedTerms?.order ?? slotsSortedByKey(this.termIds.values(), (id) => terms[id]!),
       },
       values: {
         terms,
@@ -443,8 +553,12 @@ export class KeywordIndex {
     };
   }
 
-  /** An index as `snapshot` wrote it; its arrays become the index's own (copied when a write outgrows them). */
-  static fromSnapshot({ arrays, values }: SnapshotContent): KeywordIndex {
+  /**
+   * An index as `snapshot` wrote it; its arrays become the index's own (copied when a write
+   * outgrows them). The documents' terms and counts may come as `later` sections: they are then
+   * read where they lie, a document at a time, until a write needs them whole (`settled`).
+   */
+  static fromSnapshot({ arrays, values, later }: SnapshotContent & { later?: LaterSections }): KeywordIndex {
     const a = <A extends SnapshotArray>(name: string): A => {
       const array = arrays[name];
       if (!array) throw new Error(`the snapshot lacks ${name}`);
@@ -453,7 +567,11 @@ export class KeywordIndex {
     const index = new KeywordIndex();
     for (const [key, value] of Object.entries((values.derived ?? {}) as Record<string, unknown>)) index.derived.set(key, value);
     const terms = values.terms as string[];
-    terms.forEach((term, id) => index.termIds.set(term, id));
+    const termOrder = arrays.termOrder;
+    // A snapshot from before terms were ordered in it: the map of every term, as then.
+    if (termOrder instanceof Uint32Array && termOrder.length === terms.length)
+      [index.termIdMap, index.loadedTerms] = [undefined, { terms, order: termOrder }];
+    else terms.forEach((term, id) => index.termIds.set(term, id));
     index.postings = new Array<TermPostings | undefined>(terms.length).fill(undefined);
     index.flat = {
       postings: {
@@ -466,8 +584,18 @@ export class KeywordIndex {
         listSlots: a('listSlots'),
         listCounts: a('listCounts'),
       },
-      documents: { start: a('documentStart'), terms: a('documentTerms'), counts: a('documentCounts') },
+      documents: {
+        start: a('documentStart'),
+        terms: arrays.documentTerms ? a<Uint32Array>('documentTerms') : positioned(later, 'documentTerms'),
+        counts: arrays.documentCounts ? a<Uint16Array>('documentCounts') : positioned(later, 'documentCounts'),
+      },
     };
+    if (!arrays.documentTerms) {
+      index.later = later;
+      let report!: (problem: string | undefined) => void;
+      const done = new Promise<string | undefined>((resolve) => (report = resolve));
+      index.laterChecked = { done, report };
+    } else later?.release();
     index.documentFrequency = Array.from(a('documentFrequency'));
     (values.groups as string[]).forEach((group, id) => index.groupIds.set(group, id));
     index.groupSizes = Array.from(a('groupSizes'));
@@ -640,7 +768,7 @@ export class KeywordIndex {
     const scope = this.scope(opts.groups);
     const size = scope ? scope.size : this.live;
     const terms = [...new Set(analyze(query))].map((term) => {
-      const termId = this.termIds.get(term);
+      const termId = this.termIdOf(term);
       const df =
         termId === undefined
           ? 0
@@ -679,7 +807,7 @@ export class KeywordIndex {
   holdingAll(text: string, max: number): string[] | undefined {
     const termIds: number[] = [];
     for (const t of new Set(analyze(text))) {
-      const termId = this.termIds.get(t);
+      const termId = this.termIdOf(t);
       if (termId === undefined || this.documentFrequency[termId] === 0) return [];
       termIds.push(termId);
     }
@@ -718,7 +846,7 @@ export class KeywordIndex {
     let n = 0;
     for (let slot = 0; slot < this.ids.length; slot++) {
       if (this.ids[slot] === undefined) continue;
-      const length = this.documentOf(slot).terms.length;
+      const length = this.distinctTerms(slot);
       n++;
       for (let h = 1, power = length; h <= orders; h++, power *= length) moments[h]! += power;
     }
@@ -749,7 +877,7 @@ export class KeywordIndex {
   private queryTerms(query: string, scope: ReturnType<KeywordIndex['scope']>, live: number): { termId: number; idf: number }[] {
     const out: { termId: number; idf: number }[] = [];
     for (const t of new Set(analyze(query))) {
-      const termId = this.termIds.get(t);
+      const termId = this.termIdOf(t);
       if (termId === undefined) continue;
       const n = scope
         ? scope.groups.reduce((sum, g) => sum + this.groupFrequency.get(g * GROUP_KEY + termId), 0)

@@ -69,6 +69,11 @@ export interface Snapshotting<T> {
   lazy?: readonly string[];
   /** Reads the lazy arrays now, if not yet, and resolves once they are in. */
   settled?(value: T): Promise<void>;
+  /**
+   * What the owner starts once the process has had a moment (`settled` when absent): a value that
+   * reads its lazy arrays where they lie checks them here instead of reading them in.
+   */
+  whenQuiet?(value: T): Promise<unknown>;
   /** Resolves once the lazy arrays were read, without asking for them: to why one did not come. */
   lazyRead?(value: T): Promise<string | undefined>;
 }
@@ -254,7 +259,12 @@ export class Residents {
       else if (found) {
         this.snapshotGenerations.set(key, found.generation);
         const value = snapshot.read(found.content);
-        if (value === undefined) note = `${path} lacks what this store now holds; rebuilt from the stores`;
+        // Not used as it is: the file need not stay open for its later parts.
+        const giveUp = (why: string) => {
+          found.content.later.release();
+          return why;
+        };
+        if (value === undefined) note = giveUp(`${path} lacks what this store now holds; rebuilt from the stores`);
         else if (found.generation === generation) {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'snapshot');
@@ -262,7 +272,9 @@ export class Residents {
           this.watchLazyParts(key, path, snapshot, value);
           return done(value, 'caught-up', undefined, { fromGeneration: found.generation, entries: caughtUp.entries });
         } else
-          note = `${path} is of generation ${found.generation}, the store of ${generation}, and the change log does not bring it up to date; rebuilt from the stores`;
+          note = giveUp(
+            `${path} is of generation ${found.generation}, the store of ${generation}, and the change log does not bring it up to date; rebuilt from the stores`,
+          );
       }
     } catch (e) {
       note = `${path} could not be loaded (${(e as Error).message}); rebuilt from the stores`;
@@ -279,7 +291,8 @@ export class Residents {
    * the stores, and `stats().resident` says why.
    */
   private watchLazyParts<T>(key: string, path: string, snapshot: Snapshotting<T>, value: T): void {
-    if (snapshot.settled) this.whenQuietFor(LAZY_PARTS_AFTER_MS, () => void snapshot.settled!(value).catch(() => undefined));
+    const whenQuiet = snapshot.whenQuiet ?? snapshot.settled;
+    if (whenQuiet) this.whenQuietFor(LAZY_PARTS_AFTER_MS, () => void whenQuiet(value).catch(() => undefined));
     if (!snapshot.lazyRead) return;
     void snapshot.lazyRead(value).then((problem) => {
       const held = this.held.get(key);

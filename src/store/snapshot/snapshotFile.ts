@@ -1,4 +1,6 @@
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, read, readSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { deserialize, serialize } from 'node:v8';
 import { crc32 } from 'node:zlib';
 
@@ -37,8 +39,30 @@ export interface SnapshotKey {
 export interface LaterSections {
   names: readonly string[];
   read(name: string): Promise<SnapshotArray>;
+  /**
+   * A later section left in the file and read a range at a time (see PositionedSection), never
+   * held whole; undefined when `name` is not one. The file then stays open until `release`.
+   */
+  positioned(name: string): PositionedSection | undefined;
   release(): void;
 }
+
+/**
+ * A section read where it lies, a few elements at a time: a structure that asks a few rows of a
+ * large array per query (a document's terms, a vector's residual) reads them from the page cache
+ * rather than holding the array (~175 MB and ~512 MB at 1M entries). The file as it was when the
+ * rest was read: a snapshot written since replaces the name, not this file.
+ */
+export interface PositionedSection {
+  readonly length: number;
+  /** Elements `from` … `from + into.length` into `into` (of the section's type), synchronously; throws when the file is cut short. */
+  readInto(into: SnapshotArray, from: number): void;
+  /** Checks the section against its CRC-32, a chunk at a time (nothing held): rejects when it does not match. */
+  verify(): Promise<void>;
+}
+
+/** How much of a positioned section `verify` reads at a time. */
+const VERIFY_CHUNK = 8 * 1024 * 1024;
 
 /** A snapshot read back: the store generation it was written at, and its content. */
 export interface LoadedSnapshot {
@@ -131,9 +155,12 @@ export async function readSnapshot(
   key: SnapshotKey,
   opts: { lazy?: readonly string[] } = {},
 ): Promise<LoadedSnapshot | { problem: string } | undefined> {
-  let handle: FileHandle;
+  // A descriptor, not a FileHandle: one the later sections keep open is closed by `release`, or by
+  // a finaliser when the structure is dropped without it (Node warns when the garbage collector
+  // closes a FileHandle, and means to throw).
+  let file: OpenFile;
   try {
-    handle = await open(path, 'r');
+    file = { fd: openSync(path, 'r'), closed: false };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     return { problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
@@ -141,9 +168,10 @@ export async function readSnapshot(
   // Kept open while sections are to come later (see LaterSections).
   let keepOpen = false;
   try {
-    const size = (await handle.stat()).size;
+    const size = fstatSync(file.fd).size;
     const readExactly = async (into: Uint8Array, position: number) => {
-      const { bytesRead } = await handle.read(into, 0, into.byteLength, position);
+      if (file.closed) throw new Error('was released');
+      const bytesRead = await readAt(file.fd, into, 0, into.byteLength, position);
       return bytesRead === into.byteLength;
     };
     const preamble = Buffer.alloc(PREAMBLE);
@@ -163,17 +191,21 @@ export async function readSnapshot(
     if (header.fingerprint !== key.fingerprint) return { problem: `was written for ${header.fingerprint}, not ${key.fingerprint}` };
     const bodyStart = align8(PREAMBLE + headerBytes.byteLength);
     if (bodyStart + header.values.offset + header.values.length !== size) return { problem: 'is cut short' };
-    const sections: { name: string; array: SnapshotArray | Buffer; position: number; crc?: number }[] = [];
+    // Only a file with a checksum per section can hand some over later (an older one is read whole).
+    const isLater = (name: string) => perSection && name !== '' && (opts.lazy?.includes(name) ?? false);
+    // A later section's memory is taken when it is read (a positioned one never takes it).
+    const sections: { name: string; array: SnapshotArray | Buffer; make: () => SnapshotArray; position: number; crc?: number }[] = [];
+    const NONE = new Uint8Array(0);
     for (const { name, type, offset, length, crc } of header.arrays) {
       const Type = ARRAY_TYPES[type];
       if (!Type) return { problem: `holds an array of unknown type ${type}` };
-      sections.push({ name, array: new Type(length), position: bodyStart + offset, crc });
+      const make = () => new Type(length);
+      sections.push({ name, array: isLater(name) ? NONE : make(), make, position: bodyStart + offset, crc });
     }
     const values = Buffer.alloc(header.values.length);
-    sections.push({ name: '', array: values, position: bodyStart + header.values.offset, crc: header.values.crc });
+    // (Its `make` is never called: the values are read now. A closure over them would keep them.)
+    sections.push({ name: '', array: values, make: () => NONE, position: bodyStart + header.values.offset, crc: header.values.crc });
     const bytesOf = (array: SnapshotArray | Buffer) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
-    // Only a file with a checksum per section can hand some over later (an older one is read whole).
-    const isLater = (name: string) => perSection && name !== '' && (opts.lazy?.includes(name) ?? false);
     const now = sections.filter((s) => !isLater(s.name));
     // Read at once: the thread pool copies several sections out of the page cache in parallel.
     const whole = await Promise.all(now.map(({ array, position }) => readExactly(bytesOf(array), position)));
@@ -188,10 +220,12 @@ export async function readSnapshot(
     const lazySections = new Map(sections.filter((x) => isLater(x.name)).map((x) => [x.name, x]));
     const reads = new Map<string, Promise<SnapshotArray>>();
     let released = false;
+    // A positioned section reads from the file until release.
+    let positionedOut = false;
     const closeWhenDone = () => {
-      if (released || reads.size < lazySections.size) return;
+      if (released || positionedOut || reads.size < lazySections.size) return;
       released = true;
-      void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
+      void Promise.allSettled(reads.values()).finally(() => closeFile(file));
     };
     const later: LaterSections = {
       names: [...lazySections.keys()],
@@ -200,6 +234,7 @@ export async function readSnapshot(
         if (known) return known;
         const s = lazySections.get(name);
         if (!s || released) return Promise.reject(new Error(s ? 'was released' : `holds no section ${name} to read later`));
+        s.array = s.make();
         const read = readExactly(bytesOf(s.array), s.position).then((complete) => {
           if (!complete) throw new Error('is cut short');
           if (crc32(bytesOf(s.array)) !== s.crc) throw new Error(`is damaged (the checksum of ${s.name} does not match)`);
@@ -209,13 +244,47 @@ export async function readSnapshot(
         closeWhenDone();
         return read;
       },
+      positioned(name) {
+        const s = lazySections.get(name);
+        if (!s || released) return undefined;
+        positionedOut = true;
+        const { BYTES_PER_ELEMENT: width, length } = sectionType(header, name);
+        const byteLength = length * width;
+        return {
+          length,
+          readInto(into, from) {
+            if (released || file.closed) throw new Error('was released');
+            if (from < 0 || from + into.length > length)
+              throw new RangeError(`${name} holds ${length} elements, not ${from + into.length}`);
+            const bytes = bytesOf(into);
+            let done = 0;
+            while (done < bytes.byteLength) {
+              const n = readSync(file.fd, bytes, done, bytes.byteLength - done, s.position + from * width + done);
+              if (n === 0) throw new Error('is cut short');
+              done += n;
+            }
+          },
+          async verify() {
+            const chunk = new Uint8Array(Math.min(VERIFY_CHUNK, byteLength));
+            let crc = 0;
+            for (let at = 0; at < byteLength; at += chunk.byteLength) {
+              const part = chunk.subarray(0, Math.min(chunk.byteLength, byteLength - at));
+              if (!(await readExactly(part, s.position + at))) throw new Error('is cut short');
+              crc = crc32(part, crc);
+            }
+            if (crc !== s.crc) throw new Error(`is damaged (the checksum of ${name} does not match)`);
+          },
+        };
+      },
       release() {
         if (released) return;
         released = true;
-        void Promise.allSettled(reads.values()).finally(() => handle.close().catch(() => undefined));
+        void Promise.allSettled(reads.values()).finally(() => closeFile(file));
       },
     };
     keepOpen = lazySections.size > 0;
+    // On `file` itself, which every reader of a later section refers to: closed once none is left.
+    if (keepOpen) OPEN_FILES.register(file, file.fd, file);
     const arrays = Object.fromEntries(now.slice(0, -1).map(({ name, array }) => [name, array as SnapshotArray]));
     return {
       generation: header.generation,
@@ -223,8 +292,44 @@ export async function readSnapshot(
       bytes: size,
     };
   } finally {
-    if (!keepOpen) await handle.close();
+    if (!keepOpen) closeFile(file);
   }
+}
+
+/** A descriptor a snapshot's later sections are read through, and whether it was closed. */
+interface OpenFile {
+  fd: number;
+  closed: boolean;
+}
+
+const readInto = promisify(read);
+const readAt = async (fd: number, into: Uint8Array, offset: number, length: number, position: number) =>
+  (await readInto(fd, into, offset, length, position)).bytesRead;
+
+function closeFile(file: OpenFile): void {
+  if (file.closed) return;
+  file.closed = true;
+  OPEN_FILES.unregister(file);
+  try {
+    closeSync(file.fd);
+  } catch {
+    // already gone: nothing to give back
+  }
+}
+
+/** Closes the descriptor of later sections whose structure was dropped without releasing them. */
+const OPEN_FILES = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {
+    // already gone
+  }
+});
+
+/** A section's element width and length, from the header. */
+function sectionType(header: Header, name: string): { BYTES_PER_ELEMENT: number; length: number } {
+  const { type, length } = header.arrays.find((a) => a.name === name)!;
+  return { BYTES_PER_ELEMENT: ARRAY_TYPES[type].BYTES_PER_ELEMENT, length };
 }
 
 /** The store generation a snapshot file was written at, from its header alone; undefined when there is no readable one. */
