@@ -15,19 +15,26 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { traceTable, type ClientWrite, type LoadTrace } from './loadTrace.js';
 import { benchOptions, stats } from './synthetic.js';
 
-const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out <name>]
+const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out <name>] [--trace]
 
   --clients <n>   concurrent MCP clients, 1 to 64 (default 8)
   --seconds <n>   how long they run, 1 to 600 (default 60)
   --out <name>    bench/results/<name>.json (default load-<clients>)
+  --trace         also time each write's steps inside the server (bench/loadTrace.ts) and print where they went
 
 Exit codes: 0 done with no error and no lost or duplicated write, 1 errors, lost or duplicated writes (or a failed run), 2 bad arguments.`;
 
 const values = benchOptions(
   USAGE,
-  { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' } },
+  {
+    clients: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '60' },
+    out: { type: 'string' },
+    trace: { type: 'boolean', default: false },
+  },
   (v) => {
     const n = Number(v.clients);
     const t = Number(v.seconds);
@@ -56,10 +63,24 @@ type Op = 'build_task_context' | 'search_memory' | 'remember' | 'get_entries';
 
 const dir = await mkdtemp(join(tmpdir(), 'memcore-load-'));
 const db = join(dir, 'db');
-const server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json'], {
-  cwd: repo,
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+// benchOptions keeps the string options only.
+const traceFile = process.argv.slice(2).includes('--trace') ? join(dir, 'trace.json') : undefined;
+const server = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    ...(traceFile ? ['--import', join(repo, 'bench/loadTrace.ts')] : []),
+    cli,
+    'serve',
+    '--db',
+    db,
+    '--port',
+    '0',
+    '--json',
+  ],
+  { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(traceFile ? { MEMCORE_LOAD_TRACE: traceFile } : {}) } },
+);
 let failed = false;
 try {
   const ready = JSON.parse(
@@ -83,6 +104,8 @@ try {
   const started = performance.now();
   /** Each remember: when it started (ms into the run) and how long it took. */
   const writeTimes: { atMs: number; ms: number }[] = [];
+  /** Each remember by title, in epoch ms (the server's trace is joined on them). */
+  const clientWrites: ClientWrite[] = [];
   let calls = 0;
   const runClient = async (n: number) => {
     const client = new Client({ name: `load-${n}`, version: '1' });
@@ -104,7 +127,11 @@ try {
       try {
         const r = await client.callTool({ name: op, arguments: args });
         latencies[op].push(performance.now() - t);
-        if (op === 'remember') writeTimes.push({ atMs: t - started, ms: performance.now() - t });
+        if (op === 'remember') {
+          writeTimes.push({ atMs: t - started, ms: performance.now() - t });
+          const epoch = performance.timeOrigin;
+          clientWrites.push({ title: (args as { title: string }).title, start: epoch + t, end: epoch + performance.now() });
+        }
         if (r.isError) errors.push(`${op}: ${JSON.stringify(r.content).slice(0, 200)}`);
         else if (op === 'remember') acknowledged.push((r.structuredContent as { id: string }).id);
       } catch (e) {
@@ -174,6 +201,10 @@ try {
     console.log(
       `slowest writes: ${result.slowestWrites.map((w) => `${w.ms.toFixed(0)} ms at ${(w.atMs / 1000).toFixed(1)} s`).join(', ')}`,
     );
+  if (traceFile) {
+    const trace = JSON.parse(await readFile(traceFile, 'utf8')) as LoadTrace;
+    console.log(`\nwhere the writes' time went (ms; the five slowest on the right):\n${traceTable(trace, clientWrites)}`);
+  }
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
   await writeFile(join(resultsDir, `${values.out ?? `load-${clients}`}.json`), JSON.stringify(result, null, 2) + '\n');

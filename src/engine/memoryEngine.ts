@@ -1,4 +1,4 @@
-import type { Embedder } from '../embed/embedder.js';
+import { warmUpEmbedder, type Embedder } from '../embed/embedder.js';
 import type { IngestOptions, IngestReport } from '../ingest/indexer.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
 import { validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
@@ -233,6 +233,14 @@ export class MemoryEngine {
   /** The database folder. */
   get path(): string {
     return this.stores.dir;
+  }
+
+  /**
+   * @internal Loads the embedding model before the first call needs it (`memcore serve` once it
+   * listens): a local model, and its worker threads for the writes. Nothing for a remote model.
+   */
+  warmUp(): Promise<void> {
+    return warmUpEmbedder(this.model);
   }
 
   /** The embedding model of the folder (another one after `reembed`). */
