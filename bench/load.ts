@@ -9,8 +9,9 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -100,6 +101,10 @@ try {
   const latencies: Record<Op, number[]> = { build_task_context: [], search_memory: [], remember: [], get_entries: [] };
   const errors: string[] = [];
   const acknowledged: string[] = [];
+  const loadAtStart = loadavg()[0]!;
+  // The clients share this process's one thread: its delays are part of every latency measured.
+  const clientLoop = monitorEventLoopDelay({ resolution: 10 });
+  clientLoop.enable();
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   /** Each remember: when it started (ms into the run) and how long it took. */
@@ -133,7 +138,11 @@ try {
           clientWrites.push({ title: (args as { title: string }).title, start: epoch + t, end: epoch + performance.now() });
         }
         if (r.isError) errors.push(`${op}: ${JSON.stringify(r.content).slice(0, 200)}`);
-        else if (op === 'remember') acknowledged.push((r.structuredContent as { id: string }).id);
+        else if (op === 'remember') {
+          const { id } = r.structuredContent as { id: string };
+          acknowledged.push(id);
+          clientWrites.at(-1)!.id = id;
+        }
       } catch (e) {
         errors.push(`${op}: ${(e as Error).message}`);
       }
@@ -142,6 +151,8 @@ try {
     await client.close();
   };
   await Promise.all(Array.from({ length: clients }, (_, n) => runClient(n)));
+  clientLoop.disable();
+  const loadAtEnd = loadavg()[0]!;
 
   progress('checking every acknowledged write …');
   const check = new Client({ name: 'load-check', version: '1' });
@@ -182,6 +193,9 @@ try {
     slowestWrites: [...writeTimes].sort((a, b) => b.ms - a.ms).slice(0, 5),
     missingThroughServer: missingServed.length,
     opsPerSecond: calls / seconds,
+    /** The 1-minute load average when the clients started and stopped (2 cores here: above 2, the machine was shared). */
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    clientLoopDelayMs: { p50: clientLoop.percentile(50) / 1e6, p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 },
     latencyMs: Object.fromEntries(Object.entries(latencies).map(([op, ms]) => [op, ms.length ? { n: ms.length, ...stats(ms) } : { n: 0 }])),
   };
   progress('');
@@ -195,6 +209,9 @@ try {
   }
   console.log(
     `\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer}); duplicated: ${result.duplicatedWrites}`,
+  );
+  console.log(
+    `load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; the clients' event loop (this process) delay p50 ${result.clientLoopDelayMs.p50.toFixed(1)} / p99 ${result.clientLoopDelayMs.p99.toFixed(1)} ms`,
   );
   if (result.writeMs) console.log(`writes (remember): p50 ${result.writeMs.p50.toFixed(1)} ms, p99 ${result.writeMs.p99.toFixed(1)} ms`);
   if (result.slowestWrites.length > 0)

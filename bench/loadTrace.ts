@@ -7,7 +7,9 @@
  * joins them per write (traceTable).
  */
 import { writeFileSync } from 'node:fs';
+import { ServerResponse } from 'node:http';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { LocalModelPool } from '../src/embed/localModelPool.js';
 import { MemoryEngine } from '../src/engine/memoryEngine.js';
 import { ResidentGraph } from '../src/store/graph/residentGraph.js';
@@ -23,6 +25,10 @@ const now = () => performance.timeOrigin + performance.now();
 
 export interface LoadTrace {
   remembers: { title: string; start: number; end: number }[];
+  /** When the server wrote each remember's answer to its HTTP response, by entry id. */
+  answered: { id: string; at: number }[];
+  /** When the MCP server handed each remember's answer to its transport, by entry id. */
+  sent: { id: string; at: number }[];
   groups: { open: number; offers: number[]; commitStart?: number; commitEnd?: number }[];
   /** Calls of the wrapped methods made while a write was in flight. */
   calls: { label: string; start: number; end: number }[];
@@ -34,7 +40,16 @@ export interface LoadTrace {
 
 const out = process.env.MEMCORE_LOAD_TRACE;
 if (out) {
-  const trace: LoadTrace = { remembers: [], groups: [], calls: [], gc: [], stalls: [], loopDelayMs: { p50: 0, p99: 0, max: 0 } };
+  const trace: LoadTrace = {
+    remembers: [],
+    answered: [],
+    sent: [],
+    groups: [],
+    calls: [],
+    gc: [],
+    stalls: [],
+    loopDelayMs: { p50: 0, p99: 0, max: 0 },
+  };
   let inFlight = 0;
 
   const wrap = (name: string, proto: object, methods: string[], around?: (method: string, args: unknown[]) => () => void) => {
@@ -96,6 +111,26 @@ if (out) {
   wrap('Residents', Residents.prototype, ['logChange', 'writeSnapshots']);
   wrap('LocalModelPool', LocalModelPool.prototype, ['embed']);
 
+  // A remember's answer names its entry ("Remembered <id>", src/server/tools.ts).
+  for (const method of ['write', 'end'] as const) {
+    const original = ServerResponse.prototype[method] as (...args: unknown[]) => unknown;
+    (ServerResponse.prototype as unknown as Record<string, unknown>)[method] = function (this: ServerResponse, ...args: unknown[]) {
+      const chunk = args[0];
+      if (typeof chunk === 'string' || chunk instanceof Uint8Array) {
+        const id = /(?:Remembered|Updated) ([^\s;"\\]+)/.exec(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString())?.[1];
+        if (id) trace.answered.push({ id, at: now() });
+      }
+      return original.apply(this, args);
+    };
+  }
+
+  const send = WebStandardStreamableHTTPServerTransport.prototype.send;
+  WebStandardStreamableHTTPServerTransport.prototype.send = function (this: WebStandardStreamableHTTPServerTransport, ...args) {
+    const id = /(?:Remembered|Updated) ([^\s;"\\]+)/.exec(JSON.stringify(args[0]))?.[1];
+    if (id) trace.sent.push({ id, at: now() });
+    return send.apply(this, args);
+  };
+
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) trace.gc.push({ start: performance.timeOrigin + e.startTime, ms: e.duration });
   }).observe({ entryTypes: ['gc'] });
@@ -121,6 +156,8 @@ if (out) {
 /** A client's remember: its title and when it was sent and answered (epoch ms). */
 export interface ClientWrite {
   title: string;
+  /** The entry id the server answered with. */
+  id?: string;
   start: number;
   end: number;
 }
@@ -144,6 +181,8 @@ const PHASES = [
   '  graph write',
   '  generation, done, log',
   'after commit',
+  'answer to the transport',
+  'answer written',
   'server → client',
   'gc in the call',
   'longest stall',
@@ -152,6 +191,8 @@ const PHASES = [
 /** Per write, where its time went: p50/p99 of each phase, and the slowest writes one by one. */
 export function traceTable(trace: LoadTrace, writes: ClientWrite[]): string {
   const served = new Map(trace.remembers.map((r) => [r.title, r]));
+  const answered = new Map(trace.answered.map((a) => [a.id, a.at]));
+  const sent = new Map(trace.sent.map((a) => [a.id, a.at]));
   /** The time within [from, to] that calls of `label` covered (calls side by side counted once). */
   const sum = (label: string | string[], from: number, to: number) => {
     let covered = 0;
@@ -183,7 +224,9 @@ export function traceTable(trace: LoadTrace, writes: ClientWrite[]): string {
       sum('ResidentGraph.write', cs, ce),
       sum(['Stores.bumpGeneration', 'Journal.done', 'Residents.logChange'], cs, ce),
       r.end - ce,
-      w.end - r.end,
+      (sent.get(w.id ?? '') ?? r.end) - r.end,
+      (answered.get(w.id ?? '') ?? r.end) - (sent.get(w.id ?? '') ?? r.end),
+      w.end - (answered.get(w.id ?? '') ?? r.end),
       trace.gc.filter((x) => x.start >= w.start && x.start < w.end).reduce((n, x) => n + x.ms, 0),
       Math.max(0, ...trace.stalls.filter((x) => x.at >= w.start && x.at < w.end).map((x) => x.ms)),
     ];
