@@ -112,12 +112,13 @@ if (out) {
   wrap('LocalModelPool', LocalModelPool.prototype, ['embed']);
 
   // A remember's answer names its entry ("Remembered <id>", src/server/tools.ts).
+  const ANSWER = /(?:Remembered|Updated) ([^\s;"\\]+)/;
   for (const method of ['write', 'end'] as const) {
     const original = ServerResponse.prototype[method] as (...args: unknown[]) => unknown;
     (ServerResponse.prototype as unknown as Record<string, unknown>)[method] = function (this: ServerResponse, ...args: unknown[]) {
       const chunk = args[0];
       if (typeof chunk === 'string' || chunk instanceof Uint8Array) {
-        const id = /(?:Remembered|Updated) ([^\s;"\\]+)/.exec(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString())?.[1];
+        const id = ANSWER.exec(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString())?.[1];
         if (id) trace.answered.push({ id, at: now() });
       }
       return original.apply(this, args);
@@ -126,7 +127,8 @@ if (out) {
 
   const send = WebStandardStreamableHTTPServerTransport.prototype.send;
   WebStandardStreamableHTTPServerTransport.prototype.send = function (this: WebStandardStreamableHTTPServerTransport, ...args) {
-    const id = /(?:Remembered|Updated) ([^\s;"\\]+)/.exec(JSON.stringify(args[0]))?.[1];
+    const text = (args[0] as { result?: { content?: { text?: unknown }[] } }).result?.content?.[0]?.text;
+    const id = typeof text === 'string' ? ANSWER.exec(text)?.[1] : undefined;
     if (id) trace.sent.push({ id, at: now() });
     return send.apply(this, args);
   };
@@ -167,8 +169,9 @@ export interface ClientWrite {
  * its group's preparation (every member's, in turn), of which model calls and the embedding
  * cache; the group's one journaled commit, of which the journal record (written and fsynced), the
  * LanceDB append and the graph write (those two side by side), and the generation, the journal's
- * removal and the change log; its links read back and its answer; the answer out; garbage
- * collection and the longest event-loop stall while the call was open.
+ * removal and the change log; its links read back; its answer's way to the MCP transport, then
+ * to the HTTP response, then to the client (whose one thread serves every client of the bench);
+ * garbage collection and the longest event-loop stall while the call was open.
  */
 const PHASES = [
   'client → server',
