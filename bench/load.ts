@@ -9,25 +9,33 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { traceTable, type ClientWrite, type LoadTrace } from './loadTrace.js';
 import { benchOptions, stats } from './synthetic.js';
 
-const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out <name>]
+const USAGE = `usage: npm run bench:load -- [--clients 8] [--seconds 60] [--out <name>] [--trace]
 
   --clients <n>   concurrent MCP clients, 1 to 64 (default 8)
   --seconds <n>   how long they run, 1 to 600 (default 60)
   --out <name>    bench/results/<name>.json (default load-<clients>)
+  --trace         also time each write's steps inside the server (bench/loadTrace.ts) and print where they went
 
 Exit codes: 0 done with no error and no lost or duplicated write, 1 errors, lost or duplicated writes (or a failed run), 2 bad arguments.`;
 
 const values = benchOptions(
   USAGE,
-  { clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '60' }, out: { type: 'string' } },
+  {
+    clients: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '60' },
+    out: { type: 'string' },
+    trace: { type: 'boolean', default: false },
+  },
   (v) => {
     const n = Number(v.clients);
     const t = Number(v.seconds);
@@ -56,10 +64,24 @@ type Op = 'build_task_context' | 'search_memory' | 'remember' | 'get_entries';
 
 const dir = await mkdtemp(join(tmpdir(), 'memcore-load-'));
 const db = join(dir, 'db');
-const server = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json'], {
-  cwd: repo,
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+// benchOptions keeps the string options only.
+const traceFile = process.argv.slice(2).includes('--trace') ? join(dir, 'trace.json') : undefined;
+const server = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    ...(traceFile ? ['--import', join(repo, 'bench/loadTrace.ts')] : []),
+    cli,
+    'serve',
+    '--db',
+    db,
+    '--port',
+    '0',
+    '--json',
+  ],
+  { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(traceFile ? { MEMCORE_LOAD_TRACE: traceFile } : {}) } },
+);
 let failed = false;
 try {
   const ready = JSON.parse(
@@ -79,10 +101,16 @@ try {
   const latencies: Record<Op, number[]> = { build_task_context: [], search_memory: [], remember: [], get_entries: [] };
   const errors: string[] = [];
   const acknowledged: string[] = [];
+  const loadAtStart = loadavg()[0]!;
+  // The clients share this process's one thread: its delays are part of every latency measured.
+  const clientLoop = monitorEventLoopDelay({ resolution: 10 });
+  clientLoop.enable();
   const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   /** Each remember: when it started (ms into the run) and how long it took. */
   const writeTimes: { atMs: number; ms: number }[] = [];
+  /** Each remember by title, in epoch ms (the server's trace is joined on them). */
+  const clientWrites: ClientWrite[] = [];
   let calls = 0;
   const runClient = async (n: number) => {
     const client = new Client({ name: `load-${n}`, version: '1' });
@@ -104,9 +132,17 @@ try {
       try {
         const r = await client.callTool({ name: op, arguments: args });
         latencies[op].push(performance.now() - t);
-        if (op === 'remember') writeTimes.push({ atMs: t - started, ms: performance.now() - t });
+        if (op === 'remember') {
+          writeTimes.push({ atMs: t - started, ms: performance.now() - t });
+          const epoch = performance.timeOrigin;
+          clientWrites.push({ title: (args as { title: string }).title, start: epoch + t, end: epoch + performance.now() });
+        }
         if (r.isError) errors.push(`${op}: ${JSON.stringify(r.content).slice(0, 200)}`);
-        else if (op === 'remember') acknowledged.push((r.structuredContent as { id: string }).id);
+        else if (op === 'remember') {
+          const { id } = r.structuredContent as { id: string };
+          acknowledged.push(id);
+          clientWrites.at(-1)!.id = id;
+        }
       } catch (e) {
         errors.push(`${op}: ${(e as Error).message}`);
       }
@@ -115,6 +151,8 @@ try {
     await client.close();
   };
   await Promise.all(Array.from({ length: clients }, (_, n) => runClient(n)));
+  clientLoop.disable();
+  const loadAtEnd = loadavg()[0]!;
 
   progress('checking every acknowledged write …');
   const check = new Client({ name: 'load-check', version: '1' });
@@ -155,6 +193,9 @@ try {
     slowestWrites: [...writeTimes].sort((a, b) => b.ms - a.ms).slice(0, 5),
     missingThroughServer: missingServed.length,
     opsPerSecond: calls / seconds,
+    /** The 1-minute load average when the clients started and stopped (2 cores here: above 2, the machine was shared). */
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    clientLoopDelayMs: { p50: clientLoop.percentile(50) / 1e6, p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 },
     latencyMs: Object.fromEntries(Object.entries(latencies).map(([op, ms]) => [op, ms.length ? { n: ms.length, ...stats(ms) } : { n: 0 }])),
   };
   progress('');
@@ -169,11 +210,18 @@ try {
   console.log(
     `\nerrors: ${result.errors}; writes acknowledged: ${result.writesAcknowledged}; lost: ${result.lostWrites} (missing through the server: ${result.missingThroughServer}); duplicated: ${result.duplicatedWrites}`,
   );
+  console.log(
+    `load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; the clients' event loop (this process) delay p50 ${result.clientLoopDelayMs.p50.toFixed(1)} / p99 ${result.clientLoopDelayMs.p99.toFixed(1)} ms`,
+  );
   if (result.writeMs) console.log(`writes (remember): p50 ${result.writeMs.p50.toFixed(1)} ms, p99 ${result.writeMs.p99.toFixed(1)} ms`);
   if (result.slowestWrites.length > 0)
     console.log(
       `slowest writes: ${result.slowestWrites.map((w) => `${w.ms.toFixed(0)} ms at ${(w.atMs / 1000).toFixed(1)} s`).join(', ')}`,
     );
+  if (traceFile) {
+    const trace = JSON.parse(await readFile(traceFile, 'utf8')) as LoadTrace;
+    console.log(`\nwhere the writes' time went (ms; the five slowest on the right):\n${traceTable(trace, clientWrites)}`);
+  }
   const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(resultsDir, { recursive: true });
   await writeFile(join(resultsDir, `${values.out ?? `load-${clients}`}.json`), JSON.stringify(result, null, 2) + '\n');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../src/embed/matryoshka.js';
 import type { EntryEdgeType, Relation } from '../src/model/types.js';
 import type { Direction, GraphEdge, GraphHit } from '../src/store/graph/graphStore.js';
-import type { NativeQueryResult, NativeValue } from '../src/store/graph/cypherGraphDriver.js';
+import { CypherGraphDriver, type NativeQueryResult, type NativeValue } from '../src/store/graph/cypherGraphDriver.js';
 import { GRAPH_DRIVERS, graphBinding, graphFileName, openGraphStore } from '../src/store/graph/drivers.js';
 import { CodeLinks, type CodeLinksData } from '../src/store/graph/codeLinks.js';
 import { tempDir } from './helpers.js';
@@ -142,6 +142,39 @@ describe.each(GRAPH_DRIVERS)('graph driver %s', (driver) => {
       } finally {
         await conn.close();
         await db.close();
+      }
+    });
+  });
+
+  describe('a write of new entries alone', () => {
+    it('is one statement without a transaction, and an update or a link after it is a transaction', async () => {
+      const exec = CypherGraphDriver.prototype['exec' as keyof CypherGraphDriver] as unknown as (this: unknown, s: string) => Promise<void>;
+      const statements: string[] = [];
+      const counting = function (this: unknown, s: string) {
+        statements.push(s);
+        return exec.call(this, s);
+      };
+      const g = await openGraphStore(driver, join(await tempDir(), graphFileName(driver)));
+      (CypherGraphDriver.prototype as unknown as Record<string, unknown>).exec = counting;
+      try {
+        const entry = (id: string, title = id) => ({ id, coreId: 'c', title, entryType: 'lesson' });
+        await g.write({ entries: [entry('n1'), entry('n2')], codeLocations: [], goldenPaths: [], relations: [] });
+        expect(statements).toEqual([]);
+        expect((await g.existingIds('entry', ['n1', 'n2', 'n3'])).size).toBe(2);
+        // An entry that exists is updated in place (a transaction), and so is a write with a link.
+        await g.write({ entries: [entry('n1', 'renamed')], codeLocations: [], goldenPaths: [], relations: [] });
+        await g.write({
+          entries: [entry('n3')],
+          codeLocations: [],
+          goldenPaths: [],
+          relations: [{ type: 'RELATED', from: 'n3', to: 'n1' }],
+        });
+        expect(statements).toEqual(['BEGIN TRANSACTION', 'COMMIT', 'BEGIN TRANSACTION', 'COMMIT']);
+        expect(await g.edgesAmong(['n1', 'n3'], ['RELATED'])).toEqual([{ from: 'n3', to: 'n1', type: 'RELATED', weight: 1 }]);
+        expect(await g.entryIds()).toEqual(expect.arrayContaining(['n1', 'n2', 'n3']));
+      } finally {
+        (CypherGraphDriver.prototype as unknown as Record<string, unknown>).exec = exec;
+        await g.close();
       }
     });
   });

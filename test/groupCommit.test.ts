@@ -117,4 +117,37 @@ describe('group commit', () => {
       await m.close();
     }
   });
+
+  it("embeds a write's text while it waits for the write before it, and commits it once", async () => {
+    const words = wordHashEmbedder();
+    const order: string[] = [];
+    let release!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (release = resolve));
+    const embedder: Embedder = {
+      ...words,
+      embed: async (texts, signal) => {
+        const first = texts.some((t) => t.includes('Held first'));
+        order.push(first ? 'embed first' : `embed ${texts.length} more`);
+        if (first) await firstHeld;
+        return words.embed(texts, signal);
+      },
+    };
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder, env: {} });
+    try {
+      const first = m.remember({ title: 'Held first', content: 'its model call waits' }).then(() => void order.push('first answered'));
+      await new Promise((r) => setTimeout(r, 20));
+      // Queued while the first is under way: their texts go to the model before the first is answered.
+      const more = Promise.all([
+        m.remember({ title: 'Second', content: 'queued behind' }),
+        m.remember({ title: 'Third', content: 'queued behind too' }),
+      ]).then(() => void order.push('more answered'));
+      await new Promise((r) => setTimeout(r, 20));
+      release();
+      await Promise.all([first, more]);
+      expect(order).toEqual(['embed first', 'embed 2 more', 'first answered', 'more answered']);
+      expect((await m.listEntries({ limit: 10 })).map((e) => e.title).sort()).toEqual(['Held first', 'Second', 'Third']);
+    } finally {
+      await m.close();
+    }
+  });
 });

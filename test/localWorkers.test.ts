@@ -7,10 +7,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { localEmbedder } from '../src/index.js';
+import { localEmbedder, openMemory } from '../src/index.js';
 import { localWorkersWarm } from '../src/embed/localEmbedder.js';
 import { embedForWrite } from '../src/embed/embedder.js';
-import { tempDir } from './helpers.js';
+import { tempDir, wordHashEmbedder } from './helpers.js';
 import { nodeArgs } from './cliProcess.js';
 
 describe('the local model on worker threads', () => {
@@ -83,5 +83,30 @@ describe('the local model on worker threads', () => {
       env: { ...process.env, MEMCORE_EMBED_WORKERS: '2' },
     });
     expect(JSON.parse(stdout)).toMatchObject([{ entries: { added: 150 }, embedded: 150 }]);
+  });
+
+  it('loads the model and starts the workers for the writes when a server warms up, before any call', async () => {
+    // Three workers: a pool no other test of this file starts (one pool per size and process).
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: localEmbedder({ workers: 3 }), env: {} });
+    try {
+      await m.warmUp();
+      // No call has embedded anything, yet the pool loads its three models (else this waits until the test times out).
+      await localWorkersWarm(3);
+      const { id } = await m.remember({ title: 'Warm note', content: 'written after the warm-up', core: 'w' });
+      expect((await m.search('warm-up note', { overrides: { cores: ['w'] } })).map((h) => h.entry.id)).toContain(id);
+    } finally {
+      await m.close();
+    }
+    // An embedder with nothing to load is not called.
+    const words = wordHashEmbedder();
+    let calls = 0;
+    const counted = { ...words, embed: (texts: string[]) => (calls++, words.embed(texts)) };
+    const other = await openMemory({ path: join(await tempDir(), 'db'), embedder: counted, env: {} });
+    try {
+      await other.warmUp();
+      expect(calls).toBe(0);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A remember goes ahead of the reads that arrive while it is queued or running (engine/accessGate.ts):
  * they wait for it, and see it; a read that came first does not wait, and reads never wait for a
- * write queued after them.
+ * write queued after them. The reads held go on once the write's caller has had its answer.
  */
 import { describe, expect, it } from 'vitest';
 import { openMemory } from '../src/index.js';
@@ -77,5 +77,27 @@ describe('writes ahead of reads', () => {
     expect(order).toEqual(['read', 'late read']);
     // Nothing queued ahead: a read enters at once.
     (await gate.reading())[Symbol.dispose]();
+  });
+
+  it("lets the reads held for a write go on after the write's caller had its answer", async () => {
+    const gate = new AccessGate();
+    const runGroup = async (writes: { work: () => Promise<unknown>; resolve: (v: unknown) => void }[]) => {
+      for (const w of writes) w.resolve(await w.work());
+    };
+    const order: string[] = [];
+    const write = gate.grouped(async () => 'written', runGroup, undefined, { aheadOfReads: true });
+    const reads = Array.from({ length: 3 }, (_, i) =>
+      gate.reading().then((held) => {
+        order.push(`read ${i}`);
+        held[Symbol.dispose]();
+      }),
+    );
+    // The caller's answer takes a few steps (a server's: its tool, the MCP layer, the transport).
+    const answered = write.then(async (v) => {
+      for (let step = 0; step < 5; step++) await null;
+      order.push(`caller got ${String(v)}`);
+    });
+    await Promise.all([answered, ...reads]);
+    expect(order).toEqual(['caller got written', 'read 0', 'read 1', 'read 2']);
   });
 });

@@ -32,6 +32,14 @@ export const EMBED_FOR_WRITE = Symbol('memcore.embedForWrite');
 
 type WithWriteEmbedding = Embedder & { [EMBED_FOR_WRITE]?: (texts: string[], signal?: AbortSignal) => Promise<Float32Array[]> };
 
+/** How an embedder gets ready before its first call, when it has something to load (the local model). Internal. */
+export const WARM_UP = Symbol('memcore.warmUp');
+
+/** Loads what `embedder` would load at its first call (a server calls this once it listens); nothing for an embedder without WARM_UP. */
+export async function warmUpEmbedder(embedder: Embedder): Promise<void> {
+  await (embedder as Embedder & { [WARM_UP]?: () => Promise<void> })[WARM_UP]?.();
+}
+
 /** A write's texts embedded: off the caller's thread when the embedder can (EMBED_FOR_WRITE), else as any call. */
 export function embedForWrite(embedder: Embedder, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
   const offThread = (embedder as WithWriteEmbedding)[EMBED_FOR_WRITE];

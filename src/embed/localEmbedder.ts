@@ -1,5 +1,5 @@
 import type { Embedder } from './embedder.js';
-import { EMBED_FOR_WRITE, embedInBatches } from './embedder.js';
+import { EMBED_FOR_WRITE, WARM_UP, embedInBatches } from './embedder.js';
 import { MemcoreError } from '../model/errors.js';
 import { approxTokens, chunkText, embedChunked } from './chunkText.js';
 import { checkOptionNames, optionNames } from '../model/options.js';
@@ -134,7 +134,10 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
       `localEmbedder.workers must be an integer from 1 to 64, got ${JSON.stringify(options.workers)}`,
       'INVALID_INPUT',
     );
-  const self: Embedder & { [EMBED_FOR_WRITE]?: (texts: string[], signal?: AbortSignal) => Promise<Float32Array[]> } = {
+  const self: Embedder & {
+    [EMBED_FOR_WRITE]?: (texts: string[], signal?: AbortSignal) => Promise<Float32Array[]>;
+    [WARM_UP]?: () => Promise<void>;
+  } = {
     id: 'local:universal-sentence-encoder-lite',
     dimensions: 512,
     truncatable: false,
@@ -191,5 +194,13 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): Embedder {
         ),
       );
     };
+  // A server (it embeds queries) loads the model of its thread before its first call, and starts
+  // its workers loading theirs for the writes: the first calls of a server under load otherwise
+  // waited for those loads (bench:load, the slowest writes at its start).
+  self[WARM_UP] = async () => {
+    embedsQueries = true;
+    await loadModel();
+    if (workers > 1) poolOf(workers).warmUp();
+  };
   return self;
 }

@@ -6,7 +6,7 @@
  * write after it run again as the next group; the first write of a group fails for good. A write
  * that is not an upsert a group can merge (a delete, feedback, a sync) commits alone.
  */
-import type { QueuedWrite } from './accessGate.js';
+import type { EarlyEmbedding, QueuedWrite } from './accessGate.js';
 import { embedForWrite, type Embedder } from '../embed/embedder.js';
 import type { Stores } from '../store/stores.js';
 
@@ -49,10 +49,12 @@ export async function runInGroups(stores: () => Stores, embedder: () => Embedder
 }
 
 /**
- * The texts the group's writes will embed, read from the embedding cache in one query and the
- * rest embedded in one call of the model and cached in one write: each write's preparation would
- * do all three per text (a LanceDB query, a model call, a LanceDB write). Best effort: a write
- * whose text is not here (or if this fails) embeds its own, and reports its own error.
+ * The texts the group's writes will embed: those whose embedding started when their write was
+ * queued (a remember's) taken as they come and cached; the others read from the embedding cache
+ * in one query and the rest embedded in one call of the model and cached in one write: each
+ * write's preparation would do all three per text (a LanceDB query, a model call, a LanceDB
+ * write). Best effort: a write whose text is not here (or if this fails) embeds its own, and
+ * reports its own error.
  */
 async function embedAhead(
   stores: Stores,
@@ -60,8 +62,19 @@ async function embedAhead(
   embedder: Embedder,
   writes: readonly QueuedWrite[],
 ): Promise<void> {
-  const texts = [...new Set(writes.flatMap((w) => w.texts ?? []))];
-  if (writes.length < 2 || texts.length < 2) return;
+  // The texts embedded since their writes were queued, by the model the folder still has.
+  const early = new Map<string, Float32Array>();
+  for (const { texts, embedding } of writes) {
+    if (!texts || embedding?.model !== embedder) continue;
+    const vectors = await embedding.vectors;
+    if (vectors?.length === texts.length) texts.forEach((t, i) => early.set(t, vectors[i]!));
+  }
+  for (const [text, vector] of early) into.set(text, vector);
+  if (early.size > 0 && embedder.cacheVectors !== false)
+    void stores.embeddingCache.put([...early].map(([text, vector]) => ({ text, vector }))); // in the background, never rejects
+  const rest = writes.filter((w) => w.texts?.some((t) => !early.has(t)));
+  const texts = [...new Set(rest.flatMap((w) => w.texts ?? []))].filter((t) => !early.has(t));
+  if (rest.length < 2 || texts.length < 2) return;
   try {
     const useCache = embedder.cacheVectors !== false;
     const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
@@ -73,6 +86,51 @@ async function embedAhead(
     missing.forEach((text, i) => into.set(text, vectors[i]!));
   } catch {
     // each write embeds its own text
+  }
+}
+
+/**
+ * Embeds the texts of writes from the moment they are queued, while they wait for the writes
+ * before them (bench:load: a group's embedding was about half of its turn, and the writes queued
+ * behind waited for it). One call at a time, taking every text queued since the last one, so
+ * writes that arrive together are embedded in one call, as their group would have.
+ */
+export class EarlyEmbeddings {
+  private queued: { texts: readonly string[]; model: Embedder; settle: (vectors: Float32Array[] | undefined) => void }[] = [];
+  private running = false;
+
+  constructor(private readonly model: () => Embedder) {}
+
+  embed(texts: readonly string[]): EarlyEmbedding {
+    const model = this.model();
+    const vectors = new Promise<Float32Array[] | undefined>((settle) => this.queued.push({ texts, model, settle }));
+    // After the current task: the writes queued in the same one share the call.
+    if (!this.running && this.queued.length === 1) queueMicrotask(() => void this.next());
+    return { model, vectors };
+  }
+
+  private async next(): Promise<void> {
+    if (this.running || this.queued.length === 0) return;
+    this.running = true;
+    const model = this.model();
+    const batch = this.queued.splice(0);
+    // A write queued before a reembed swapped the model embeds in its group, with the new one.
+    for (const q of batch) if (q.model !== model) q.settle(undefined);
+    const mine = batch.filter((q) => q.model === model);
+    const texts = [...new Set(mine.flatMap((q) => q.texts))];
+    try {
+      const vectors = texts.length > 0 ? await embedForWrite(model, texts) : [];
+      const byText = new Map(texts.map((t, i) => [t, vectors[i]]));
+      for (const q of mine) {
+        const own = q.texts.map((t) => byText.get(t));
+        q.settle(own.every((v) => v !== undefined) ? (own as Float32Array[]) : undefined);
+      }
+    } catch {
+      for (const q of mine) q.settle(undefined); // its group embeds it, and reports the error
+    } finally {
+      this.running = false;
+      void this.next();
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Embedder } from '../embed/embedder.js';
+import { warmUpEmbedder, type Embedder } from '../embed/embedder.js';
 import type { IngestOptions, IngestReport } from '../ingest/indexer.js';
 import { invalidInput, throwIfAborted } from '../model/errors.js';
 import { validateMemoryDocument, type EntryRecord, type MemoryDocumentRecord, type RelationRecord } from '../model/memoryFile.js';
@@ -10,7 +10,7 @@ import { checkOpenStores, type DoctorReport } from '../ops/doctor.js';
 import { reembedInPlace, type ReembedHost, type ReembedReport } from '../ops/reembed.js';
 import { indexStore } from '../ops/indexStore.js';
 import { AccessGate } from './accessGate.js';
-import { runInGroups } from './groupCommit.js';
+import { EarlyEmbeddings, runInGroups } from './groupCommit.js';
 import * as reads from './reads.js';
 import * as writes from './writes.js';
 import type { ForgetMode } from './writes.js';
@@ -128,7 +128,7 @@ export class MemoryEngine {
   private team: TeamFolder | undefined;
   private readonly serialized = <T>(work: () => Promise<T>) => this.gate.serialized(work);
   /** A write whose upsert may share one commit with the others queued with it (engine/groupCommit.ts). */
-  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[], opts: { aheadOfReads?: boolean } = {}) =>
+  private readonly grouped = <T>(work: () => Promise<T>, texts?: readonly string[], opts: Parameters<AccessGate['grouped']>[3] = {}) =>
     this.gate.grouped(
       work,
       (queued) =>
@@ -140,6 +140,9 @@ export class MemoryEngine {
       texts,
       opts,
     );
+
+  /** A remember's text, embedded while it waits for its turn (engine/groupCommit.ts). */
+  private readonly earlyEmbeddings = new EarlyEmbeddings(() => this.model);
 
   private queryEmbedder: Embedder;
   private readonly cache: ContextCache;
@@ -233,6 +236,14 @@ export class MemoryEngine {
   /** The database folder. */
   get path(): string {
     return this.stores.dir;
+  }
+
+  /**
+   * @internal Loads the embedding model before the first call needs it (`memcore serve` once it
+   * listens): a local model, and its worker threads for the writes. Nothing for a remote model.
+   */
+  warmUp(): Promise<void> {
+    return warmUpEmbedder(this.model);
   }
 
   /** The embedding model of the folder (another one after `reembed`). */
@@ -392,8 +403,15 @@ export class MemoryEngine {
    * a memory file; remembering the same core and title again updates the entry.
    */
   remember(input: RememberInput): Promise<RememberResult> {
-    if (!this.team)
-      return this.grouped(() => writes.remember(this.stores, this.embedder, input), writes.rememberedText(input), { aheadOfReads: true });
+    if (!this.team) {
+      const texts = writes.rememberedText(input);
+      // Its text is embedded from now on, while it waits for the writes before it.
+      const embedding = texts && this.earlyEmbeddings.embed(texts);
+      return this.grouped(() => writes.remember(this.stores, this.embedder, input), texts, {
+        aheadOfReads: true,
+        ...(embedding ? { embedding } : {}),
+      });
+    }
     return this.serialized(() => {
       const team = this.team;
       if (!team) return writes.remember(this.stores, this.embedder, input);

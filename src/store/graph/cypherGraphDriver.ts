@@ -246,13 +246,23 @@ export class CypherGraphDriver implements GraphDriver {
   }
 
   async write(batch: GraphBatch, known?: KnownRecords): Promise<void> {
+    const entries = batch.entries.map((e) => ({ id: e.id, core_id: e.coreId, title: e.title, entry_type: e.entryType }));
+    const knownEntry = known && ((row: Params) => known.entry(String(row.id)));
+    // New entries and nothing else (a remember without links, or a group of them) are one COPY,
+    // which commits by itself: BEGIN and COMMIT would be two more round trips to Kuzu's thread,
+    // each waiting its turn on a busy server's event loop.
+    if (knownEntry && batch.codeLocations.length + batch.goldenPaths.length + batch.relations.length === 0 && !entries.some(knownEntry)) {
+      try {
+        await this.mergeNodes('MemoryEntry', entries, knownEntry);
+      } catch (e) {
+        this.writeFailed = true;
+        throw e;
+      }
+      return;
+    }
     await this.exec('BEGIN TRANSACTION');
     try {
-      await this.mergeNodes(
-        'MemoryEntry',
-        batch.entries.map((e) => ({ id: e.id, core_id: e.coreId, title: e.title, entry_type: e.entryType })),
-        known && ((row) => known.entry(String(row.id))),
-      );
+      await this.mergeNodes('MemoryEntry', entries, knownEntry);
       await this.mergeNodes(
         'CodeLocation',
         batch.codeLocations.map((c) => ({
