@@ -89,7 +89,7 @@ describe('the local model on worker threads', () => {
     // Three workers: a pool no other test of this file starts (one pool per size and process).
     const m = await openMemory({ path: join(await tempDir(), 'db'), embedder: localEmbedder({ workers: 3 }), env: {} });
     try {
-      await m.warmUp();
+      await m.warm();
       // No call has embedded anything, yet the pool loads its three models (else this waits until the test times out).
       await localWorkersWarm(3);
       const { id } = await m.remember({ title: 'Warm note', content: 'written after the warm-up', core: 'w' });
@@ -103,7 +103,7 @@ describe('the local model on worker threads', () => {
     const counted = { ...words, embed: (texts: string[]) => (calls++, words.embed(texts)) };
     const other = await openMemory({ path: join(await tempDir(), 'db'), embedder: counted, env: {} });
     try {
-      await other.warmUp();
+      await other.warm();
       expect(calls).toBe(0);
     } finally {
       await other.close();

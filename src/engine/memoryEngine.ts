@@ -238,14 +238,6 @@ export class MemoryEngine {
     return this.stores.dir;
   }
 
-  /**
-   * @internal Loads the embedding model before the first call needs it (`memcore serve` once it
-   * listens): a local model, and its worker threads for the writes. Nothing for a remote model.
-   */
-  warmUp(): Promise<void> {
-    return warmUpEmbedder(this.model);
-  }
-
   /** The embedding model of the folder (another one after `reembed`). */
   get embedder(): Embedder {
     return this.model;
@@ -641,11 +633,17 @@ export class MemoryEngine {
    * stays up (the MCP server and `memcore serve` call it when they start). Until the parts a
    * snapshot hands over later are in, a fresh process reads each bundle's entries from LanceDB
    * (~3–4 ms a query at 100K entries); a one-shot process, which never needs them, does not call
-   * it. Queries may run meanwhile: they share the loads. The model is not loaded (docs/performance.md).
+   * it. Queries may run meanwhile: they share the loads. A local embedding model is loaded too,
+   * with its worker threads for the writes (nothing for a remote model), so that neither the first
+   * query nor the first writes wait for it (docs/performance.md).
    */
   async warm(): Promise<void> {
-    using _reading = await this.reading();
-    await this.stores.warm();
+    const model = warmUpEmbedder(this.model);
+    {
+      using _reading = await this.reading();
+      await this.stores.warm();
+    }
+    await model;
   }
 
   /** Everything an agent should know before the task: entries with reasons, code, golden paths. Cached (see OpenMemoryOptions.cache). */

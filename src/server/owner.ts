@@ -201,7 +201,7 @@ export async function startOwner(engine: MemoryEngine, options: OwnerOptions): P
     JSON.stringify({ pid: process.pid, startedAt, socket: path, ...(url ? { http: url } : {}) }, null, 2) + '\n',
   );
 
-  // A server stays up: what queries hold is loaded now, not by its first queries (MemoryEngine.warm);
+  // A server stays up: what queries hold, and the model, are loaded now, not by its first calls (MemoryEngine.warm);
   // a failure here is met again, and reported, by the query that needs the part.
   void engine.warm().catch(() => undefined);
 

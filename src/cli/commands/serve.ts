@@ -66,8 +66,6 @@ const serveCommand: Command = {
           : []),
       ].join('\n'),
     );
-    // The model loads while the clients connect, not in their first calls.
-    void engine.warmUp().catch((e: Error) => io.err(`memcore: the embedding model did not load ahead: ${e.message}`));
     await new Promise<void>((done) => {
       process.once('SIGINT', done);
       process.once('SIGTERM', done);
