@@ -256,6 +256,8 @@ export class KeywordIndex {
   private normsForAverage = Number.NaN;
   /** Bitsets of the common terms searches met (matchCountTop), kept up to date from the postings. */
   private readonly termBits = new TermBitsets();
+  /** The scope of the last search that counted matches, as bits (scopeBits); the key says for which groups, slots and live documents. */
+  private lastScope: { key: string; bits: Int32Array } | undefined;
   /** Scores per slot during a search, kept between searches (cleared through the touched list). */
   private scratch = new Float64Array(0);
 
@@ -644,7 +646,8 @@ export class KeywordIndex {
     const postings = terms.reduce((sum, t) => t.lists.reduce((s, list) => s + list.n, sum), 0);
     if (postings < this.pruneFromPostings) return undefined;
     const isCommon = (termId: number) => this.termPostings(termId).all.n * COMMON_SHARE >= slotCount;
-    if (terms.filter((t) => isCommon(t.termId)).length < 2) return undefined;
+    const common = terms.filter((t) => isCommon(t.termId)).length;
+    if (common < 2 || common > 15) return undefined;
     const counted: CountedTerm[] = terms.map(({ termId, idf, lists }) => {
       if (!isCommon(termId)) return { idf, lists };
       const { all } = this.termPostings(termId);
@@ -658,12 +661,23 @@ export class KeywordIndex {
         norms: this.lengthNorms,
         normOf: (length) => Math.fround(BM25_K1 * (1 - BM25_B + (BM25_B * length) / this.normsForAverage)),
         slotCount,
-        member,
-        groupOf: this.groupOf,
+        scope: this.scopeBits(member),
         tieWorse: (a, b) => ids[a]! > ids[b]!,
         budget: this.prunedBudget > 0 ? Math.floor(postings / this.prunedBudget) : Infinity,
       }),
     );
+  }
+
+  /** The live slots of the groups `member` marks (undefined: of all), a bit a slot; the last scope's kept until a write. */
+  private scopeBits(member: Uint8Array | undefined): Int32Array {
+    const key = `${this.ids.length} ${this.live} ${member?.join('') ?? 'all'}`;
+    if (this.lastScope?.key === key) return this.lastScope.bits;
+    const norms = this.norms();
+    const bits = new Int32Array((this.ids.length + 31) >>> 5);
+    for (let slot = 0; slot < this.ids.length; slot++)
+      if (norms[slot] !== 0 && (member === undefined || member[this.groupOf[slot]!] === 1)) bits[slot >>> 5]! |= 1 << (slot & 31);
+    this.lastScope = { key, bits };
+    return bits;
   }
 
   /** BM25 of the given documents for the query (as `search` scores them), without a search: for candidates found otherwise. */

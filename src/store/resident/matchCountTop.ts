@@ -16,6 +16,8 @@ export interface SlotPostings {
  */
 export interface TermBits {
   bits: Int32Array;
+  /** The slots holding the term more than once. */
+  often: Int32Array;
   rank: Int32Array;
   covered: number;
   shortest: number[];
@@ -46,23 +48,29 @@ export class TermBitsets {
   of(termId: number, all: SlotPostings, slotCount: number, lengths: Uint32Array): TermBits {
     let held = this.byTerm.get(termId);
     const words = (slotCount + 31) >>> 5;
-    if (!held) this.byTerm.set(termId, (held = { bits: new Int32Array(words), rank: new Int32Array(words + 1), covered: 0, shortest: [] }));
+    if (!held)
+      this.byTerm.set(
+        termId,
+        (held = { bits: new Int32Array(words), often: new Int32Array(words), rank: new Int32Array(words + 1), covered: 0, shortest: [] }),
+      );
     if (held.covered === all.n && held.bits.length >= words) return held;
     if (held.bits.length < words) {
       const bits = new Int32Array(Math.max(words, held.bits.length * 2));
       bits.set(held.bits);
+      const often = new Int32Array(bits.length);
+      often.set(held.often);
       const rank = new Int32Array(bits.length + 1);
       rank.set(held.rank);
-      held.bits = bits;
-      held.rank = rank;
+      Object.assign(held, { bits, often, rank });
     }
-    const { bits, rank } = held;
+    const { bits, often, rank } = held;
     const firstWord = held.covered < all.n ? all.slots[held.covered]! >>> 5 : bits.length;
     const shortest = held.shortest;
     for (let i = held.covered; i < all.n; i++) {
       const slot = all.slots[i]!;
       bits[slot >>> 5]! |= 1 << (slot & 31);
       const count = all.counts[i]!;
+      if (count > 1) often[slot >>> 5]! |= 1 << (slot & 31);
       const length = lengths[slot]!;
       if (!(shortest[count]! <= length)) shortest[count] = length;
     }
@@ -103,40 +111,42 @@ export function matchCountTop(opts: {
   /** A document length's norm, as `norms` holds it. */
   normOf: (length: number) => number;
   slotCount: number;
-  /** Per group: 1 when in the scope; undefined when every group is. */
-  member: Uint8Array | undefined;
-  groupOf: Int32Array;
+  /** The slots searched: live, in the scope (a bit a slot, as TermBits). */
+  scope: Int32Array;
   tieWorse: (a: number, b: number) => boolean;
   budget: number;
 }): { slot: number; score: number }[] | undefined {
-  const { terms, norms, member, groupOf, slotCount } = opts;
+  const { terms, norms, scope, slotCount } = opts;
   const common = terms.flatMap((t) => (t.bits ? [t] : []));
   const q = common.length;
   const words = (slotCount + 31) >>> 5;
   const top = new TopK(opts.k, opts.tieWorse);
-  const inScope = (slot: number) => norms[slot] !== 0 && (member === undefined || member[groupOf[slot]!] === 1);
+  const inScope = (slot: number) => ((scope[slot >>> 5]! >>> (slot & 31)) & 1) === 1;
   // Scores `slots` (increasing) term by term, each term's counts read in one sweep; `rareCount(i, j)`
   // is the count of rarer term i in slots[j]. Sums in query order, as the search adds them.
+  // A slot's count is looked up only when it holds the term more than once (`often`): most hold it once.
   const scoreAll = (slots: Int32Array, rareCount?: (i: number, j: number) => number): Float64Array => {
     const scores = new Float64Array(slots.length);
+    const slotNorms = Float64Array.from(slots, (slot) => norms[slot]!);
     for (let i = 0; i < terms.length; i++) {
       const t = terms[i]!;
       const idf = t.idf;
       if (t.bits) {
-        const { bits, rank } = t.bits;
+        const { bits, often, rank } = t.bits;
         const counts = t.counts;
         for (let j = 0; j < slots.length; j++) {
           const slot = slots[j]!;
           const w = slot >>> 5;
           const word = bits[w]!;
-          if (((word >>> (slot & 31)) & 1) === 0) continue;
-          const tf = counts[rank[w]! + popcount(word & ((1 << (slot & 31)) - 1))]!;
-          scores[j]! += (idf * tf) / (tf + norms[slot]!);
+          const at = slot & 31;
+          if (((word >>> at) & 1) === 0) continue;
+          const tf = ((often[w]! >>> at) & 1) === 0 ? 1 : counts[rank[w]! + popcount(word & ((1 << at) - 1))]!;
+          scores[j]! += (idf * tf) / (tf + slotNorms[j]!);
         }
       } else if (rareCount) {
         for (let j = 0; j < slots.length; j++) {
           const tf = rareCount(i, j);
-          if (tf > 0) scores[j]! += (idf * tf) / (tf + norms[slots[j]!]!);
+          if (tf > 0) scores[j]! += (idf * tf) / (tf + slotNorms[j]!);
         }
       }
     }
@@ -181,36 +191,98 @@ export function matchCountTop(opts: {
   const heldBits = new Int32Array(words);
   for (const slot of held) heldBits[slot >>> 5]! |= 1 << (slot & 31);
 
-  // The rest hold common terms only. atLeast[m]: the slots holding m or more of them, counted
-  // 32 slots a word, one term after another (atLeast[0] is every slot).
-  const atLeast = Array.from({ length: q + 2 }, () => new Int32Array(words));
-  atLeast[0]!.fill(-1);
-  for (let i = 0; i < q; i++) {
-    const bits = common[i]!.bits.bits;
-    for (let m = Math.min(i + 1, q); m >= 1; m--) {
-      const into = atLeast[m]!;
-      const fewer = atLeast[m - 1]!;
-      for (let w = 0; w < words; w++) into[w]! |= fewer[w]! & bits[w]!;
+  // The rest hold common terms only: how many each slot holds, counted 32 slots a word in 4 bit
+  // planes (q ≤ 15), of the slots searched that hold no rarer term.
+  const planes = [new Int32Array(words), new Int32Array(words), new Int32Array(words), new Int32Array(words)];
+  const [p0, p1, p2, p3] = planes as [Int32Array, Int32Array, Int32Array, Int32Array];
+  const present = common.map((t) => t.bits.bits);
+  for (let w = 0; w < words; w++) {
+    const searched = scope[w]! & ~heldBits[w]!;
+    if (searched === 0) continue;
+    let c0 = 0;
+    let c1 = 0;
+    let c2 = 0;
+    let c3 = 0;
+    for (let i = 0; i < q; i++) {
+      let carry = present[i]![w]! & searched;
+      let next = c0 & carry;
+      c0 ^= carry;
+      carry = next;
+      next = c1 & carry;
+      c1 ^= carry;
+      carry = next;
+      next = c2 & carry;
+      c2 ^= carry;
+      c3 |= next;
     }
+    p0[w] = c0;
+    p1[w] = c1;
+    p2[w] = c2;
+    p3[w] = c3;
   }
-  // upper[m]: the most a document holding m common terms (and no rarer one) can score.
-  const bounds = common
-    .map(({ idf, bits: { shortest } }) => shortest.reduce((most, length, tf) => Math.max(most, (idf * tf) / (tf + opts.normOf(length))), 0))
-    .sort((a, b) => b - a);
-  const upper = [0];
-  for (const b of bounds) upper.push(upper[upper.length - 1]! + b);
+  // What a common term can add to a document holding it once (`once`), and any number of times
+  // (`any`). bound(m, h): the most a document holding m common terms, h of them more than once,
+  // can score: the best choice of h terms at `any` and m − h others at `once`, found term by term.
+  // It grows with h (a term at `any` rather than `once`) and with m.
+  const most = (idf: number, shortest: number[], onceOnly: boolean) =>
+    shortest.reduce((best, length, tf) => (onceOnly && tf > 1 ? best : Math.max(best, (idf * tf) / (tf + opts.normOf(length)))), 0);
+  let best = Array.from({ length: q + 1 }, (_, m) => Array.from({ length: q + 1 }, (_, h) => (m === 0 && h === 0 ? 0 : -Infinity)));
+  for (const { idf, bits } of common) {
+    const once = most(idf, bits.shortest, true);
+    const any = most(idf, bits.shortest, false);
+    best = best.map((row, m) =>
+      row.map((value, h) => (m === 0 ? value : Math.max(value, best[m - 1]![h]! + once, h > 0 ? best[m - 1]![h - 1]! + any : -Infinity))),
+    );
+  }
+  const bound = (m: number, h: number) => best[m]![h]! * (1 + BOUND_SLACK);
+  const often = common.map((t) => t.bits.often);
   let level = new Int32Array(1024);
   for (let m = q; m >= 1; m--) {
-    const these = atLeast[m]!;
-    const more = atLeast[m + 1]!;
+    // Documents holding fewer than `fewest` of their terms more than once cannot rank.
+    const bar = top.full ? top.worstScore : -Infinity;
+    let fewest = 0;
+    while (fewest <= m && bound(m, fewest) < bar) fewest++;
+    if (fewest > m) break; // nor can any document holding fewer terms: bound(m − 1, ·) ≤ bound(m, m)
     let n = 0;
     for (let w = 0; w < words; w++) {
-      let word = these[w]! & ~more[w]! & ~heldBits[w]!;
+      // The slots holding exactly m common terms.
+      let word = (m & 1 ? p0[w]! : ~p0[w]!) & (m & 2 ? p1[w]! : ~p1[w]!) & (m & 4 ? p2[w]! : ~p2[w]!) & (m & 8 ? p3[w]! : ~p3[w]!);
+      if (word === 0) continue;
+      if (fewest > 0) {
+        // How many terms each slot of the word holds more than once, in 4 bit planes (q ≤ 15).
+        let c0 = 0;
+        let c1 = 0;
+        let c2 = 0;
+        let c3 = 0;
+        for (let i = 0; i < q; i++) {
+          let carry = often[i]![w]! & word;
+          let next = c0 & carry;
+          c0 ^= carry;
+          carry = next;
+          next = c1 & carry;
+          c1 ^= carry;
+          carry = next;
+          next = c2 & carry;
+          c2 ^= carry;
+          c3 |= next;
+        }
+        // count ≥ fewest, compared from the top bit down.
+        let above = 0;
+        let equal = -1;
+        const counted = [c0, c1, c2, c3];
+        for (let j = 3; j >= 0; j--) {
+          if ((fewest >>> j) & 1) equal &= counted[j]!;
+          else {
+            above |= equal & counted[j]!;
+            equal &= ~counted[j]!;
+          }
+        }
+        word &= above | equal;
+      }
       while (word !== 0) {
         const low = word & -word;
         word ^= low;
         const slot = (w << 5) | (31 - Math.clz32(low));
-        if (slot >= slotCount || !inScope(slot)) continue;
         if (n === level.length) {
           const longer = new Int32Array(2 * n);
           longer.set(level);
@@ -223,15 +295,15 @@ export function matchCountTop(opts: {
     if (scored > opts.budget) return undefined;
     const slots = level.subarray(0, n);
     offerAll(slots, scoreAll(slots));
-    if (top.full && upper[m - 1]! * (1 + BOUND_SLACK) < top.worstScore) break;
+    if (m > 1 && top.full && bound(m - 1, m - 1) < top.worstScore) break;
   }
-  const best = Int32Array.from(top.sorted());
-  const scores = scoreAll(best, (i, j) => {
+  const ranked = Int32Array.from(top.sorted());
+  const scores = scoreAll(ranked, (i, j) => {
     // The few best: a rarer term's count by binary search in the documents that hold one.
-    const h = sortedIndexOf(held, best[j]!);
+    const h = sortedIndexOf(held, ranked[j]!);
     return h < 0 ? 0 : rareCounts.get(i)![h]!;
   });
-  return Array.from(best, (slot, j) => ({ slot, score: scores[j]! }));
+  return Array.from(ranked, (slot, j) => ({ slot, score: scores[j]! }));
 }
 
 /** Index of `value` in the increasing `values`, or −1. */
