@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KeywordIndex, type KeywordDocument } from '../src/store/resident/keywordIndex.js';
 import { TermBitsets } from '../src/store/resident/matchCountTop.js';
-
-/** A seeded generator (mulberry32): the same corpora on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../src/embed/matryoshka.js';
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${Math.floor(i / 26)}q`);
 

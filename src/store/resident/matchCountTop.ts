@@ -199,29 +199,15 @@ export function matchCountTop(opts: {
   const planes = [new Int32Array(words), new Int32Array(words), new Int32Array(words), new Int32Array(words)];
   const [p0, p1, p2, p3] = planes as [Int32Array, Int32Array, Int32Array, Int32Array];
   const present = common.map((t) => t.bits.bits);
+  const counted = new Int32Array(4);
   for (let w = 0; w < words; w++) {
     const searched = scope[w]! & ~heldBits[w]!;
     if (searched === 0) continue;
-    let c0 = 0;
-    let c1 = 0;
-    let c2 = 0;
-    let c3 = 0;
-    for (let i = 0; i < q; i++) {
-      let carry = present[i]![w]! & searched;
-      let next = c0 & carry;
-      c0 ^= carry;
-      carry = next;
-      next = c1 & carry;
-      c1 ^= carry;
-      carry = next;
-      next = c2 & carry;
-      c2 ^= carry;
-      c3 |= next;
-    }
-    p0[w] = c0;
-    p1[w] = c1;
-    p2[w] = c2;
-    p3[w] = c3;
+    countBits(present, w, searched, counted);
+    p0[w] = counted[0]!;
+    p1[w] = counted[1]!;
+    p2[w] = counted[2]!;
+    p3[w] = counted[3]!;
   }
   // What a common term can add to a document holding it once (`once`), and any number of times
   // (`any`). bound(m, h): the most a document holding m common terms, h of them more than once,
@@ -252,27 +238,10 @@ export function matchCountTop(opts: {
       let word = (m & 1 ? p0[w]! : ~p0[w]!) & (m & 2 ? p1[w]! : ~p1[w]!) & (m & 4 ? p2[w]! : ~p2[w]!) & (m & 8 ? p3[w]! : ~p3[w]!);
       if (word === 0) continue;
       if (fewest > 0) {
-        // How many terms each slot of the word holds more than once, in 4 bit planes (q ≤ 15).
-        let c0 = 0;
-        let c1 = 0;
-        let c2 = 0;
-        let c3 = 0;
-        for (let i = 0; i < q; i++) {
-          let carry = often[i]![w]! & word;
-          let next = c0 & carry;
-          c0 ^= carry;
-          carry = next;
-          next = c1 & carry;
-          c1 ^= carry;
-          carry = next;
-          next = c2 & carry;
-          c2 ^= carry;
-          c3 |= next;
-        }
-        // count ≥ fewest, compared from the top bit down.
+        // How many terms each slot of the word holds more than once; count ≥ fewest, compared from the top bit down.
+        countBits(often, w, word, counted);
         let above = 0;
         let equal = -1;
-        const counted = [c0, c1, c2, c3];
         for (let j = 3; j >= 0; j--) {
           if ((fewest >>> j) & 1) equal &= counted[j]!;
           else {
@@ -307,6 +276,33 @@ export function matchCountTop(opts: {
     return h < 0 ? 0 : rareCounts.get(i)![h]!;
   });
   return Array.from(ranked, (slot, j) => ({ slot, score: scores[j]! }));
+}
+
+/**
+ * How many of `inputs` have each bit of word `w` set, among the bits of `mask`: 32 counts at once,
+ * as 4 bit planes into `planes` (counts above 15 wrap: callers count at most 15 inputs).
+ */
+function countBits(inputs: readonly Int32Array[], w: number, mask: number, planes: Int32Array): void {
+  let c0 = 0;
+  let c1 = 0;
+  let c2 = 0;
+  let c3 = 0;
+  for (const input of inputs) {
+    let carry = input[w]! & mask;
+    let next = c0 & carry;
+    c0 ^= carry;
+    carry = next;
+    next = c1 & carry;
+    c1 ^= carry;
+    carry = next;
+    next = c2 & carry;
+    c2 ^= carry;
+    c3 ^= next;
+  }
+  planes[0] = c0;
+  planes[1] = c1;
+  planes[2] = c2;
+  planes[3] = c3;
 }
 
 /** Index of `value` in the increasing `values`, or −1. */
