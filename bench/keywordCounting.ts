@@ -5,27 +5,47 @@
  * and CPU ms of each and how many results differed (0: the counting path is exact).
  *
  *   tsx bench/keywordCounting.ts <db folder> <db folder>.queries.json [queries, default all]
+ *   tsx bench/keywordCounting.ts --synthetic <entries>   (the bench's texts and queries, no database)
  */
 import { readFile } from 'node:fs/promises';
 import { openMemory } from '../src/index.js';
 import { keywordQuery } from '../src/retrieve/keywordCandidates.js';
 import type { KeywordIndex } from '../src/store/resident/keywordIndex.js';
 import type { EntryColumns } from '../src/store/resident/entryColumns.js';
-import { lookupEmbedder, percentile } from './synthetic.js';
+import { KeywordIndex as Index } from '../src/store/resident/keywordIndex.js';
+import { lookupEmbedder, percentile, syntheticParts } from './synthetic.js';
 
 const [dir, queryFile, countArg] = process.argv.slice(2);
+const synthetic = dir === '--synthetic' ? Number(queryFile) : undefined;
 const count = countArg === undefined ? Infinity : Number(countArg);
-if (!dir || !queryFile || !(count >= 1)) {
-  console.error('usage: tsx bench/keywordCounting.ts <db folder> <queries.json> [queries ≥ 1]');
+if (!dir || !queryFile || !(count >= 1) || (synthetic !== undefined && !(Number.isInteger(synthetic) && synthetic > 0))) {
+  console.error('usage: tsx bench/keywordCounting.ts <db folder> <queries.json> [queries ≥ 1] | --synthetic <entries>');
   process.exit(2);
 }
-const queries = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).slice(0, count);
-const m = await openMemory({ path: dir, embedder: lookupEmbedder(new Map(), queries[0]!.vector.length), env: {} });
-// The engine's own structures, as the query path holds them.
-const stores = (m as unknown as { stores: { keywords(): Promise<KeywordIndex>; columns(): Promise<EntryColumns> } }).stores;
-const [index, columns] = await Promise.all([stores.keywords(), stores.columns()]);
 const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
-const accept = columns.matcher({ cores });
+let queries: { text: string }[];
+let index: KeywordIndex;
+let accept: ((id: string) => boolean) | undefined;
+let m: Awaited<ReturnType<typeof openMemory>> | undefined;
+if (synthetic !== undefined) {
+  // The texts the bench ingests (title, then content, as search_text joins them), no filter beyond the scope.
+  index = new Index();
+  queries = [];
+  for (const part of syntheticParts(synthetic, { vectors: false })) {
+    if (part.kind === 'entries')
+      index.upsert(part.entries.map((e) => ({ id: e.id!, text: `${e.title}\n${e.content}`, group: e.core_id ?? '' })));
+    if (part.kind === 'queries') queries = part.queries;
+  }
+} else {
+  const read = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).slice(0, count);
+  queries = read;
+  m = await openMemory({ path: dir, embedder: lookupEmbedder(new Map(), read[0]!.vector.length), env: {} });
+  // The engine's own structures, as the query path holds them.
+  const stores = (m as unknown as { stores: { keywords(): Promise<KeywordIndex>; columns(): Promise<EntryColumns> } }).stores;
+  const [held, columns] = await Promise.all([stores.keywords(), stores.columns()]);
+  index = held;
+  accept = columns.matcher({ cores });
+}
 const counting = index.pruneFromPostings;
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -60,4 +80,4 @@ console.log(
     counted: { wallP50: p50(ms.counted.wall), cpuP50: p50(ms.counted.cpu) },
   }),
 );
-await m.close();
+await m?.close();
