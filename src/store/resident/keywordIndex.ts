@@ -215,10 +215,6 @@ export class KeywordIndex {
    * The index does not know what they mean; whoever derives one decides when it is stale.
    */
   readonly derived = new Map<string, unknown>();
-  /** Postings a search reads before it counts matches instead (PRUNE_FROM_POSTINGS; tests set it, Infinity never counts). */
-  pruneFromPostings = PRUNE_FROM_POSTINGS;
-  /** Postings per document it may score then before it reads them all after all (PRUNED_BUDGET; tests set 0, no limit). */
-  prunedBudget = PRUNED_BUDGET;
   private readonly termIds = new Map<string, number>();
   /** By term; a term a snapshot loaded is undefined until first touched, then built from `flat` (termPostings). */
   private postings: (TermPostings | undefined)[] = [];
@@ -258,6 +254,10 @@ export class KeywordIndex {
   private readonly termBits = new TermBitsets();
   /** The scope of the last search that counted matches, as bits (scopeBits); the key says for which groups, slots and live documents. */
   private lastScope: { key: string; bits: Int32Array } | undefined;
+  /** Postings a search reads before it counts matches instead (PRUNE_FROM_POSTINGS; tests set it, Infinity never counts). */
+  pruneFromPostings = PRUNE_FROM_POSTINGS;
+  /** Postings per document it may score then before it reads them all after all (PRUNED_BUDGET; tests set 0, no limit). */
+  prunedBudget = PRUNED_BUDGET;
   /** Scores per slot during a search, kept between searches (cleared through the touched list). */
   private scratch = new Float64Array(0);
 
