@@ -3,7 +3,9 @@
  * warmProcess.ts runs it, with the keyword search, the stage-1 scan's wait and its ranking timed
  * apart (wall and CPU time of this thread). Prints one JSON line per pass.
  *
- *   tsx bench/stageProfile.ts <db folder> <db folder>.queries.json [passes, default 1]
+ *   tsx bench/stageProfile.ts <db folder> <db folder>.queries.json [passes, default 1] [--every-posting]
+ *
+ * `--every-posting`: BM25 reads every posting (no match counting), for a before/after.
  */
 import { readFile } from 'node:fs/promises';
 import { openMemory } from '../src/index.js';
@@ -11,10 +13,11 @@ import { KeywordIndex } from '../src/store/resident/keywordIndex.js';
 import { EntryColumns } from '../src/store/resident/entryColumns.js';
 import { lookupEmbedder, percentile } from './synthetic.js';
 
-const [dir, queryFile, passesArg] = process.argv.slice(2);
+const [dir, queryFile, passesArg, way] = process.argv.slice(2);
+const everyPosting = way === '--every-posting';
 const passes = Number(passesArg ?? 1);
-if (!dir || !queryFile || !Number.isInteger(passes) || passes < 1) {
-  console.error('usage: tsx bench/stageProfile.ts <db folder> <queries.json> [passes ≥ 1]');
+if (!dir || !queryFile || !Number.isInteger(passes) || passes < 1 || (way !== undefined && !everyPosting)) {
+  console.error('usage: tsx bench/stageProfile.ts <db folder> <queries.json> [passes ≥ 1] [--every-posting]');
   process.exit(2);
 }
 const queries = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).map((q) => ({
@@ -39,6 +42,7 @@ const timed = <T>(name: string, work: () => T): T => {
 };
 const search = KeywordIndex.prototype.search;
 KeywordIndex.prototype.search = function (this: KeywordIndex, ...args: Parameters<typeof search>) {
+  if (everyPosting) this.pruneFromPostings = Infinity;
   return timed('bm25', () => search.apply(this, args));
 };
 const start = EntryColumns.prototype.startNearestSmall;
