@@ -101,6 +101,32 @@ describe('matrix kernel (WebAssembly SIMD)', () => {
     expect(() => new MatrixKernel(new Float32Array(4), 2, 2).products([1, 1])).toThrow(/i8/);
   });
 
+  it('shares the chunks of a scan between the helper and the caller, whoever takes more', async () => {
+    const rand = mulberry32(12);
+    const [rows, columns] = [20_000, 40]; // 10 chunks
+    const matrix = random(rows * columns, rand);
+    const here = new MatrixKernel(matrix, rows, columns, { precision: 'i8' });
+    const threaded = new MatrixKernel(matrix, rows, columns, { precision: 'i8', helperMinRows: 1000 });
+    try {
+      threaded.products(random(columns, rand));
+      for (let i = 0; i < 500 && !threaded.helperRunning; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(threaded.helperRunning).toBe(true);
+      for (let t = 0; t < 40; t++) {
+        const x = random(columns, rand);
+        const finish = threaded.startProducts(x);
+        // The caller finishes at once (it takes most chunks), or after the helper had time for all.
+        if (t % 2 === 1) await new Promise((r) => setTimeout(r, 5));
+        const want = Array.from(here.products(x).sums);
+        expect(Array.from(finish().sums)).toEqual(want);
+        // products: the caller takes chunks at once beside the helper.
+        expect(Array.from(threaded.products(x).sums)).toEqual(want);
+      }
+      expect(threaded.helperRunning).toBe(true);
+    } finally {
+      threaded.close();
+    }
+  });
+
   it('scans on a helper thread with the same products, and refuses other calls until a scan is finished', async () => {
     const rand = mulberry32(11);
     const [rows, columns] = [3000, 40];

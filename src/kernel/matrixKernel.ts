@@ -206,24 +206,19 @@ export class MatrixKernel {
    * i8 only: the matrix times `x` as the kernel leaves it, row r's value being
    * `sums[r] · scales[r] · step`, so that a scan can rank on `sums[r] · scales[r]` without first
    * writing every value out. The arrays are views, valid until the next call. With a helper
-   * thread running, it takes the first half of the rows while this thread does the rest.
+   * thread running, the two take the rows' chunks in turn.
    */
   products(x: ArrayLike<number>): Products {
     const { args, products } = this.prepareProducts(x);
-    const half = args[2] >> 1;
-    const finish = half > 0 ? this.runOnHelper([args[0], args[1], half, args[3], args[4]]) : undefined;
-    if (!finish) {
-      this.dots(...args);
-      return products();
-    }
-    this.dots(args[0], this.rowAt(half), args[2] - half, args[3], args[4] + 4 * half);
-    finish();
+    const finish = this.runOnHelper(args);
+    if (finish) finish();
+    else this.dots(...args);
     return products();
   }
 
   /**
    * `products`, started on the helper thread when there is one (see `helperMinRows`): the
-   * function returned waits for them and returns them. Until it is called, the kernel refuses
+   * function returned takes what the helper has not yet begun, waits for the rest and returns them. Until it is called, the kernel refuses
    * every other call, since the helper reads the rows and writes the output: start and finish in
    * one synchronous stretch of code, with no `await` between.
    */
@@ -266,7 +261,7 @@ export class MatrixKernel {
   private runOnHelper(args: DotsArgs): (() => void) | undefined {
     const helper = this.readyHelper();
     if (!helper) return undefined;
-    const finish = helper.run(args, () => this.dots(...args));
+    const finish = helper.run(args, (...chunk) => this.dots(...chunk));
     this.scanning = true;
     return () => {
       if (!this.scanning) return;
