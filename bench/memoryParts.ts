@@ -5,20 +5,14 @@
  *
  *   tsx bench/memoryParts.ts <db folder> <db folder>.queries.json
  */
-import { readFile } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
-import { openMemory } from '../src/index.js';
-import { lookupEmbedder } from './synthetic.js';
+import { openKeptStore } from './synthetic.js';
 
 const [dir, queryFile] = process.argv.slice(2);
 if (!dir || !queryFile) {
   console.error('usage: tsx bench/memoryParts.ts <db folder> <queries.json>');
   process.exit(2);
 }
-const queries = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).map((q) => ({
-  text: q.text,
-  vector: Float32Array.from(q.vector),
-}));
 const mb = (n: number) => Math.round(n / 1024 ** 2);
 const report = (step: string) => {
   const u = process.memoryUsage();
@@ -36,15 +30,8 @@ const report = (step: string) => {
   );
 };
 report('start');
-const vectors = new Map<string, Float32Array>();
-const m = await openMemory({ path: dir, embedder: lookupEmbedder(vectors, queries[0]!.vector.length), env: {} });
+const { m, ask } = await openKeptStore(dir, queryFile);
 report('open');
-const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
-const ask = (i: number, tag: string) => {
-  const text = `${queries[i]!.text} ${tag}`;
-  vectors.set(text, queries[i]!.vector);
-  return m.buildTaskContext(text, { cores, maxEntries: 12 });
-};
 await ask(0, 'first');
 report('first query');
 await new Promise((resolve) => setTimeout(resolve, 8_000));

@@ -7,11 +7,9 @@
  *
  * `--every-posting`: BM25 reads every posting (no match counting), for a before/after.
  */
-import { readFile } from 'node:fs/promises';
-import { openMemory } from '../src/index.js';
 import { KeywordIndex } from '../src/store/resident/keywordIndex.js';
 import { EntryColumns } from '../src/store/resident/entryColumns.js';
-import { lookupEmbedder, percentile } from './synthetic.js';
+import { openKeptStore, percentile } from './synthetic.js';
 
 const [dir, queryFile, passesArg, way] = process.argv.slice(2);
 const everyPosting = way === '--every-posting';
@@ -20,10 +18,6 @@ if (!dir || !queryFile || !Number.isInteger(passes) || passes < 1 || (way !== un
   console.error('usage: tsx bench/stageProfile.ts <db folder> <queries.json> [passes ≥ 1] [--every-posting]');
   process.exit(2);
 }
-const queries = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).map((q) => ({
-  text: q.text,
-  vector: Float32Array.from(q.vector),
-}));
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
@@ -50,14 +44,7 @@ EntryColumns.prototype.startNearestSmall = function (this: EntryColumns, query: 
   const rank = timed('scanStart', () => start.call(this, query));
   return rank && ((filter, limit) => timed('scanWaitAndRank', () => rank(filter, limit)));
 };
-const vectors = new Map<string, Float32Array>();
-const m = await openMemory({ path: dir, embedder: lookupEmbedder(vectors, queries[0]!.vector.length), env: {} });
-const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
-const ask = (i: number, tag: string) => {
-  const text = `${queries[i]!.text} ${tag}`;
-  vectors.set(text, queries[i]!.vector);
-  return m.buildTaskContext(text, { cores, maxEntries: 12 });
-};
+const { m, queries, ask } = await openKeptStore(dir, queryFile);
 await ask(0, 'first');
 await new Promise((resolve) => setTimeout(resolve, 8_000));
 for (let pass = 1; pass <= passes; pass++) {

@@ -3,8 +3,9 @@
  * from a vocabulary (so full-text search has work), a graph of average degree ~4 across the
  * entry edge types, code locations and golden paths. Deterministic for a given seed.
  */
+import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Embedder, MemoryEngine } from '../src/index.js';
+import { openMemory, type ContextBundle, type Embedder, type MemoryEngine } from '../src/index.js';
 import type { CodeLocationRecord, EntryRecord, GoldenPathRecord, RelationRecord } from '../src/model/memoryFile.js';
 import { mulberry32 as rng } from '../src/embed/matryoshka.js';
 
@@ -285,4 +286,32 @@ export function benchOptions(
     process.exit(2);
   }
   return values;
+}
+
+/**
+ * A kept bench database (`npm run bench -- --keep`, bench/buildStore.ts) opened in a process of
+ * its own, with its queries (`<db folder>.queries.json`): `ask(i, tag)` is buildTaskContext for
+ * query i under a text of its own (`tag` makes it new, so the cache never answers) and the
+ * query's stored vector as its embedding; cores 0–3, 12 entries, as the bench asks.
+ */
+export async function openKeptStore(
+  dir: string,
+  queryFile: string,
+): Promise<{
+  m: MemoryEngine;
+  queries: { text: string; vector: Float32Array }[];
+  ask: (i: number, tag: string) => Promise<ContextBundle>;
+}> {
+  const queries = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).map((q) => ({
+    text: q.text,
+    vector: Float32Array.from(q.vector),
+  }));
+  const vectors = new Map<string, Float32Array>();
+  const m = await openMemory({ path: dir, embedder: lookupEmbedder(vectors, queries[0]!.vector.length), env: {} });
+  const ask = (i: number, tag: string) => {
+    const text = `${queries[i]!.text} ${tag}`;
+    vectors.set(text, queries[i]!.vector);
+    return m.buildTaskContext(text, { cores: ['core-0', 'core-1', 'core-2', 'core-3'], maxEntries: 12 });
+  };
+  return { m, queries, ask };
 }

@@ -7,9 +7,7 @@
  *
  *   tsx bench/warmProcess.ts <db folder> <db folder>.queries.json [passes, default 2]
  */
-import { readFile } from 'node:fs/promises';
-import { openMemory } from '../src/index.js';
-import { lookupEmbedder, percentile } from './synthetic.js';
+import { openKeptStore, percentile } from './synthetic.js';
 
 const [dir, queryFile, passesArg] = process.argv.slice(2);
 const passes = Number(passesArg ?? 2);
@@ -17,18 +15,7 @@ if (!dir || !queryFile || !Number.isInteger(passes) || passes < 1) {
   console.error('usage: tsx bench/warmProcess.ts <db folder> <queries.json> [passes ≥ 1]');
   process.exit(2);
 }
-const queries = (JSON.parse(await readFile(queryFile, 'utf8')) as { text: string; vector: number[] }[]).map((q) => ({
-  text: q.text,
-  vector: Float32Array.from(q.vector),
-}));
-const vectors = new Map<string, Float32Array>();
-const m = await openMemory({ path: dir, embedder: lookupEmbedder(vectors, queries[0]!.vector.length), env: {} });
-const cores = ['core-0', 'core-1', 'core-2', 'core-3'];
-const ask = (i: number, tag: string) => {
-  const text = `${queries[i]!.text} ${tag}`;
-  vectors.set(text, queries[i]!.vector);
-  return m.buildTaskContext(text, { cores, maxEntries: 12 });
-};
+const { m, queries, ask } = await openKeptStore(dir, queryFile);
 const started = performance.now();
 await ask(0, 'first');
 const firstQueryMs = performance.now() - started;
