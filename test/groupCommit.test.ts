@@ -118,6 +118,27 @@ describe('group commit', () => {
     }
   });
 
+  it('does not embed again a text the embedding cache holds, early or in a group', async () => {
+    const words = wordHashEmbedder();
+    const embedded: string[] = [];
+    const embedder: Embedder = { ...words, embed: (texts, signal) => (embedded.push(...texts), words.embed(texts, signal)) };
+    const m = await openMemory({ path: join(await tempDir(), 'db'), embedder, env: {} });
+    try {
+      await m.remember({ title: 'Cached lesson', content: 'its vector is in the cache' });
+      expect(embedded).toHaveLength(1);
+      embedded.length = 0;
+      // The same text again (an agent storing a lesson twice), alone and beside a new one.
+      await m.remember({ title: 'Cached lesson', content: 'its vector is in the cache' });
+      await Promise.all([
+        m.remember({ title: 'Cached lesson', content: 'its vector is in the cache' }),
+        m.remember({ title: 'New lesson', content: 'only this one goes to the model' }),
+      ]);
+      expect(embedded).toEqual([expect.stringContaining('New lesson')]);
+    } finally {
+      await m.close();
+    }
+  });
+
   it("embeds a write's text while it waits for the write before it, and commits it once", async () => {
     const words = wordHashEmbedder();
     const order: string[] = [];

@@ -50,11 +50,10 @@ export async function runInGroups(stores: () => Stores, embedder: () => Embedder
 
 /**
  * The texts the group's writes will embed: those whose embedding started when their write was
- * queued (a remember's) taken as they come and cached; the others read from the embedding cache
- * in one query and the rest embedded in one call of the model and cached in one write: each
- * write's preparation would do all three per text (a LanceDB query, a model call, a LanceDB
- * write). Best effort: a write whose text is not here (or if this fails) embeds its own, and
- * reports its own error.
+ * queued (a remember's, EarlyEmbeddings) taken as they come; the others found or embedded in one
+ * go (vectorsFor): each write's preparation would otherwise do it per text (a LanceDB query, a
+ * model call, a LanceDB write). Best effort: a write whose text is not here (or if this fails)
+ * embeds its own, and reports its own error.
  */
 async function embedAhead(
   stores: Stores,
@@ -63,43 +62,53 @@ async function embedAhead(
   writes: readonly QueuedWrite[],
 ): Promise<void> {
   // The texts embedded since their writes were queued, by the model the folder still has.
-  const early = new Map<string, Float32Array>();
+  const early = new Set<string>();
   for (const { texts, embedding } of writes) {
     if (!texts || embedding?.model !== embedder) continue;
     const vectors = await embedding.vectors;
-    if (vectors?.length === texts.length) texts.forEach((t, i) => early.set(t, vectors[i]!));
+    if (vectors?.length === texts.length) texts.forEach((t, i) => (early.add(t), into.set(t, vectors[i]!)));
   }
-  for (const [text, vector] of early) into.set(text, vector);
-  if (early.size > 0 && embedder.cacheVectors !== false)
-    void stores.embeddingCache.put([...early].map(([text, vector]) => ({ text, vector }))); // in the background, never rejects
   const rest = writes.filter((w) => w.texts?.some((t) => !early.has(t)));
   const texts = [...new Set(rest.flatMap((w) => w.texts ?? []))].filter((t) => !early.has(t));
   if (rest.length < 2 || texts.length < 2) return;
   try {
-    const useCache = embedder.cacheVectors !== false;
-    const cached = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
-    const missing = texts.filter((t) => !cached.has(t));
-    const vectors = missing.length > 0 ? await embedForWrite(embedder, missing) : [];
-    if (vectors.length !== missing.length) return;
-    if (useCache) await stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: vectors[i]! })));
-    for (const [text, vector] of cached) into.set(text, vector);
-    missing.forEach((text, i) => into.set(text, vectors[i]!));
+    for (const [text, vector] of await vectorsFor(stores, embedder, texts)) into.set(text, vector);
   } catch {
     // each write embeds its own text
   }
 }
 
 /**
+ * The texts' vectors: those the embedding cache holds (unless the model says not to cache), the
+ * rest embedded in one call, off the caller's thread where the model can (embedForWrite), and
+ * cached in the background (a put the next read of the cache waits for).
+ */
+async function vectorsFor(stores: Stores, embedder: Embedder, texts: string[]): Promise<Map<string, Float32Array>> {
+  const useCache = embedder.cacheVectors !== false;
+  const vectors = useCache ? await stores.embeddingCache.get(texts) : new Map<string, Float32Array>();
+  const missing = texts.filter((t) => !vectors.has(t));
+  const fresh = missing.length > 0 ? await embedForWrite(embedder, missing) : [];
+  if (fresh.length !== missing.length) throw new Error(`the model gave ${fresh.length} vectors for ${missing.length} texts`);
+  missing.forEach((text, i) => vectors.set(text, fresh[i]!));
+  if (useCache) void stores.embeddingCache.put(missing.map((text, i) => ({ text, vector: fresh[i]! }))); // never rejects
+  return vectors;
+}
+
+/**
  * Embeds the texts of writes from the moment they are queued, while they wait for the writes
  * before them (bench:load: a group's embedding was about half of its turn, and the writes queued
  * behind waited for it). One call at a time, taking every text queued since the last one, so
- * writes that arrive together are embedded in one call, as their group would have.
+ * writes that arrive together are embedded in one call, as their group would have; a text the
+ * embedding cache holds is not embedded again.
  */
 export class EarlyEmbeddings {
   private queued: { texts: readonly string[]; model: Embedder; settle: (vectors: Float32Array[] | undefined) => void }[] = [];
   private running = false;
 
-  constructor(private readonly model: () => Embedder) {}
+  constructor(
+    private readonly stores: () => Stores,
+    private readonly model: () => Embedder,
+  ) {}
 
   embed(texts: readonly string[]): EarlyEmbedding {
     const model = this.model();
@@ -117,10 +126,8 @@ export class EarlyEmbeddings {
     // A write queued before a reembed swapped the model embeds in its group, with the new one.
     for (const q of batch) if (q.model !== model) q.settle(undefined);
     const mine = batch.filter((q) => q.model === model);
-    const texts = [...new Set(mine.flatMap((q) => q.texts))];
     try {
-      const vectors = texts.length > 0 ? await embedForWrite(model, texts) : [];
-      const byText = new Map(texts.map((t, i) => [t, vectors[i]]));
+      const byText = await vectorsFor(this.stores(), model, [...new Set(mine.flatMap((q) => q.texts))]);
       for (const q of mine) {
         const own = q.texts.map((t) => byText.get(t));
         q.settle(own.every((v) => v !== undefined) ? (own as Float32Array[]) : undefined);

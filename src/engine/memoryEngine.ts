@@ -142,7 +142,10 @@ export class MemoryEngine {
     );
 
   /** A remember's text, embedded while it waits for its turn (engine/groupCommit.ts). */
-  private readonly earlyEmbeddings = new EarlyEmbeddings(() => this.model);
+  private readonly earlyEmbeddings = new EarlyEmbeddings(
+    () => this.stores,
+    () => this.model,
+  );
 
   private queryEmbedder: Embedder;
   private readonly cache: ContextCache;
