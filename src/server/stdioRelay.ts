@@ -132,7 +132,7 @@ export async function runStdioRelay(
     const reached: { socket: Socket; ownership?: Ownership } = given ?? (await reachOrBecomeOwner(dir, hello, become));
     if (reached.ownership) {
       ownership = reached.ownership;
-      io.log(`memcore: serving ${dir} (pid ${process.pid}, socket ${ownership.owner.socket})`);
+      io.log(servingLine(dir, ownership));
     }
     const socket = reached.socket;
     readLines(socket, (line) => {
@@ -181,23 +181,20 @@ export async function runStdioRelay(
   const first = await reachOrBecome(dir, hello, become, 30_000);
   if ('ownership' in first) return serveOwnStdio(dir, first.ownership, io);
   await attach(first);
-  const stdinLines = new Promise<void>((resolve) => {
-    const forward = (line: string) => {
-      // What is not JSON, or not a request the SDK would answer, the owner's transport answers.
-      const message = parse(line);
-      if (message?.id !== undefined && message.method !== undefined) {
-        inflight.set(message.id, {
-          line,
-          ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}),
-        });
-      }
-      if (upstream) upstream.write(line + '\n');
-      else waiting.push(line);
-    };
-    readRequestLines(io.stdin, forward, (id, bytes) => write(JSON.stringify(oversized(id, bytes))));
-    io.stdin.once('end', () => resolve());
-    io.stdin.once('close', () => resolve());
-  });
+  const stdinLines = stdinEnded(io.stdin);
+  const forward = (line: string) => {
+    // What is not JSON, or not a request the SDK would answer, the owner's transport answers.
+    const message = parse(line);
+    if (message?.id !== undefined && message.method !== undefined) {
+      inflight.set(message.id, {
+        line,
+        ...(message.method === 'tools/call' && message.params?.name ? { tool: message.params.name } : {}),
+      });
+    }
+    if (upstream) upstream.write(line + '\n');
+    else waiting.push(line);
+  };
+  readRequestLines(io.stdin, forward, (id, bytes) => write(JSON.stringify(oversized(id, bytes))));
   await stdinLines;
 
   // The client is gone. Answers still due are dropped with it; an owner keeps serving the others
@@ -208,11 +205,7 @@ export async function runStdioRelay(
   // An owner that does not close its side within a few seconds (busy with a call whose answer
   // nobody will read) does not keep this process: the connection is cut.
   if (last) setTimeout(() => last.destroy(), 5_000).unref();
-  if (ownership) {
-    while (ownership.owner.connections() > 0) await sleep(100);
-    await ownership.owner.close();
-    await ownership.engine.close();
-  }
+  if (ownership) await closeWhenAlone(ownership);
 }
 
 /**
@@ -225,14 +218,25 @@ async function serveOwnStdio(
   ownership: Ownership,
   io: { stdin: Readable; stdout: Writable; log: (message: string) => void },
 ): Promise<void> {
-  io.log(`memcore: serving ${dir} (pid ${process.pid}, socket ${ownership.owner.socket})`);
-  const ended = new Promise<void>((resolve) => {
-    io.stdin.once('end', () => resolve());
-    io.stdin.once('close', () => resolve());
-  });
+  io.log(servingLine(dir, ownership));
+  const ended = stdinEnded(io.stdin);
   await ownership.owner.serveMcp(io.stdin, io.stdout);
   await ended;
-  // The client is gone; the other clients are served until they leave too.
+  await closeWhenAlone(ownership);
+}
+
+/** What an owner logs when it starts serving. */
+const servingLine = (dir: string, ownership: Ownership) => `memcore: serving ${dir} (pid ${process.pid}, socket ${ownership.owner.socket})`;
+
+/** Resolves when the client's side of stdio ends or closes. */
+const stdinEnded = (stdin: Readable) =>
+  new Promise<void>((resolve) => {
+    stdin.once('end', () => resolve());
+    stdin.once('close', () => resolve());
+  });
+
+/** An owner whose own client is gone: it serves the other clients until they leave too, then closes. */
+async function closeWhenAlone(ownership: Ownership): Promise<void> {
   while (ownership.owner.connections() > 0) await sleep(100);
   await ownership.owner.close();
   await ownership.engine.close();
