@@ -1,4 +1,5 @@
 import { TopK } from '../../kernel/topK.js';
+import { grown } from './grown.js';
 
 /** A term's postings in slot order: slots strictly increasing, the term's count in each. */
 export interface SlotPostings {
@@ -55,13 +56,10 @@ export class TermBitsets {
       );
     if (held.covered === all.n && held.bits.length >= words) return held;
     if (held.bits.length < words) {
-      const bits = new Int32Array(Math.max(words, held.bits.length * 2));
-      bits.set(held.bits);
-      const often = new Int32Array(bits.length);
-      often.set(held.often);
-      const rank = new Int32Array(bits.length + 1);
-      rank.set(held.rank);
-      Object.assign(held, { bits, often, rank });
+      const make = (n: number) => new Int32Array(n);
+      held.bits = grown(held.bits, words, make);
+      held.often = grown(held.often, held.bits.length, make);
+      held.rank = grown(held.rank, held.bits.length + 1, make);
     }
     const { bits, often, rank } = held;
     const firstWord = held.covered < all.n ? all.slots[held.covered]! >>> 5 : bits.length;
